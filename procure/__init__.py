@@ -1,0 +1,3 @@
+"""procure: cost and procurement reports for GPU training clusters."""
+
+__version__ = "0.1.0"

@@ -1,0 +1,176 @@
+"""Thin orchestration: inputs -> measure -> model -> economics -> result document -> reports.
+
+Every function here is what one CLI command does, without printing. Errors are ProcureErrors.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from procure.errors import InputError, PolicyError, input_error
+
+
+@dataclass
+class Inputs:
+    path: Path
+    cluster: object            # procure.inputs.schema.Cluster
+    doc: object                # YamlDocument
+    catalog: object            # procure.catalog.load.Catalog
+    bids: list                 # list[ResolvedBid]
+    arch: object               # ModelArch
+    raw: bytes = b""
+
+
+def load_inputs(path: Path | str, allow_paths: list[Path] | None = None) -> Inputs:
+    """Read, validate and cross-check cluster.yaml; every problem at once as InputError."""
+    from procure.catalog.load import default_catalog
+    from procure.inputs.checks import check_cluster
+    from procure.inputs.loader import load_cluster
+    from procure.inputs.resolve import resolve_bids, workload_arch
+
+    path = Path(path)
+    cluster, doc = load_cluster(path, str(path))
+    cat = default_catalog()
+    base = path.resolve().parent
+    allowed = [base] + [Path(p).expanduser().resolve() for p in (allow_paths or [])]
+    problems = check_cluster(cluster, doc, cat, base, allowed)
+    if problems:
+        raise InputError(problems)
+    return Inputs(path, cluster, doc, cat, resolve_bids(cluster, cat, base, allowed),
+                  workload_arch(cluster, cat), path.read_bytes())
+
+
+def validate(path: Path | str, allow_paths: list[Path] | None = None) -> Inputs:
+    return load_inputs(path, allow_paths)
+
+
+def estimate(path: Path | str, bid_id: str | None = None, allow_paths: list[Path] | None = None) -> dict:
+    from procure.pipeline import estimate_bid
+
+    inputs = load_inputs(path, allow_paths)
+    bids = [b for b in inputs.bids if bid_id is None or b.bid.id == bid_id]
+    if not bids:
+        known = ", ".join(b.bid.id for b in inputs.bids)
+        raise input_error(str(path), "unknown-bid", f"no bid {bid_id!r} (bids: {known})")
+    out = []
+    for rb in bids:
+        est = estimate_bid(inputs, rb, measured=None)
+        entry = {"id": rb.bid.id, "accelerator": rb.accelerator.id, "gpus": rb.bid.gpus,
+                 "network": rb.network.id}
+        entry.update(est.to_dict())
+        out.append(entry)
+    return {"schema": "procure.estimate/v1", "bids": out}
+
+
+@dataclass
+class QuoteResult:
+    document: dict
+    written: list[Path] = field(default_factory=list)
+    fail_on: list[str] = field(default_factory=list)
+
+    def tripped(self) -> list[tuple[str, str]]:
+        return [(bid["id"], flag["code"]) for bid in self.document["bids"] for flag in bid["flags"]
+                if flag["code"] in self.fail_on]
+
+    def check_policy(self) -> None:
+        hits = self.tripped()
+        if hits:
+            listed = ", ".join(f"{bid}: {code}" for bid, code in hits)
+            raise PolicyError(f"--fail-on tripped: {listed}")
+
+
+def quote_document(path: Path | str, allow_paths: list[Path] | None = None, progress=None) -> dict:
+    from procure.pipeline import build_document
+
+    inputs = load_inputs(path, allow_paths)
+    return build_document(inputs, progress=progress)
+
+
+def quote(path: Path | str, out_dir: Path, formats: list[str], *, templates_dir: Path | None = None,
+          lang: str = "en", page_size: str = "A4", force: bool = False,
+          allow_paths: list[Path] | None = None, fail_on: list[str] | None = None,
+          progress=None) -> QuoteResult:
+    from procure.economics import FLAG_CODES
+    from procure.inputs.loader import suggest
+    from procure.report import FORMATS, render
+
+    _check_formats(formats, FORMATS)
+    for code in fail_on or []:
+        if code not in FLAG_CODES:
+            raise input_error("--fail-on", "unknown-flag", f"{code!r} is not a flag{suggest(code, FLAG_CODES)}")
+    if templates_dir is not None and not Path(templates_dir).is_dir():
+        raise input_error("--templates", "not-found", f"templates folder {templates_dir} does not exist")
+    document = quote_document(path, allow_paths, progress)
+    slug = slugify(document["title"]) or Path(path).stem
+    attachments = [(Path(path).name, Path(path).read_bytes())]
+    written = render(document, formats, Path(out_dir), slug, templates_dir=templates_dir, lang=lang,
+                     page_size=page_size, force=force, attachments=attachments)
+    return QuoteResult(document, written, list(fail_on or []))
+
+
+def render_saved(result_json: Path, out_dir: Path, formats: list[str], **options) -> list[Path]:
+    from procure.inputs.yamlpos import read_bytes_limited
+    from procure.report import FORMATS, render
+    from procure.report.json_report import load_document
+
+    _check_formats(formats, FORMATS)
+    document = load_document(read_bytes_limited(Path(result_json), str(result_json), 200 * 1024 * 1024))
+    slug = slugify(document.get("title", "")) or Path(result_json).stem
+    return render(document, formats, Path(out_dir), slug, **options)
+
+
+def backtest(runs_path: Path | str) -> dict:
+    from procure.pipeline import run_backtest
+
+    return run_backtest(Path(runs_path))
+
+
+def ingest(paths: list[Path], fmt: str | None = None, scheduler: str | None = None, progress=None) -> dict:
+    from procure.measure import ingest as measure_ingest
+
+    return measure_ingest(paths, fmt=fmt, scheduler=scheduler, progress=progress).to_dict()
+
+
+def catalog_list(kind: str = "all") -> dict:
+    from procure.catalog.views import list_entries
+
+    return list_entries(kind)
+
+
+def catalog_show(entry_id: str) -> dict:
+    from procure.catalog.views import show_entry
+
+    return show_entry(entry_id)
+
+
+def diff(old: Path, new: Path) -> dict:
+    from procure.compare_rounds import diff_documents
+    from procure.inputs.yamlpos import read_bytes_limited
+    from procure.report.json_report import load_document
+
+    docs = [load_document(read_bytes_limited(Path(p), str(p), 200 * 1024 * 1024)) for p in (old, new)]
+    return diff_documents(*docs)
+
+
+def _check_formats(formats: list[str], known) -> None:
+    from procure.inputs.loader import suggest
+
+    if not formats:
+        raise input_error("--format", "bad-format", f"give at least one of {', '.join(known)}")
+    for fmt in formats:
+        if fmt not in known:
+            raise input_error("--format", "bad-format", f"unknown format {fmt!r}{suggest(fmt, known)}")
+
+
+def slugify(text: str) -> str:
+    import re
+    import unicodedata
+
+    ascii_text = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode()
+    return re.sub(r"[^a-z0-9]+", "-", ascii_text.lower()).strip("-")[:80]
+
+
+def elapsed(start: float) -> float:
+    return time.perf_counter() - start

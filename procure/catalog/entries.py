@@ -1,0 +1,126 @@
+"""Pydantic schemas of the catalog and price-book YAML files (see hardware_catalog/README.md)."""
+
+from __future__ import annotations
+
+from datetime import date
+from typing import Literal, Optional, Union
+
+from pydantic import Field, field_validator
+
+from procure.inputs.schema import Finite, Money, MoESpec, Strict
+
+SourceList = Union[str, list[str]]
+
+
+class SourcedEntry(Strict):
+    source: SourceList
+    as_of: Union[str, date, int]
+    verified: bool = True
+    notes: str = ""
+    unverified_fields: list[str] = Field(default_factory=list)
+
+    @field_validator("source")
+    @classmethod
+    def _non_empty(cls, value):
+        items = [value] if isinstance(value, str) else value
+        if not items or not all(str(s).strip() for s in items):
+            raise ValueError("every catalog entry needs a non-empty source")
+        return value
+
+
+class ScaleUpEntry(Strict):
+    tech: str
+    bw_gbs_per_direction: Finite = Field(ge=0)
+    domain_size: int = Field(ge=1)
+
+
+class AcceleratorEntry(SourcedEntry):
+    id: str
+    vendor: str
+    name: str
+    architecture: str = ""
+    release_year: int
+    peak_tflops: dict[Literal["fp32", "tf32", "bf16", "fp16", "fp8", "fp6", "fp4"], Finite]
+    hbm_gb: Finite = Field(gt=0)
+    hbm_bw_tbs: Finite = Field(gt=0)
+    scale_up: ScaleUpEntry
+    tdp_w: Optional[Finite] = Field(None, gt=0)
+    matmul_ceiling_tflops: dict[str, Finite] = Field(default_factory=dict)
+    default_network: Optional[str] = None
+
+
+class NetworkEntry(SourcedEntry):
+    id: str
+    name: str
+    kind: str
+    scale_out_gbps_per_gpu: Finite = Field(gt=0)
+    latency_us: Finite = Field(gt=0)
+    rail_optimised: bool = True
+
+
+class ModelEntry(SourcedEntry):
+    id: str
+    name: str
+    layers: int = Field(gt=0)
+    hidden: int = Field(gt=0)
+    heads: int = Field(gt=0)
+    kv_heads: int = Field(gt=0)
+    ffn_hidden: int = Field(gt=0)
+    vocab: int = Field(gt=0)
+    gated_mlp: bool
+    tied_embeddings: bool = False
+    max_seq_len: Optional[int] = None
+    moe: Optional[MoESpec] = None
+
+
+class AddersEntry(Strict):
+    storage_per_gpu_hour: Money = 0
+    network_per_gpu_hour: Money = 0
+    support_fraction: Money = 0
+
+
+class FacilityEntry(Strict):
+    power_usd_per_kwh: Money
+    pue: Money
+    colo_per_kw_month: Money
+
+
+class PriceLineEntry(SourcedEntry):
+    accelerator: str
+    term: str
+    price_per_gpu_hour: Optional[Money] = None
+    min_commit_months: int = Field(0, ge=0, le=120)
+    sku: str = ""
+    region: str = ""
+    capex_per_gpu: Optional[Money] = None
+    network_capex_per_gpu: Optional[Money] = None
+    life_years: Optional[Money] = None
+    residual_fraction: Optional[Money] = None
+    support_per_gpu_year: Optional[Money] = None
+
+
+class PriceBookEntry(SourcedEntry):
+    id: str
+    provider: str
+    kind: Literal["rental", "purchase"]
+    currency: str = Field(pattern=r"^[A-Z]{3}$")
+    effective: date
+    adders: AddersEntry = AddersEntry()
+    facility: Optional[FacilityEntry] = None
+    facility_source: SourceList = ""
+    lines: list[PriceLineEntry] = Field(min_length=1)
+
+
+class FxTableEntry(Strict):
+    as_of: date
+    rates: dict[str, Money]
+    source: SourceList
+    verified: bool = True
+    notes: str = ""
+
+
+class FxEntry(Strict):
+    base: str = "USD"
+    source: SourceList = ""
+    notes: str = ""
+    tables: list[FxTableEntry] = Field(min_length=1)

@@ -1,0 +1,172 @@
+"""Load the hardware catalog and price books (I/O edge) into the typed dataclasses of ``types``."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import date
+from functools import lru_cache
+from pathlib import Path
+
+from procure.catalog.entries import (AcceleratorEntry, FxEntry, ModelEntry, NetworkEntry, PriceBookEntry,
+                                     SourcedEntry)
+from procure.catalog.types import (Accelerator, FxTable, ModelArch, MoE, Network, PriceBook, PriceLine,
+                                   Sourced)
+from procure.errors import Diagnostic, InputError
+from procure.inputs.loader import suggest, validate_document
+from procure.inputs.yamlpos import read_yaml
+from procure.resources import catalog_dir, price_books_dir
+
+
+def _sourced(entry: SourcedEntry) -> Sourced:
+    items = [entry.source] if isinstance(entry.source, str) else entry.source
+    return Sourced(tuple(str(s) for s in items), str(entry.as_of), entry.verified)
+
+
+def _accelerator(e: AcceleratorEntry) -> Accelerator:
+    return Accelerator(
+        id=e.id, vendor=e.vendor, name=e.name, architecture=e.architecture, release_year=e.release_year,
+        peak_tflops=dict(e.peak_tflops), hbm_gb=e.hbm_gb, hbm_bw_tbs=e.hbm_bw_tbs,
+        scale_up_bw_gbs=e.scale_up.bw_gbs_per_direction, scale_up_domain=e.scale_up.domain_size,
+        scale_up_tech=e.scale_up.tech, tdp_w=e.tdp_w, matmul_ceiling_tflops=dict(e.matmul_ceiling_tflops),
+        default_network=e.default_network, sourced=_sourced(e), notes=e.notes)
+
+
+def _network(e: NetworkEntry) -> Network:
+    return Network(id=e.id, name=e.name, kind=e.kind, scale_out_gbps_per_gpu=e.scale_out_gbps_per_gpu,
+                   latency_us=e.latency_us, rail_optimised=e.rail_optimised, sourced=_sourced(e), notes=e.notes)
+
+
+def model_arch(e, sourced: Sourced | None = None, model_id: str | None = None) -> ModelArch:
+    """A ModelArch from a catalog ModelEntry or an inline ArchitectureSpec."""
+    moe = None
+    if e.moe is not None:
+        m = e.moe
+        moe = MoE(m.experts, m.top_k, m.expert_ffn_hidden, m.shared_experts, m.dense_layers, m.capacity_factor)
+    kv_heads = e.kv_heads or e.heads
+    ffn = e.ffn_hidden or (int(8 * e.hidden / 3 / 256 + 0.999) * 256 if e.gated_mlp else 4 * e.hidden)
+    return ModelArch(id=model_id or getattr(e, "id", "custom"), name=e.name, layers=e.layers, hidden=e.hidden,
+                     heads=e.heads, kv_heads=kv_heads, ffn_hidden=ffn, vocab=e.vocab, gated_mlp=e.gated_mlp,
+                     tied_embeddings=e.tied_embeddings, moe=moe, max_seq_len=getattr(e, "max_seq_len", None),
+                     sourced=sourced, notes=getattr(e, "notes", ""))
+
+
+def _price_book(e: PriceBookEntry) -> PriceBook:
+    lines = tuple(PriceLine(
+        accelerator=l.accelerator, term=l.term, price_per_gpu_hour=l.price_per_gpu_hour,
+        min_commit_months=l.min_commit_months, sku=l.sku, region=l.region, capex_per_gpu=l.capex_per_gpu,
+        network_capex_per_gpu=l.network_capex_per_gpu, life_years=l.life_years,
+        residual_fraction=l.residual_fraction, support_per_gpu_year=l.support_per_gpu_year,
+        sourced=_sourced(l), notes=l.notes) for l in e.lines)
+    facility = e.facility
+    return PriceBook(
+        id=e.id, provider=e.provider, kind=e.kind, currency=e.currency, effective=e.effective, lines=lines,
+        storage_per_gpu_hour=e.adders.storage_per_gpu_hour, network_per_gpu_hour=e.adders.network_per_gpu_hour,
+        support_fraction=e.adders.support_fraction,
+        power_usd_per_kwh=facility.power_usd_per_kwh if facility else None,
+        pue=facility.pue if facility else None, colo_per_kw_month=facility.colo_per_kw_month if facility else None,
+        sourced=_sourced(e))
+
+
+@dataclass(frozen=True)
+class Catalog:
+    accelerators: dict[str, Accelerator]
+    networks: dict[str, Network]
+    models: dict[str, ModelArch]
+    price_books: dict[str, PriceBook]
+    fx_tables: tuple[FxTable, ...]
+    files: dict[str, str] = field(default_factory=dict)   # "accelerator:<id>" -> file path
+
+    def fx_for(self, as_of: date) -> FxTable | None:
+        """The newest FX table dated on or before ``as_of`` (prices are pinned by as_of)."""
+        usable = [t for t in self.fx_tables if t.as_of <= as_of]
+        return max(usable, key=lambda t: t.as_of) if usable else None
+
+    def did_you_mean(self, kind: str, word: str) -> str:
+        pool = {"accelerator": self.accelerators, "network": self.networks, "model": self.models,
+                "price book": self.price_books}[kind]
+        return suggest(word, sorted(pool))
+
+
+def _load_folder(folder: Path, entry_cls, convert, kind: str, files: dict, diagnostics: list) -> dict:
+    result: dict = {}
+    if not folder.is_dir():
+        return result
+    for path in sorted(folder.glob("*.yaml")):
+        try:
+            doc = read_yaml(path)
+            entry = validate_document(doc, entry_cls)
+        except InputError as exc:
+            diagnostics.extend(exc.diagnostics)
+            continue
+        if entry.id != path.stem:
+            diagnostics.append(Diagnostic(str(path), *doc.position(("id",)), "id-mismatch",
+                                          f"id {entry.id!r} must equal the file name {path.stem!r}"))
+            continue
+        result[entry.id] = convert(entry)
+        files[f"{kind}:{entry.id}"] = str(path)
+    return result
+
+
+def _fx_tables(path: Path, diagnostics: list) -> tuple[FxTable, ...]:
+    if not path.is_file():
+        return ()
+    try:
+        entry = validate_document(read_yaml(path), FxEntry)
+    except InputError as exc:
+        diagnostics.extend(exc.diagnostics)
+        return ()
+    return tuple(FxTable(base=entry.base, as_of=t.as_of, rates=dict(t.rates),
+                         sourced=Sourced(tuple([t.source] if isinstance(t.source, str) else t.source),
+                                         str(t.as_of), t.verified)) for t in entry.tables)
+
+
+def _cross_check(cat: Catalog, diagnostics: list) -> None:
+    for acc in cat.accelerators.values():
+        if acc.default_network and acc.default_network not in cat.networks:
+            diagnostics.append(Diagnostic(cat.files[f"accelerator:{acc.id}"], 1, 1, "unknown-network",
+                                          f"default_network {acc.default_network!r} is not in the catalog"
+                                          f"{cat.did_you_mean('network', acc.default_network)}"))
+    for book in cat.price_books.values():
+        for line in book.lines:
+            if line.accelerator not in cat.accelerators:
+                diagnostics.append(Diagnostic(cat.files[f"price book:{book.id}"], 1, 1, "unknown-accelerator",
+                                              f"line for {line.accelerator!r} names no catalog accelerator"
+                                              f"{cat.did_you_mean('accelerator', line.accelerator)}"))
+
+
+def load_catalog(catalog_root: Path | None = None, books_root: Path | None = None) -> Catalog:
+    """Read every catalog and price-book file; raise InputError listing every problem at once."""
+    catalog_root = Path(catalog_root or catalog_dir())
+    books_root = Path(books_root or price_books_dir())
+    diagnostics: list[Diagnostic] = []
+    files: dict[str, str] = {}
+    accelerators = _load_folder(catalog_root / "accelerators", AcceleratorEntry, _accelerator, "accelerator",
+                                files, diagnostics)
+    networks = _load_folder(catalog_root / "networks", NetworkEntry, _network, "network", files, diagnostics)
+    models = _load_folder(catalog_root / "models", ModelEntry, lambda e: model_arch(e, _sourced(e)), "model",
+                          files, diagnostics)
+    books_dir_files = [p for p in sorted(books_root.glob("*.yaml")) if p.name != "fx.yaml"]
+    books: dict = {}
+    for path in books_dir_files:
+        try:
+            doc = read_yaml(path)
+            entry = validate_document(doc, PriceBookEntry)
+        except InputError as exc:
+            diagnostics.extend(exc.diagnostics)
+            continue
+        if entry.id != path.stem:
+            diagnostics.append(Diagnostic(str(path), *doc.position(("id",)), "id-mismatch",
+                                          f"id {entry.id!r} must equal the file name {path.stem!r}"))
+            continue
+        books[entry.id] = _price_book(entry)
+        files[f"price book:{entry.id}"] = str(path)
+    cat = Catalog(accelerators, networks, models, books, _fx_tables(books_root / "fx.yaml", diagnostics), files)
+    _cross_check(cat, diagnostics)
+    if diagnostics:
+        raise InputError(diagnostics)
+    return cat
+
+
+@lru_cache(maxsize=4)
+def default_catalog() -> Catalog:
+    return load_catalog()

@@ -1,0 +1,154 @@
+"""Typed catalog entries. Every number carries the source of the entry it came from.
+
+These are plain frozen dataclasses so the pure core (model/, economics/) can use them without
+importing YAML or pydantic. Loading and validation live in ``procure.catalog.load``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import date
+from decimal import Decimal
+
+PRECISIONS = ("fp32", "tf32", "bf16", "fp16", "fp8", "fp4")
+
+
+@dataclass(frozen=True)
+class Sourced:
+    source: tuple[str, ...]
+    as_of: str
+    verified: bool = True
+
+
+@dataclass(frozen=True)
+class Accelerator:
+    id: str                                   # e.g. "h100-sxm5-80gb"
+    vendor: str
+    name: str
+    architecture: str
+    release_year: int
+    peak_tflops: dict[str, float]             # dense, per precision in PRECISIONS; missing = unsupported
+    hbm_gb: float                             # capacity in GB (1e9 bytes) usable by training
+    hbm_bw_tbs: float                         # TB/s (1e12 B/s)
+    scale_up_bw_gbs: float                    # GB/s PER DIRECTION per accelerator inside the domain
+    scale_up_domain: int                      # accelerators in one scale-up domain (node or rack)
+    scale_up_tech: str
+    tdp_w: float | None                       # None where the vendor publishes none (TPU, Trainium)
+    matmul_ceiling_tflops: dict[str, float]   # measured max achievable matmul (MAMF) per precision
+    default_network: str | None               # a networks/ id typical for this part
+    sourced: Sourced
+    notes: str = ""
+
+    def peak_flops(self, precision: str) -> float:
+        """Dense peak in FLOP/s for a matmul precision; fp8 falls back to bf16 where absent."""
+        tflops = self.peak_tflops.get(precision)
+        if tflops is None and precision == "fp8":
+            tflops = self.peak_tflops.get("bf16")
+        if tflops is None:
+            raise KeyError(f"{self.id} has no {precision} peak")
+        return tflops * 1e12
+
+
+@dataclass(frozen=True)
+class Network:
+    id: str                                   # e.g. "ib-ndr400"
+    name: str
+    kind: str                                 # infiniband | roce | efa | tcpx | ici | ...
+    scale_out_gbps_per_gpu: float             # Gb/s per direction per GPU (NIC share)
+    latency_us: float                         # alpha per inter-node hop used by the alpha-beta model
+    rail_optimised: bool
+    sourced: Sourced
+    notes: str = ""
+
+    @property
+    def scale_out_bw_gbs(self) -> float:
+        """GB/s per direction per GPU."""
+        return self.scale_out_gbps_per_gpu / 8.0
+
+
+@dataclass(frozen=True)
+class MoE:
+    experts: int
+    top_k: int
+    expert_ffn_hidden: int
+    shared_experts: int = 0
+    dense_layers: int = 0                     # leading layers with a dense MLP instead of MoE
+    capacity_factor: float = 1.0
+
+
+@dataclass(frozen=True)
+class ModelArch:
+    id: str
+    name: str
+    layers: int
+    hidden: int
+    heads: int
+    kv_heads: int
+    ffn_hidden: int
+    vocab: int
+    gated_mlp: bool
+    tied_embeddings: bool = False
+    moe: MoE | None = None
+    max_seq_len: int | None = None
+    sourced: Sourced | None = None
+    notes: str = ""
+
+
+@dataclass(frozen=True)
+class PriceLine:
+    accelerator: str                          # catalog id
+    term: str                                 # on-demand | reserved-1y | reserved-3y | capacity-block | spot | purchase ...
+    price_per_gpu_hour: Decimal | None        # in the book's currency; None for purchase lines
+    min_commit_months: int = 0                # a reservation is paid for this long even if unused
+    sku: str = ""
+    region: str = ""
+    # purchase lines (kind purchase): capex per GPU incl. its server share, life, network, support
+    capex_per_gpu: Decimal | None = None
+    network_capex_per_gpu: Decimal | None = None
+    life_years: Decimal | None = None
+    residual_fraction: Decimal | None = None  # resale value at end of life as a fraction of capex
+    support_per_gpu_year: Decimal | None = None
+    sourced: Sourced = field(default_factory=lambda: Sourced(("",), ""))
+    notes: str = ""
+
+
+@dataclass(frozen=True)
+class PriceBook:
+    id: str                                   # file stem, e.g. "aws-2026q3"
+    provider: str
+    kind: str                                 # rental | purchase
+    currency: str
+    effective: date
+    lines: tuple[PriceLine, ...]
+    # adders a rental book charges on top of GPU-hours, per GPU-hour, in the book currency
+    storage_per_gpu_hour: Decimal = Decimal(0)
+    network_per_gpu_hour: Decimal = Decimal(0)
+    support_fraction: Decimal = Decimal(0)    # support as a fraction of the GPU bill
+    # facility figures of a purchase book
+    power_usd_per_kwh: Decimal | None = None
+    pue: Decimal | None = None
+    colo_per_kw_month: Decimal | None = None
+    sourced: Sourced = field(default_factory=lambda: Sourced(("",), ""))
+
+    def line(self, accelerator: str, term: str) -> PriceLine | None:
+        for entry in self.lines:
+            if entry.accelerator == accelerator and entry.term == term:
+                return entry
+        return None
+
+    def terms_for(self, accelerator: str) -> list[str]:
+        return [e.term for e in self.lines if e.accelerator == accelerator]
+
+
+@dataclass(frozen=True)
+class FxTable:
+    base: str                                 # "USD"
+    as_of: date
+    rates: dict[str, Decimal]                 # units of currency per 1 base unit
+    sourced: Sourced
+
+    def convert(self, amount: Decimal, from_ccy: str, to_ccy: str) -> Decimal:
+        if from_ccy == to_ccy:
+            return amount
+        in_base = amount / self.rates[from_ccy]
+        return in_base * self.rates[to_ccy]

@@ -1,0 +1,332 @@
+"""The command line: the only module that prints or exits. Heavy imports happen inside commands."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import click
+
+EXIT_OK, EXIT_INPUT, EXIT_POLICY, EXIT_INTERNAL = 0, 1, 2, 3
+CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
+
+
+class State:
+    def __init__(self, quiet: bool, verbose: bool):
+        self.quiet = quiet
+        self.verbose = verbose
+
+    def console(self, stderr: bool = False):
+        from rich.console import Console
+
+        return Console(stderr=stderr, no_color="NO_COLOR" in os.environ, highlight=False,
+                       quiet=self.quiet and not stderr)
+
+
+def _fail(state: State, exc: BaseException) -> None:
+    """Map every error to one line per problem and an exit code; tracebacks only with --verbose."""
+    from procure.errors import ProcureError
+
+    if isinstance(exc, ProcureError):
+        click.echo(str(exc), err=True)
+        sys.exit(exc.exit_code)
+    if isinstance(exc, KeyboardInterrupt):
+        click.echo("interrupted; nothing partial was written", err=True)
+        sys.exit(130)
+    if state.verbose:
+        import traceback
+
+        traceback.print_exception(exc)
+    click.echo(f"procure: internal error: {type(exc).__name__}: {exc} "
+               "(this is a bug; rerun with --verbose for details)", err=True)
+    sys.exit(EXIT_INTERNAL)
+
+
+def _run(ctx: click.Context, action):
+    state: State = ctx.obj
+    try:
+        return action(state)
+    except SystemExit:
+        raise
+    except BaseException as exc:  # noqa: BLE001 - the one place errors become exit codes
+        _fail(state, exc)
+
+
+def _emit_json(obj) -> None:
+    from procure.report.json_report import to_json_bytes
+
+    sys.stdout.buffer.write(to_json_bytes(obj))
+    sys.stdout.flush()
+
+
+def _progress(state: State, label: str):
+    """A rich progress callback (done, total) for long work; silent when quiet or not a terminal."""
+    if state.quiet or not sys.stderr.isatty():
+        return None, None
+    from rich.progress import Progress
+
+    progress = Progress(transient=True, console=state.console(stderr=True))
+    task = progress.add_task(label, total=None)
+
+    def update(done: int, total: int) -> None:
+        progress.update(task, completed=done, total=total)
+
+    return progress, update
+
+
+@click.group(context_settings=CONTEXT)
+@click.version_option(package_name="procure")
+@click.option("-q", "--quiet", is_flag=True, help="Print only errors.")
+@click.option("-v", "--verbose", is_flag=True, help="More detail; tracebacks on internal errors.")
+@click.pass_context
+def main(ctx: click.Context, quiet: bool, verbose: bool) -> None:
+    """procure: compare bids for GPU training capacity by step time, cost and time to train.
+
+    \b
+    Start with:   procure quote examples/cluster.yaml
+    Check inputs: procure validate cluster.yaml
+    Exit codes:   0 ok, 1 bad input (nothing written), 2 --fail-on tripped, 3 internal error.
+    """
+    ctx.obj = State(quiet, verbose)
+
+
+FORMAT_JSON = click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text",
+                           show_default=True, help="Output for people or for machines.")
+ALLOW_PATH = click.option("--allow-path", "allow_paths", multiple=True, type=click.Path(path_type=Path),
+                          help="Also allow measured logs under this folder (repeatable).")
+
+
+@main.command(context_settings=CONTEXT)
+@click.argument("cluster", type=click.Path(path_type=Path))
+@click.option("-o", "--out", "out_dir", type=click.Path(path_type=Path), default=Path("reports"),
+              show_default=True, help="Folder for the reports.")
+@click.option("--format", "formats", default="pdf,xlsx,json", show_default=True,
+              help="Comma-separated: pdf, xlsx, json, html.")
+@click.option("--fail-on", "fail_on", default="", help="Exit 2 when any bid carries one of these flags "
+              "(comma-separated, e.g. impossible,sla-breach).")
+@click.option("--templates", "templates_dir", type=click.Path(path_type=Path, file_okay=False),
+              help="Your own report templates folder (rendered sandboxed).")
+@click.option("--lang", type=click.Choice(["en", "zh-TW"]), default="en", show_default=True)
+@click.option("--page-size", type=click.Choice(["A4", "Letter"]), default="A4", show_default=True)
+@click.option("--force", is_flag=True, help="Overwrite existing reports of the same name.")
+@ALLOW_PATH
+@click.pass_context
+def quote(ctx, cluster, out_dir, formats, fail_on, templates_dir, lang, page_size, force, allow_paths):
+    """Validate, model or ingest every bid, compare them, and write the reports."""
+
+    def action(state: State):
+        from procure import api
+
+        progress, update = _progress(state, "quoting")
+        with progress or _null():
+            result = api.quote(cluster, out_dir=out_dir, formats=_split(formats), templates_dir=templates_dir,
+                               lang=lang, page_size=page_size, force=force, allow_paths=list(allow_paths),
+                               fail_on=_split(fail_on), progress=update)
+        if not state.quiet:
+            from procure.report import render_terminal
+
+            render_terminal(result.document, state.console())
+            for path in result.written:
+                click.echo(f"wrote {path}")
+        result.check_policy()
+
+    _run(ctx, action)
+
+
+@main.command(context_settings=CONTEXT)
+@click.argument("cluster", type=click.Path(path_type=Path))
+@FORMAT_JSON
+@ALLOW_PATH
+@click.pass_context
+def validate(ctx, cluster, fmt, allow_paths):
+    """Check cluster.yaml against the schema, the catalog and the price books."""
+
+    def action(state: State):
+        from procure import api
+        from procure.errors import InputError
+
+        try:
+            api.validate(cluster, allow_paths=list(allow_paths))
+        except InputError as exc:
+            if fmt == "json":
+                _emit_json({"schema": "procure.validate/v1", "ok": False,
+                            "problems": [d.__dict__ for d in exc.diagnostics]})
+                sys.exit(EXIT_INPUT)
+            raise
+        if fmt == "json":
+            _emit_json({"schema": "procure.validate/v1", "ok": True, "problems": []})
+        elif not state.quiet:
+            click.echo(f"{cluster}: ok")
+
+    _run(ctx, action)
+
+
+@main.command(context_settings=CONTEXT)
+@click.argument("cluster", type=click.Path(path_type=Path))
+@click.option("--bid", "bid_id", help="Only this bid.")
+@FORMAT_JSON
+@ALLOW_PATH
+@click.pass_context
+def estimate(ctx, cluster, bid_id, fmt, allow_paths):
+    """The step-time breakdown and the plan of each bid."""
+
+    def action(state: State):
+        from procure import api
+
+        result = api.estimate(cluster, bid_id=bid_id, allow_paths=list(allow_paths))
+        if fmt == "json":
+            _emit_json(result)
+        elif not state.quiet:
+            from procure.cli_views import render_estimate
+
+            render_estimate(result, state.console())
+
+    _run(ctx, action)
+
+
+@main.command(context_settings=CONTEXT)
+@click.argument("runs", type=click.Path(path_type=Path))
+@FORMAT_JSON
+@click.pass_context
+def backtest(ctx, runs, fmt):
+    """Predict published runs (procure.published-runs/v1 YAML or a vTrain CSV) and report the MAPE."""
+
+    def action(state: State):
+        from procure import api
+
+        result = api.backtest(runs)
+        if fmt == "json":
+            _emit_json(result)
+        elif not state.quiet:
+            from procure.cli_views import render_backtest
+
+            render_backtest(result, state.console())
+
+    _run(ctx, action)
+
+
+@main.command(context_settings=CONTEXT)
+@click.argument("logs", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.option("--log-format", "log_format", help="Force a log format (see `procure ingest --list-formats`).")
+@click.option("--scheduler", help="Summarise per-rank tables on Dask: 'local' or tcp://HOST:PORT.")
+@FORMAT_JSON
+@click.pass_context
+def ingest(ctx, logs, log_format, scheduler, fmt):
+    """Read measured step times from training logs and traces (format detected)."""
+
+    def action(state: State):
+        from procure import api
+
+        progress, update = _progress(state, "ingesting")
+        with progress or _null():
+            result = api.ingest(list(logs), fmt=log_format, scheduler=scheduler, progress=update)
+        if fmt == "json":
+            _emit_json(result)
+        elif not state.quiet:
+            from procure.cli_views import render_ingest
+
+            render_ingest(result, state.console())
+
+    _run(ctx, action)
+
+
+@main.command(context_settings=CONTEXT)
+@click.argument("what", type=click.Choice(["list", "show"]), default="list")
+@click.argument("entry_id", required=False)
+@click.option("--kind", type=click.Choice(["all", "accelerators", "networks", "models", "price-books"]),
+              default="all", show_default=True)
+@FORMAT_JSON
+@click.pass_context
+def catalog(ctx, what, entry_id, kind, fmt):
+    """Browse accelerators, networks, model presets and price books."""
+
+    def action(state: State):
+        from procure import api
+
+        if what == "show":
+            if not entry_id:
+                raise click.UsageError("`procure catalog show ID` needs an id")
+            result = api.catalog_show(entry_id)
+        else:
+            result = api.catalog_list(kind)
+        if fmt == "json":
+            _emit_json(result)
+        elif not state.quiet:
+            from procure.cli_views import render_catalog
+
+            render_catalog(result, state.console())
+
+    _run(ctx, action)
+
+
+@main.command(context_settings=CONTEXT)
+@click.argument("result_json", type=click.Path(path_type=Path))
+@click.option("-o", "--out", "out_dir", type=click.Path(path_type=Path), default=Path("reports"), show_default=True)
+@click.option("--format", "formats", default="pdf,xlsx", show_default=True)
+@click.option("--templates", "templates_dir", type=click.Path(path_type=Path, file_okay=False))
+@click.option("--lang", type=click.Choice(["en", "zh-TW"]), default="en", show_default=True)
+@click.option("--page-size", type=click.Choice(["A4", "Letter"]), default="A4", show_default=True)
+@click.option("--force", is_flag=True, help="Overwrite existing reports of the same name.")
+@click.pass_context
+def render(ctx, result_json, out_dir, formats, templates_dir, lang, page_size, force):
+    """Re-render a saved result (procure.quote/v1 JSON) without recomputing."""
+
+    def action(state: State):
+        from procure import api
+
+        written = api.render_saved(result_json, out_dir=out_dir, formats=_split(formats),
+                                   templates_dir=templates_dir, lang=lang, page_size=page_size, force=force)
+        if not state.quiet:
+            for path in written:
+                click.echo(f"wrote {path}")
+
+    _run(ctx, action)
+
+
+@main.command(context_settings=CONTEXT)
+@click.argument("old", type=click.Path(path_type=Path))
+@click.argument("new", type=click.Path(path_type=Path))
+@FORMAT_JSON
+@click.pass_context
+def diff(ctx, old, new, fmt):
+    """What changed between two rounds of bids (two saved quote JSON files)."""
+
+    def action(state: State):
+        from procure import api
+
+        result = api.diff(old, new)
+        if fmt == "json":
+            _emit_json(result)
+        elif not state.quiet:
+            from procure.cli_views import render_diff
+
+            render_diff(result, state.console())
+
+    _run(ctx, action)
+
+
+@main.command(context_settings=CONTEXT)
+@click.argument("shell", type=click.Choice(["bash", "zsh", "fish"]))
+def completion(shell):
+    """Print the shell completion script (e.g. `eval "$(procure completion bash)"`)."""
+    from click.shell_completion import get_completion_class
+
+    cls = get_completion_class(shell)
+    click.echo(cls(main, {}, "procure", "_PROCURE_COMPLETE").source())
+
+
+def _split(text: str) -> list[str]:
+    return [part.strip() for part in (text or "").split(",") if part.strip()]
+
+
+class _null:
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

@@ -1,0 +1,200 @@
+"""Compare bids: rank by cost per million tokens, test what moves the ranking, recommend.
+
+Pure: every figure comes from ``procure.economics``; the recommendation is text generated
+from those figures, nothing else.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from decimal import Decimal
+
+from procure.economics.bid import BidEconomics, evaluate_core
+from procure.economics.inputs import Assumptions, BidCase
+from procure.economics.sensitivity import (FACTOR_LABELS, SENSITIVITY_CHANGES, SensitivityRow,
+                                           perturb)
+from procure.economics.uncertainty import band
+
+INFINITY = float("inf")
+
+
+@dataclass(frozen=True)
+class Comparison:
+    bids: tuple[BidEconomics, ...]          # input order, rank and sensitivity set
+    ranking: tuple[str, ...]                # bid ids, best first
+    recommendation: dict
+    sensitivity_summary: dict
+
+    def to_dict(self) -> dict:
+        return {"bids": [bid.to_dict() for bid in self.bids], "ranking": list(self.ranking),
+                "recommendation": dict(self.recommendation),
+                "sensitivity_summary": dict(self.sensitivity_summary)}
+
+
+def rank_key(econ: BidEconomics, index: int) -> tuple:
+    """Cheapest $/Mtok first, ties by time to train; bids without a cost last, by time."""
+    days = INFINITY if econ.time_to_train_days is None else econ.time_to_train_days
+    if econ.usd_per_million_tokens is None:
+        return (1, Decimal(0), days, index)
+    return (0, econ.usd_per_million_tokens, days, index)
+
+
+def order(econs: list[BidEconomics]) -> list[int]:
+    """Indices of ``econs`` in rank order."""
+    return sorted(range(len(econs)), key=lambda i: rank_key(econs[i], i))
+
+
+def winner(econs: list[BidEconomics], ranked: list[int]) -> int | None:
+    """The top-ranked bid, if it has a cost at all."""
+    if not ranked or not econs[ranked[0]].has_cost:
+        return None
+    return ranked[0]
+
+
+def sensitivity_rows(index: int, cases: list[BidCase], base: list[BidEconomics],
+                     assumptions: Assumptions) -> tuple[SensitivityRow, ...]:
+    """Move one input of bid ``index`` at a time; the other bids stay at base."""
+    if base[index].time_to_train_days is None:
+        return ()
+    base_winner = winner(base, order(base))
+    rows = []
+    for factor in FACTOR_LABELS:
+        for change in SENSITIVITY_CHANGES:
+            case, moved_assumptions = perturb(cases[index], assumptions, factor, change)
+            moved = evaluate_core(case, moved_assumptions)
+            trial = [moved if i == index else econ for i, econ in enumerate(base)]
+            ranked = order(trial)
+            rows.append(SensitivityRow(factor, change, moved.usd_per_million_tokens,
+                                       moved.time_to_train_days, ranked.index(index) + 1,
+                                       winner(trial, ranked) != base_winner))
+    return tuple(rows)
+
+
+def summarise_sensitivity(bids: tuple[BidEconomics, ...], ranked: list[int]) -> dict:
+    top = winner(list(bids), ranked)
+    flips = [row.describe(bid.id) for bid in bids for row in bid.sensitivity if row.winner_changes]
+    return {
+        "winner": None if top is None else bids[top].id,
+        "winner_changes_under": flips,
+        "tested": {"factors": [FACTOR_LABELS[f] for f in FACTOR_LABELS],
+                   "changes": list(SENSITIVITY_CHANGES),
+                   "method": "one input of one bid at a time, the other bids at base"},
+    }
+
+
+def compare(cases: list[BidCase], assumptions: Assumptions) -> Comparison:
+    """Evaluate, rank and stress every bid; recommend one."""
+    ids = [case.id for case in cases]
+    if len(set(ids)) != len(ids):
+        raise ValueError(f"bid ids must be unique: {ids}")
+    base = [evaluate_core(case, assumptions) for case in cases]
+    ranked = order(base)
+    bids = tuple(
+        replace(econ, rank=ranked.index(i) + 1, uncertainty=band(cases[i], assumptions),
+                sensitivity=sensitivity_rows(i, cases, base, assumptions))
+        for i, econ in enumerate(base))
+    summary = summarise_sensitivity(bids, ranked)
+    return Comparison(bids, tuple(bids[i].id for i in ranked),
+                      recommend(bids, ranked, summary), summary)
+
+
+# --- the recommendation paragraph -------------------------------------------------------------
+
+def _money(value: Decimal, currency: str) -> str:
+    return f"{value:.4f} {currency} per million tokens"
+
+
+def _pick(bids: tuple[BidEconomics, ...], ranked: list[int]) -> int | None:
+    """The cheapest bid that meets the deadline; else the cheapest bid with a cost."""
+    costed = [i for i in ranked if bids[i].has_cost]
+    on_time = [i for i in costed if "misses-deadline" not in bids[i].flag_codes]
+    return (on_time or costed or [None])[0]
+
+
+def _deadline_sentence(bids, ranked, pick: int, deadline: float | None) -> str:
+    chosen = bids[pick]
+    if deadline is None:
+        return ""
+    if "misses-deadline" in chosen.flag_codes:
+        return f"No costed bid finishes within the {deadline:g}-day deadline."
+    cheapest = next(i for i in ranked if bids[i].has_cost)
+    text = f"It finishes within the {deadline:g}-day deadline."
+    if cheapest != pick:
+        other = bids[cheapest]
+        text += (f" The cheapest bid, {other.id} ({_money(other.usd_per_million_tokens, other.currency)}),"
+                 f" misses it at {other.time_to_train_days:.1f} days.")
+    return text
+
+
+def _runner_up_sentence(bids, ranked, pick: int) -> str:
+    chosen = bids[pick]
+    others = [i for i in ranked if i != pick and bids[i].has_cost]
+    if not others:
+        return "It is the only bid with a cost."
+    runner = bids[others[0]]
+    gap = (runner.usd_per_million_tokens / chosen.usd_per_million_tokens - 1) * 100
+    word = "more" if gap >= 0 else "less"
+    late = " (missing the deadline)" if "misses-deadline" in runner.flag_codes else ""
+    return (f"The runner-up, {runner.id}, costs "
+            f"{_money(runner.usd_per_million_tokens, runner.currency)} "
+            f"({abs(gap):.1f}% {word}) and takes {runner.time_to_train_days:.1f} days{late}.")
+
+
+def _flags_sentence(chosen: BidEconomics) -> str:
+    notable = [f for f in chosen.flags if f.code != "misses-deadline"]
+    if not notable:
+        return f"{chosen.id} carries no flags."
+    listed = "; ".join(f"{flag.code} ({flag.reason})" for flag in notable)
+    text = f"Flags on {chosen.id}: {listed}."
+    if chosen.step_time_basis == "modeled" and {"impossible", "implausible", "optimistic"} & set(
+            chosen.flag_codes):
+        text += " Its figures use the modeled step time, not the commitment."
+    return text
+
+
+def _sensitivity_sentence(summary: dict, limit: int = 4) -> str:
+    flips = summary["winner_changes_under"]
+    if not flips:
+        return ("No single ±10% or ±20% change in price, model efficiency, failure rate or "
+                "power price on one bid changes the cheapest bid.")
+    shown = ", ".join(flips[:limit]) + (f" and {len(flips) - limit} more" if len(flips) > limit else "")
+    return f"The cheapest bid changes under: {shown}."
+
+
+def _band_sentence(chosen: BidEconomics) -> str:
+    band = chosen.uncertainty
+    if band is None or band.usd_per_million_tokens is None:
+        return ""
+    p10, _, p90 = band.usd_per_million_tokens
+    d10, _, d90 = band.time_to_train_days
+    return (f"Its P10–P90 band is {p10:.4f}–{p90:.4f} {chosen.currency} per million tokens "
+            f"and {d10:.1f}–{d90:.1f} days.")
+
+
+def _uncosted_sentence(bids, ranked) -> str:
+    uncosted = [bids[i] for i in ranked if not bids[i].has_cost]
+    if not uncosted:
+        return ""
+    named = ", ".join(f"{b.id} ({', '.join(c for c in b.flag_codes if c in ('infeasible', 'price-missing'))})"
+                      for b in uncosted)
+    return f"Not costed: {named}."
+
+
+def recommend(bids: tuple[BidEconomics, ...], ranked: list[int], summary: dict) -> dict:
+    """One paragraph from the figures: winner, runner-up gap, deadline, flags, sensitivity."""
+    if not bids:
+        return {"bid": None, "text": "No bids to compare."}
+    pick = _pick(bids, ranked)
+    if pick is None:
+        return {"bid": None, "text": "No bid can be costed. " + _uncosted_sentence(bids, ranked)}
+    chosen = bids[pick]
+    parts = [
+        f"Recommend {chosen.id} ({chosen.vendor}) at "
+        f"{_money(chosen.usd_per_million_tokens, chosen.currency)} and "
+        f"{chosen.time_to_train_days:.1f} days to train.",
+        _deadline_sentence(bids, ranked, pick, chosen.deadline_days),
+        _runner_up_sentence(bids, ranked, pick),
+        _flags_sentence(chosen), _band_sentence(chosen), _sensitivity_sentence(summary),
+        _uncosted_sentence(bids, ranked),
+    ]
+    return {"bid": chosen.id, "text": " ".join(part for part in parts if part)}

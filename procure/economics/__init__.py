@@ -1,0 +1,12 @@
+"""The economics layer: from a step time to throughput, goodput, time, cost, flags and bands.
+
+Pure: no I/O, no clock, no printing. Money is Decimal (``procure.money``); numpy is imported
+lazily by the Monte-Carlo band only.
+"""
+
+from procure.economics.bid import BidEconomics, evaluate_bid, evaluate_core
+from procure.economics.flags import FLAG_CODES, Flag
+from procure.economics.inputs import Assumptions, BidCase, Commitment, Performance, Pricing
+
+__all__ = ["FLAG_CODES", "Assumptions", "BidCase", "BidEconomics", "Commitment", "Flag",
+           "Performance", "Pricing", "evaluate_bid", "evaluate_core"]

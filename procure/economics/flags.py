@@ -1,0 +1,122 @@
+"""Flags a bid can carry: small pure checks, each returning a Flag or None."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from procure.economics.inputs import Assumptions, Commitment, Performance
+from procure.economics.throughput import flops_utilisation, physical_floor_s
+
+FLAG_CODES = ("impossible", "implausible", "optimistic", "conservative", "misses-deadline",
+              "infeasible", "sla-breach", "price-missing")
+ERROR_CODES = frozenset({"impossible", "infeasible", "price-missing"})
+
+
+@dataclass(frozen=True)
+class Flag:
+    code: str
+    severity: str          # error | warning
+    reason: str            # one line, with the numbers
+    numbers: dict[str, float] = field(default_factory=dict)
+
+    def to_dict(self) -> dict:
+        return {"code": self.code, "severity": self.severity, "reason": self.reason,
+                "numbers": dict(self.numbers)}
+
+
+def make_flag(code: str, reason: str, **numbers: float) -> Flag:
+    if code not in FLAG_CODES:
+        raise ValueError(f"unknown flag {code!r}")
+    severity = "error" if code in ERROR_CODES else "warning"
+    return Flag(code, severity, reason, numbers)
+
+
+def impossible(perf: Performance, commitment: Commitment) -> Flag | None:
+    """Committed step time below model FLOPs at 100 % of peak."""
+    floor_s = physical_floor_s(perf)
+    committed_s = commitment.step_time_s
+    if committed_s is None or floor_s is None or committed_s >= floor_s:
+        return None
+    return make_flag("impossible",
+                     f"committed {committed_s:.3g} s is below the physical floor of {floor_s:.3g} s "
+                     f"(model FLOPs at 100% of peak on {perf.gpus} GPUs)",
+                     committed_s=committed_s, floor_s=floor_s)
+
+
+def implausible(perf: Performance, commitment: Commitment, assumptions: Assumptions) -> Flag | None:
+    """The commitment implies an MFU above what large runs have shown."""
+    committed_s = commitment.step_time_s
+    if committed_s is None or committed_s <= 0:
+        return None
+    mfu = flops_utilisation(perf.model_flops_per_step, committed_s, perf.gpus,
+                            perf.peak_flops_per_gpu)
+    if mfu is None or mfu <= assumptions.mfu_ceiling:
+        return None
+    return make_flag("implausible",
+                     f"committed {committed_s:.3g} s implies {mfu:.0%} MFU, above the "
+                     f"{assumptions.mfu_ceiling:.0%} large runs have shown",
+                     committed_s=committed_s, implied_mfu=mfu, mfu_ceiling=assumptions.mfu_ceiling)
+
+
+def versus_model(perf: Performance, commitment: Commitment,
+                 assumptions: Assumptions) -> Flag | None:
+    """Optimistic / conservative: committed step time beyond ±tolerance of the model."""
+    committed_s, modeled_s = commitment.step_time_s, perf.modeled_step_time_s
+    if committed_s is None or modeled_s is None or modeled_s <= 0:
+        return None
+    deviation = committed_s / modeled_s - 1.0
+    if abs(deviation) <= assumptions.committed_tolerance:
+        return None
+    code, word = ("optimistic", "below") if deviation < 0 else ("conservative", "above")
+    return make_flag(code,
+                     f"committed {committed_s:.2f} s is {abs(deviation):.0%} {word} the modeled "
+                     f"{modeled_s:.2f} s (tolerance {assumptions.committed_tolerance:.0%})",
+                     committed_s=committed_s, modeled_s=modeled_s, deviation=deviation)
+
+
+def sla_breach(perf: Performance, commitment: Commitment) -> Flag | None:
+    """Measured P99 above the committed P99, or measured mean above the committed step time."""
+    parts, numbers = [], {}
+    pairs = (("P99", perf.measured_p99_s, commitment.p99_step_time_s, "p99"),
+             ("mean", perf.measured_mean_s, commitment.step_time_s, "mean"))
+    for label, measured, committed, key in pairs:
+        if measured is not None and committed is not None and measured > committed:
+            parts.append(f"measured {label} {measured:.3g} s exceeds the committed {committed:.3g} s")
+            numbers.update({f"measured_{key}_s": measured, f"committed_{key}_s": committed})
+    if not parts:
+        return None
+    return make_flag("sla-breach", "; ".join(parts), **numbers)
+
+
+def misses_deadline(time_to_train_days: float | None, deadline_days: float | None) -> Flag | None:
+    if time_to_train_days is None or deadline_days is None or time_to_train_days <= deadline_days:
+        return None
+    return make_flag("misses-deadline",
+                     f"time to train {time_to_train_days:.1f} days exceeds the "
+                     f"{deadline_days:g}-day deadline",
+                     time_to_train_days=time_to_train_days, deadline_days=deadline_days)
+
+
+def infeasible(perf: Performance) -> Flag | None:
+    if perf.feasible:
+        return None
+    reason = perf.infeasible_reason or "no parallel plan fits the model in memory on this hardware"
+    return make_flag("infeasible", reason, gpus=perf.gpus)
+
+
+def price_missing(reason: str | None) -> Flag | None:
+    return None if reason is None else make_flag("price-missing", reason)
+
+
+def commitment_flags(perf: Performance, commitment: Commitment,
+                     assumptions: Assumptions) -> list[Flag]:
+    """Every flag about the commitment itself (valid even when the bid is infeasible)."""
+    found = [impossible(perf, commitment), implausible(perf, commitment, assumptions),
+             versus_model(perf, commitment, assumptions), sla_breach(perf, commitment)]
+    return [flag for flag in found if flag is not None]
+
+
+def in_order(flags: list[Flag | None]) -> tuple[Flag, ...]:
+    """Drop Nones and sort in FLAG_CODES order, so reports list flags the same way every time."""
+    present = [flag for flag in flags if flag is not None]
+    return tuple(sorted(present, key=lambda flag: FLAG_CODES.index(flag.code)))

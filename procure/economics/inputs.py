@@ -1,0 +1,98 @@
+"""What the economics layer receives for one bid: plain frozen values the lead fills.
+
+The step-time model and the measurement parser hand over numbers, not objects, so this layer
+never imports ``procure.model`` or ``procure.measure``. Pricing is already converted to the
+report currency; every money field is a ``Decimal``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from decimal import Decimal
+
+
+@dataclass(frozen=True)
+class Performance:
+    """Step time and FLOPs of one bid, from the model (or from measured logs)."""
+
+    step_time_s: float                      # the step time that drives the economics
+    step_time_terms: dict[str, float]       # includes "compute_s" (model-efficiency sensitivity)
+    p99_step_time_s: float | None
+    tokens_per_step: int
+    gpus: int
+    model_flops_per_step: float
+    hardware_flops_per_step: float
+    peak_flops_per_gpu: float               # dense peak at the workload precision, FLOP/s
+    modeled_step_time_s: float | None       # the model's own prediction (optimistic/conservative)
+    feasible: bool = True
+    infeasible_reason: str | None = None
+    basis: str = "modeled"                  # modeled | measured
+    measured_mean_s: float | None = None
+    measured_p99_s: float | None = None
+
+
+@dataclass(frozen=True)
+class Pricing:
+    """Prices of one bid in the report currency. ``None`` price -> the bid is price-missing."""
+
+    kind: str                               # rental | purchase
+    currency: str
+    price_per_gpu_hour: Decimal | None      # rental
+    min_commit_months: int = 0
+    storage_per_gpu_hour: Decimal = Decimal(0)
+    network_per_gpu_hour: Decimal = Decimal(0)
+    support_fraction: Decimal = Decimal(0)  # of the GPU-hours line
+    capex_per_gpu: Decimal | None = None    # purchase
+    network_capex_per_gpu: Decimal | None = None
+    life_years: Decimal | None = None
+    residual_fraction: Decimal | None = None
+    support_per_gpu_year: Decimal | None = None
+    power_per_kwh: Decimal | None = None    # purchase: from the book unless the workload overrides
+    pue: Decimal | None = None
+    colo_per_kw_month: Decimal | None = None
+    tdp_w: float | None = None
+    missing_reason: str | None = None
+
+
+@dataclass(frozen=True)
+class Assumptions:
+    """Every assumption has a documented default; cluster.yaml may override any of them."""
+
+    # Llama 3: 419 unexpected interruptions in 54 days on 16,384 H100 (21,233,664 GPU-hours)
+    failures_per_gpu_hour: float = 419 / 21_233_664
+    restart_min: float = 15.0               # MegaScale: catches up within ~15 min
+    checkpoint_bytes_per_param: float = 16.0  # bf16 weights + fp32 master + Adam m, v
+    checkpoint_write_gbs: float = 100.0     # aggregate storage write bandwidth, GB/s
+    checkpoint_interval_min: float | None = None  # None -> Young's optimum
+    gpu_utilisation_power: float = 0.8      # average fraction of TDP drawn
+    power_usd_per_kwh: Decimal | None = None  # overrides the purchase book's facility figure
+    pue: Decimal | None = None
+    mfu_ceiling: float = 0.65               # 'implausible' above this
+    committed_tolerance: float = 0.15       # optimistic / conservative beyond ±15 %
+    months_hours: float = 730.0             # hours per billing month (8760 / 12)
+    monte_carlo_samples: int = 2000
+    seed: int = 20261201
+
+
+@dataclass(frozen=True)
+class Commitment:
+    """What the vendor promised; every field optional."""
+
+    step_time_s: float | None = None
+    p99_step_time_s: float | None = None
+    scaling_efficiency: float | None = None
+
+
+@dataclass(frozen=True)
+class BidCase:
+    """One bid: everything the economics needs."""
+
+    id: str
+    vendor: str
+    performance: Performance
+    pricing: Pricing
+    commitment: Commitment
+    train_tokens: float
+    params: int                             # for the checkpoint size
+    deadline_days: float | None = None
+    scaling_efficiency: float | None = None  # modeled, from the scaling curve

@@ -1,0 +1,194 @@
+"""The ``procure/v1`` schema of ``cluster.yaml``: frozen pydantic models, unknown keys refused.
+
+Field names are the contract of product.md. Units are in the names. Every optional assumption
+has a documented default (see ``procure.economics.inputs.Assumptions``).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from datetime import date
+from decimal import Decimal
+from typing import Annotated, Literal, Optional, Union
+
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_validator, model_validator
+
+from procure.inputs.yamlpos import DecimalText
+
+SLUG = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
+
+
+def _exact_decimal(value):
+    """Money from YAML keeps the text it was written as; never via a binary float."""
+    if isinstance(value, DecimalText):
+        return Decimal(value.text)
+    if isinstance(value, bool):
+        raise ValueError("expected a number, not true/false")
+    if isinstance(value, float):
+        return Decimal(repr(value))
+    return value
+
+
+def _finite(value):
+    if isinstance(value, float) and not math.isfinite(value):
+        raise ValueError("must be a finite number")
+    return value
+
+
+Money = Annotated[Decimal, BeforeValidator(_exact_decimal), Field(ge=0, max_digits=24, decimal_places=10)]
+Finite = Annotated[float, BeforeValidator(_finite)]
+
+
+class Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True, str_strip_whitespace=True)
+
+
+class MoESpec(Strict):
+    experts: int = Field(gt=1, le=4096)
+    top_k: int = Field(ge=1, le=64)
+    expert_ffn_hidden: int = Field(gt=0)
+    shared_experts: int = Field(0, ge=0)
+    dense_layers: int = Field(0, ge=0)
+    capacity_factor: Finite = Field(1.0, ge=1.0, le=8.0)
+
+
+class ArchitectureSpec(Strict):
+    """An inline model architecture (instead of a preset id)."""
+
+    name: str = "custom model"
+    layers: int = Field(gt=0, le=10_000)
+    hidden: int = Field(gt=0, le=1_000_000)
+    heads: int = Field(gt=0, le=10_000)
+    kv_heads: Optional[int] = Field(None, gt=0)
+    ffn_hidden: Optional[int] = Field(None, gt=0)
+    vocab: int = Field(gt=0, le=10_000_000)
+    gated_mlp: bool = False
+    tied_embeddings: bool = False
+    moe: Optional[MoESpec] = None
+
+
+class Workload(Strict):
+    model: Optional[str] = None
+    architecture: Optional[ArchitectureSpec] = None
+    seq_len: int = Field(gt=0, le=10_000_000)
+    global_batch_tokens: Optional[int] = Field(None, gt=0)
+    global_batch: Optional[int] = Field(None, gt=0, description="sequences per step")
+    train_tokens: Finite = Field(gt=0, le=1e18)
+    precision: Literal["bf16", "fp16", "fp8"] = "bf16"
+    deadline_days: Optional[Finite] = Field(None, gt=0, le=36500)
+
+    @model_validator(mode="after")
+    def _one_model_one_batch(self):
+        if (self.model is None) == (self.architecture is None):
+            raise ValueError("give exactly one of `model` (a preset id) or `architecture` (inline)")
+        if (self.global_batch_tokens is None) == (self.global_batch is None):
+            raise ValueError("give exactly one of `global_batch_tokens` or `global_batch` (sequences)")
+        if self.global_batch_tokens is not None and self.global_batch_tokens % self.seq_len:
+            raise ValueError(f"global_batch_tokens {self.global_batch_tokens} is not a multiple of "
+                             f"seq_len {self.seq_len}")
+        return self
+
+    @property
+    def global_batch_seqs(self) -> int:
+        if self.global_batch is not None:
+            return self.global_batch
+        return self.global_batch_tokens // self.seq_len
+
+
+class AssumptionsSpec(Strict):
+    power_usd_per_kwh: Optional[Money] = None
+    pue: Optional[Finite] = Field(None, ge=1.0, le=3.0)
+    failures_per_gpu_hour: Optional[Finite] = Field(None, ge=0, le=1)
+    restart_min: Optional[Finite] = Field(None, ge=0, le=10_000)
+    checkpoint_write_gbs: Optional[Finite] = Field(None, gt=0, le=1e6)
+    checkpoint_interval_min: Optional[Finite] = Field(None, gt=0, le=1e6)
+    checkpoint_bytes_per_param: Optional[Finite] = Field(None, gt=0, le=64)
+    checkpoint_async: Optional[bool] = None
+    gpu_utilisation_power: Optional[Finite] = Field(None, gt=0, le=1)
+    mfu_ceiling: Optional[Finite] = Field(None, gt=0, le=1)
+    committed_tolerance: Optional[Finite] = Field(None, gt=0, le=1)
+    step_time_cv: Optional[Finite] = Field(None, ge=0, le=1)
+    monte_carlo_samples: Optional[int] = Field(None, ge=100, le=100_000)
+    seed: Optional[int] = Field(None, ge=0)
+
+
+class PricingSpec(Strict):
+    kind: Literal["rental", "purchase"] = "rental"
+    price_book: Optional[str] = None
+    term: Optional[str] = None
+    usd_per_gpu_hour: Optional[Money] = None
+    price_per_gpu_hour: Optional[Money] = None
+    currency: Optional[str] = Field(None, pattern=r"^[A-Z]{3}$")
+
+    @model_validator(mode="after")
+    def _book_or_inline(self):
+        inline = self.usd_per_gpu_hour is not None or self.price_per_gpu_hour is not None
+        if self.usd_per_gpu_hour is not None and self.price_per_gpu_hour is not None:
+            raise ValueError("give `usd_per_gpu_hour` or `price_per_gpu_hour` (with `currency`), not both")
+        if inline and self.price_book is not None:
+            raise ValueError("give a `price_book` (with `term`) or an inline price, not both")
+        if not inline and self.price_book is None:
+            raise ValueError("give a `price_book` and `term`, or an inline `usd_per_gpu_hour`")
+        if self.price_book is not None and self.term is None:
+            raise ValueError("a `price_book` needs a `term` (a line of that book)")
+        if self.price_per_gpu_hour is not None and self.currency is None:
+            raise ValueError("`price_per_gpu_hour` needs a `currency`")
+        return self
+
+
+class CommittedSpec(Strict):
+    step_time_s: Optional[Finite] = Field(None, gt=0, le=1e6)
+    p99_step_time_s: Optional[Finite] = Field(None, gt=0, le=1e6)
+    scaling_efficiency: Optional[Finite] = Field(None, gt=0, le=1.5)
+
+
+class PlanSpecModel(Strict):
+    tp: Optional[int] = Field(None, ge=1, le=1024)
+    pp: Optional[int] = Field(None, ge=1, le=4096)
+    dp: Optional[int] = Field(None, ge=1, le=10_000_000)
+    cp: Optional[int] = Field(None, ge=1, le=1024)
+    ep: Optional[int] = Field(None, ge=1, le=4096)
+    vpp: Optional[int] = Field(None, ge=1, le=128)
+    micro_batch: Optional[int] = Field(None, ge=1, le=65536)
+    zero_stage: Optional[Literal[0, 1, 2, 3]] = None
+    recompute: Optional[Literal["none", "selective", "full"]] = None
+    sequence_parallel: Optional[bool] = None
+    tp_comm_overlap: Optional[bool] = None
+
+
+class Bid(Strict):
+    id: str = Field(pattern=SLUG.pattern)
+    vendor: str = Field(min_length=1, max_length=200)
+    accelerator: str
+    gpus: int = Field(gt=0, le=10_000_000)
+    network: Optional[str] = None
+    pricing: PricingSpec
+    committed: CommittedSpec = CommittedSpec()
+    plan: Union[Literal["auto"], PlanSpecModel] = "auto"
+    measured: list[str] = Field(default_factory=list, max_length=10_000)
+
+    @field_validator("vendor")
+    @classmethod
+    def _printable(cls, value: str) -> str:
+        return "".join(ch for ch in value if ch.isprintable() or ch == " ")
+
+
+class Cluster(Strict):
+    schema_: Literal["procure/v1"] = Field(alias="schema")
+    title: str = Field(min_length=1, max_length=300)
+    as_of: date
+    currency: str = Field("USD", pattern=r"^[A-Z]{3}$")
+    workload: Workload
+    assumptions: AssumptionsSpec = AssumptionsSpec()
+    bids: list[Bid] = Field(min_length=1, max_length=1000)
+
+    @field_validator("bids")
+    @classmethod
+    def _unique_ids(cls, bids: list[Bid]) -> list[Bid]:
+        seen: set[str] = set()
+        for bid in bids:
+            if bid.id in seen:
+                raise ValueError(f"bid id {bid.id!r} appears twice; ids must be unique")
+            seen.add(bid.id)
+        return bids

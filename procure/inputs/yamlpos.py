@@ -1,0 +1,223 @@
+"""A YAML reader that keeps the line and column of every node.
+
+Built on PyYAML's composer (C-accelerated where available): the node tree carries marks, and we
+convert it to plain Python data ourselves so that we can
+- record ``positions[path] = (line, col)`` for every key and value (1-based),
+- reject duplicate keys at the duplicate's line,
+- bound alias expansion (an alias bomb is refused, not expanded),
+- refuse files over a size limit and absurdly deep nesting,
+- accept numbers YAML 1.1 reads as strings (``15e12``) and keep the exact text of decimals
+  (``Number``) so money never passes through binary floats.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import yaml
+
+from procure.errors import Diagnostic, InputError
+
+MAX_INPUT_BYTES = 10 * 1024 * 1024
+MAX_NODES = 200_000          # expanded nodes; an alias bomb blows past this at once
+MAX_DEPTH = 64
+MAX_NUMBER_DIGITS = 64
+
+_Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+_NUMBER = re.compile(r"^[-+]?(?:\d[\d_]*(?:\.[\d_]*)?|\.\d[\d_]*)(?:[eE][-+]?\d+)?$")
+_INT = re.compile(r"^[-+]?\d[\d_]*$")
+
+Path_ = tuple  # a path into the data: keys and list indexes
+
+
+class DecimalText(float):
+    """A float that remembers the exact text it was written as (for Decimal money fields)."""
+
+    text: str
+
+    def __new__(cls, text: str):
+        obj = super().__new__(cls, float(text.replace("_", "")))
+        obj.text = text.replace("_", "")
+        return obj
+
+
+@dataclass
+class YamlDocument:
+    source: str
+    data: object
+    positions: dict[tuple, tuple[int, int]] = field(default_factory=dict)
+
+    def position(self, path: tuple) -> tuple[int, int]:
+        """The position of ``path``, or of its nearest ancestor that has one."""
+        path = tuple(path)
+        while path:
+            if path in self.positions:
+                return self.positions[path]
+            path = path[:-1]
+        return self.positions.get((), (1, 1))
+
+    def key_position(self, path: tuple) -> tuple[int, int]:
+        """The position of the key ``path[-1]`` itself (for unknown or duplicate keys)."""
+        return self.positions.get(("<key>",) + tuple(path), self.position(path))
+
+    def diagnostic(self, path: tuple, code: str, message: str, *, at_key: bool = False) -> Diagnostic:
+        line, col = self.key_position(path) if at_key else self.position(path)
+        return Diagnostic(self.source, line, col, code, message)
+
+
+class _Converter:
+    def __init__(self, source: str):
+        self.source = source
+        self.positions: dict[tuple, tuple[int, int]] = {}
+        self.diagnostics: list[Diagnostic] = []
+        self.visited = 0
+
+    def _diag(self, node, code: str, message: str) -> None:
+        mark = node.start_mark
+        self.diagnostics.append(Diagnostic(self.source, mark.line + 1, mark.column + 1, code, message))
+
+    def convert(self, node, path: tuple, depth: int = 0):
+        self.visited += 1
+        if self.visited > MAX_NODES:
+            raise InputError(Diagnostic(self.source, node.start_mark.line + 1, node.start_mark.column + 1,
+                                        "too-large", f"the document expands to more than {MAX_NODES:,} nodes "
+                                        "(an alias bomb?); refusing to expand it"))
+        if depth > MAX_DEPTH:
+            raise InputError(Diagnostic(self.source, node.start_mark.line + 1, node.start_mark.column + 1,
+                                        "too-deep", f"nesting deeper than {MAX_DEPTH} levels"))
+        self.positions.setdefault(path, (node.start_mark.line + 1, node.start_mark.column + 1))
+        if isinstance(node, yaml.MappingNode):
+            return self._mapping(node, path, depth)
+        if isinstance(node, yaml.SequenceNode):
+            return [self.convert(item, path + (i,), depth + 1) for i, item in enumerate(node.value)]
+        return self._scalar(node)
+
+    def _mapping(self, node, path: tuple, depth: int) -> dict:
+        result: dict = {}
+        merges: list = []
+        for key_node, value_node in node.value:
+            if key_node.tag == "tag:yaml.org,2002:merge":
+                merged = self.convert(value_node, path, depth + 1)
+                merges.extend(merged if isinstance(merged, list) else [merged])
+                continue
+            key = self._scalar(key_node) if isinstance(key_node, yaml.ScalarNode) else None
+            if not isinstance(key, (str, int, float, bool)) or key is None:
+                self._diag(key_node, "bad-key", "mapping keys must be plain scalars")
+                continue
+            key = str(key) if not isinstance(key, str) else key
+            if key in result:
+                first = self.positions.get(("<key>",) + path + (key,), (0, 0))
+                self._diag(key_node, "duplicate-key",
+                           f"duplicate key {key!r} (first defined at line {first[0]})")
+                continue
+            self.positions[("<key>",) + path + (key,)] = (key_node.start_mark.line + 1,
+                                                           key_node.start_mark.column + 1)
+            result[key] = self.convert(value_node, path + (key,), depth + 1)
+        for part in merges:   # `<<: *base` fills only the keys the mapping does not set itself
+            if isinstance(part, dict):
+                for k, v in part.items():
+                    result.setdefault(k, v)
+        return result
+
+    def _scalar(self, node):
+        value = node.value
+        if node.tag == "tag:yaml.org,2002:str" and not node.style and _NUMBER.match(value):
+            return self._number(node, value)
+        if node.tag == "tag:yaml.org,2002:int":
+            return self._number(node, value)
+        if node.tag == "tag:yaml.org,2002:float":
+            if _NUMBER.match(value):
+                return self._number(node, value)
+            return _Loader.construct_yaml_float(_Loader(""), node)  # .inf / .nan, checked by the schema
+        if node.tag == "tag:yaml.org,2002:bool":
+            return value.lower() in ("true", "yes", "on", "y")
+        if node.tag == "tag:yaml.org,2002:null":
+            return None
+        if node.tag in ("tag:yaml.org,2002:timestamp",):
+            return _Loader.construct_yaml_timestamp(_Loader(""), node)
+        return value
+
+    def _number(self, node, text: str):
+        digits = sum(ch.isdigit() for ch in text)
+        if digits > MAX_NUMBER_DIGITS:
+            self._diag(node, "bad-number", f"number with {digits} digits is too large")
+            return None
+        if _INT.match(text):
+            return int(text.replace("_", ""))
+        try:
+            exponent = int(text.lower().split("e")[1]) if "e" in text.lower() else 0
+        except ValueError:
+            exponent = 0
+        if exponent > 300 or exponent < -400:
+            self._diag(node, "bad-number", f"number {text!r} is out of range")
+            return None
+        return DecimalText(text)
+
+
+def parse_yaml_text(text: str, source: str) -> YamlDocument:
+    """Parse one YAML document; raise InputError with every problem found."""
+    try:
+        node = yaml.compose(text, Loader=_Loader)
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        line, col = (mark.line + 1, mark.column + 1) if mark else (1, 1)
+        message = " ".join(str(part) for part in (exc.context, exc.problem) if part)
+        raise InputError(Diagnostic(source, line, col, "yaml-syntax", message or "invalid YAML")) from None
+    except yaml.YAMLError as exc:
+        raise InputError(Diagnostic(source, 1, 1, "yaml-syntax", str(exc).splitlines()[0])) from None
+    if node is None:
+        return YamlDocument(source, None, {(): (1, 1)})
+    converter = _Converter(source)
+    data = converter.convert(node, ())
+    if converter.diagnostics:
+        raise InputError(converter.diagnostics)
+    return YamlDocument(source, data, converter.positions)
+
+
+def read_bytes_limited(path: Path, source: str, limit: int = MAX_INPUT_BYTES) -> bytes:
+    try:
+        size = path.stat().st_size
+    except FileNotFoundError:
+        raise InputError(Diagnostic(source, 1, 1, "not-found", f"no such file: {path}")) from None
+    except OSError as exc:
+        raise InputError(Diagnostic(source, 1, 1, "unreadable", f"cannot read {path}: {exc.strerror}")) from None
+    if path.is_dir():
+        raise InputError(Diagnostic(source, 1, 1, "not-a-file", f"{path} is a folder, not a file"))
+    if size > limit:
+        raise InputError(Diagnostic(source, 1, 1, "too-large",
+                                    f"file is {size / 1e6:.1f} MB; the limit is {limit / 1e6:.0f} MB"))
+    with open(path, "rb") as handle:
+        data = handle.read(limit + 1)
+    if len(data) > limit:
+        raise InputError(Diagnostic(source, 1, 1, "too-large", f"file is larger than {limit / 1e6:.0f} MB"))
+    return data
+
+
+def decode_utf8(data: bytes, source: str) -> str:
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        col = exc.start - (data.rfind(b"\n", 0, exc.start) + 1) + 1
+        raise InputError(Diagnostic(source, line, col, "not-utf8",
+                                    f"the file is not UTF-8 (byte 0x{data[exc.start]:02x} at offset {exc.start}); "
+                                    "save it as UTF-8")) from None
+
+
+def read_yaml(path: Path | str, source: str | None = None, limit: int = MAX_INPUT_BYTES) -> YamlDocument:
+    path = Path(path)
+    source = source or str(path)
+    return parse_yaml_text(decode_utf8(read_bytes_limited(path, source, limit), source), source)
+
+
+def plain(value):
+    """Strip DecimalText to float (for callers that want plain data, e.g. the backtest)."""
+    if isinstance(value, DecimalText):
+        return float(value)
+    if isinstance(value, dict):
+        return {k: plain(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [plain(v) for v in value]
+    return value

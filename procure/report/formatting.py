@@ -1,0 +1,136 @@
+"""The one place numbers become text, per locale ("en", "zh-TW"), written here without Babel.
+
+Every function takes the raw document value (int, float, Decimal or None) and returns a
+string; None becomes the locale's "n/a". Rounding is half-even on the exact Decimal value
+(a float goes through its shortest repr), so the same figure prints the same digits in
+every language: only separators, symbols, dates and count words change.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import date
+from decimal import ROUND_HALF_EVEN, Decimal, localcontext
+
+from procure.money import MONEY_CONTEXT, D
+
+
+@dataclass(frozen=True)
+class Locale:
+    tag: str
+    decimal_sep: str
+    group_sep: str
+    na: str
+    currency_symbols: dict[str, str]
+    compact_steps: tuple[tuple[int, str], ...]   # (power of ten, suffix), largest first
+    months: tuple[str, ...] = ()
+
+    def format_date(self, day: date) -> str:
+        if self.tag == "zh-TW":
+            return f"{day.year}年{day.month}月{day.day}日"
+        return f"{self.months[day.month - 1]} {day.day}, {day.year}"
+
+
+_MONTHS_EN = ("January", "February", "March", "April", "May", "June", "July", "August",
+              "September", "October", "November", "December")
+
+LOCALES: dict[str, Locale] = {
+    "en": Locale("en", ".", ",", "n/a",
+                 {"USD": "$", "EUR": "€", "GBP": "£", "JPY": "¥", "TWD": "NT$"},
+                 ((12, "T"), (9, "B"), (6, "M"), (3, "K")), _MONTHS_EN),
+    "zh-TW": Locale("zh-TW", ".", ",", "無資料",
+                    {"USD": "US$", "EUR": "€", "GBP": "£", "JPY": "¥", "TWD": "$"},
+                    ((12, "兆"), (8, "億"), (4, "萬"))),
+}
+
+
+def get_locale(tag: str) -> Locale:
+    try:
+        return LOCALES[tag]
+    except KeyError:
+        raise ValueError(f"unsupported language {tag!r}; use one of {sorted(LOCALES)}") from None
+
+
+def _quantize(value: object, decimals: int) -> Decimal:
+    with localcontext(MONEY_CONTEXT):
+        return D(value).quantize(Decimal(1).scaleb(-decimals), rounding=ROUND_HALF_EVEN)
+
+
+def _group(digits: str, sep: str) -> str:
+    head = len(digits) % 3 or 3
+    parts = [digits[:head]] + [digits[i:i + 3] for i in range(head, len(digits), 3)]
+    return sep.join(parts)
+
+
+def number(value: object, loc: Locale, decimals: int = 2) -> str:
+    """Fixed decimals with digit grouping: 1234.5 -> "1,234.50"."""
+    if value is None:
+        return loc.na
+    q = _quantize(value, decimals)
+    sign = "-" if q < 0 else ""
+    text = f"{abs(q):f}"
+    whole, _, frac = text.partition(".")
+    out = sign + _group(whole, loc.group_sep)
+    return out + (loc.decimal_sep + frac if frac else "")
+
+
+def integer(value: object, loc: Locale) -> str:
+    return number(value, loc, 0)
+
+
+def money(value: object, currency: str, loc: Locale, decimals: int = 2) -> str:
+    """A currency amount: "$84,312,345.67" (en), "US$84,312,345.67" (zh-TW), "CHF 12.00"."""
+    if value is None:
+        return loc.na
+    text = number(value, loc, decimals)
+    sign, digits = ("-", text[1:]) if text.startswith("-") else ("", text)
+    symbol = loc.currency_symbols.get(currency)
+    return f"{sign}{symbol}{digits}" if symbol else f"{sign}{currency} {digits}"
+
+
+def percent(value: object, loc: Locale, decimals: int = 1) -> str:
+    """A fraction as a percentage: 0.4123 -> "41.2%"."""
+    if value is None:
+        return loc.na
+    return number(D(value) * 100, loc, decimals) + "%"
+
+
+def signed_percent(value: object, loc: Locale, decimals: int = 0) -> str:
+    """A change as a signed percentage: -0.2 -> "−20%", 0.1 -> "+10%"."""
+    if value is None:
+        return loc.na
+    text = percent(value, loc, decimals)
+    return text.replace("-", "\u2212") if text.startswith("-") else "+" + text
+
+
+def compact(value: object, loc: Locale, decimals: int = 1) -> str:
+    """A large count with the locale's count words: 7.06e10 -> "70.6B" / "705.5億"."""
+    if value is None:
+        return loc.na
+    amount = D(value)
+    for power, suffix in loc.compact_steps:
+        if abs(amount) >= Decimal(10) ** power:
+            return number(amount.scaleb(-power), loc, decimals) + suffix
+    return number(amount, loc, 0 if amount == amount.to_integral_value() else decimals)
+
+
+def significant(value: object, loc: Locale, digits: int = 3) -> str:
+    """A measurement with about ``digits`` significant digits: 5.7134 -> "5.71", 41.03 -> "41.0"."""
+    if value is None:
+        return loc.na
+    amount = D(value)
+    if amount == 0:
+        return number(0, loc, digits - 1)
+    magnitude = amount.copy_abs().adjusted()   # 0 for 5.7, 1 for 41, -2 for 0.012
+    return number(amount, loc, max(0, digits - 1 - magnitude))
+
+
+def iso_date(value: str | None, loc: Locale) -> str:
+    """"2026-12-01" -> "December 1, 2026" / "2026年12月1日"; text that is not a date is kept."""
+    if value is None:
+        return loc.na
+    try:
+        day = date.fromisoformat(str(value)[:10])
+    except ValueError:
+        return str(value)
+    return loc.format_date(day)

@@ -1,0 +1,104 @@
+"""The JSON report: a deterministic writer and the loader of saved quotes.
+
+Deterministic means byte-identical output for equal input: keys sorted, two-space indent,
+UTF-8 without escaping, a trailing newline, and every number written from its exact value
+(a Decimal as its digits, a float as its shortest round-trip repr). Not-a-number is refused:
+it is not JSON and would hide a bug upstream.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from datetime import date, datetime
+from decimal import Decimal
+from typing import Any
+
+from procure.errors import input_error
+
+SCHEMA = "procure.quote/v1"
+_INDENT = "  "
+
+
+def to_json_bytes(obj: Any) -> bytes:
+    """Serialise ``obj`` deterministically (see module doc); raise ValueError on NaN/inf."""
+    chunks: list[str] = []
+    _write(obj, 0, chunks)
+    chunks.append("\n")
+    return "".join(chunks).encode("utf-8")
+
+
+def load_document(data: bytes, source: str = "<document>") -> dict:
+    """Parse a saved quote with exact decimals; refuse anything that is not procure.quote/v1."""
+    try:
+        doc = json.loads(data, parse_float=Decimal, parse_constant=_refuse_constant)
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise input_error(source, "bad-json", f"not a JSON document: {exc}") from exc
+    found = doc.get("schema") if isinstance(doc, dict) else None
+    if found != SCHEMA:
+        raise input_error(source, "bad-schema", f"expected schema {SCHEMA!r}, found {found!r}")
+    return doc
+
+
+def _refuse_constant(name: str) -> None:
+    raise ValueError(f"{name} is not a JSON number")
+
+
+def _write(obj: Any, depth: int, out: list[str]) -> None:
+    if isinstance(obj, dict):
+        _write_dict(obj, depth, out)
+    elif isinstance(obj, (list, tuple)):
+        _write_list(obj, depth, out)
+    else:
+        out.append(_scalar(obj))
+
+
+def _write_dict(obj: dict, depth: int, out: list[str]) -> None:
+    if not obj:
+        out.append("{}")
+        return
+    for key in obj:
+        if not isinstance(key, str):
+            raise TypeError(f"JSON object keys must be str, not {type(key).__name__}: {key!r}")
+    pad = "\n" + _INDENT * (depth + 1)
+    out.append("{")
+    for i, key in enumerate(sorted(obj)):
+        out.append(("," if i else "") + pad + json.dumps(key, ensure_ascii=False) + ": ")
+        _write(obj[key], depth + 1, out)
+    out.append("\n" + _INDENT * depth + "}")
+
+
+def _write_list(obj: list | tuple, depth: int, out: list[str]) -> None:
+    if not obj:
+        out.append("[]")
+        return
+    pad = "\n" + _INDENT * (depth + 1)
+    out.append("[")
+    for i, item in enumerate(obj):
+        out.append(("," if i else "") + pad)
+        _write(item, depth + 1, out)
+    out.append("\n" + _INDENT * depth + "]")
+
+
+def _scalar(obj: Any) -> str:
+    if obj is None:
+        return "null"
+    if obj is True:
+        return "true"
+    if obj is False:
+        return "false"
+    if isinstance(obj, int):
+        return str(int(obj))
+    if isinstance(obj, float):
+        if not math.isfinite(obj):
+            raise ValueError(f"{obj!r} cannot be written as JSON")
+        return repr(obj)
+    if isinstance(obj, Decimal):
+        if not obj.is_finite():
+            raise ValueError(f"Decimal {obj} cannot be written as JSON")
+        return str(obj)
+    if isinstance(obj, str):
+        return json.dumps(obj, ensure_ascii=False)
+    if isinstance(obj, (date, datetime)):
+        return json.dumps(obj.isoformat())
+    raise TypeError(f"{type(obj).__name__} is not JSON serialisable: {obj!r}")
