@@ -27,17 +27,24 @@ def load_inputs(path: Path | str, allow_paths: list[Path] | None = None) -> Inpu
     """Read, validate and cross-check cluster.yaml; every problem at once as InputError."""
     from procure.catalog.load import default_catalog
     from procure.inputs.checks import check_cluster
-    from procure.inputs.loader import load_cluster
+    from procure.inputs.loader import validate_document
     from procure.inputs.resolve import resolve_bids, workload_arch
+    from procure.inputs.schema import Cluster
+    from procure.inputs.yamlpos import read_yaml
 
     path = Path(path)
-    cluster, doc = load_cluster(path, str(path))
+    doc = read_yaml(path, str(path))
     cat = default_catalog()
     base = path.resolve().parent
     allowed = [base] + [Path(p).expanduser().resolve() for p in (allow_paths or [])]
-    problems = check_cluster(cluster, doc, cat, base, allowed)
+    problems, cluster = [], None
+    try:
+        cluster = validate_document(doc, Cluster)
+    except InputError as exc:
+        problems.extend(exc.diagnostics)
+    problems.extend(check_cluster(doc, cat, base, allowed))
     if problems:
-        raise InputError(problems)
+        raise InputError(sorted(set(problems)))
     return Inputs(path, cluster, doc, cat, resolve_bids(cluster, cat, base, allowed),
                   workload_arch(cluster, cat), path.read_bytes())
 

@@ -121,8 +121,9 @@ def _deadline_sentence(bids, ranked, pick: int, deadline: float | None) -> str:
     text = f"It finishes within the {deadline:g}-day deadline."
     if cheapest != pick:
         other = bids[cheapest]
-        text += (f" The cheapest bid, {other.id} ({_money(other.usd_per_million_tokens, other.currency)}),"
-                 f" misses it at {other.time_to_train_days:.1f} days.")
+        price = _money(other.usd_per_million_tokens, other.currency)
+        text += (f" The cheapest bid, {other.id} ({price}), misses it at "
+                 f"{other.time_to_train_days:.1f} days.")
     return text
 
 
@@ -157,7 +158,8 @@ def _sensitivity_sentence(summary: dict, limit: int = 4) -> str:
     if not flips:
         return ("No single ±10% or ±20% change in price, model efficiency, failure rate or "
                 "power price on one bid changes the cheapest bid.")
-    shown = ", ".join(flips[:limit]) + (f" and {len(flips) - limit} more" if len(flips) > limit else "")
+    more = f" and {len(flips) - limit} more" if len(flips) > limit else ""
+    shown = ", ".join(flips[:limit]) + more
     return f"The cheapest bid changes under: {shown}."
 
 
@@ -171,12 +173,15 @@ def _band_sentence(chosen: BidEconomics) -> str:
             f"and {d10:.1f}–{d90:.1f} days.")
 
 
+def _uncosted_codes(bid: BidEconomics) -> list[str]:
+    return [code for code in bid.flag_codes if code in ("infeasible", "price-missing")]
+
+
 def _uncosted_sentence(bids, ranked) -> str:
     uncosted = [bids[i] for i in ranked if not bids[i].has_cost]
     if not uncosted:
         return ""
-    named = ", ".join(f"{b.id} ({', '.join(c for c in b.flag_codes if c in ('infeasible', 'price-missing'))})"
-                      for b in uncosted)
+    named = ", ".join(f"{b.id} ({', '.join(_uncosted_codes(b))})" for b in uncosted)
     return f"Not costed: {named}."
 
 

@@ -7,7 +7,7 @@ to cents only where they become a line of a bill (``cents``), and rates per mill
 
 from __future__ import annotations
 
-from decimal import ROUND_HALF_EVEN, Context, Decimal, InvalidOperation, localcontext
+from decimal import ROUND_HALF_EVEN, ROUND_HALF_UP, Context, Decimal, InvalidOperation, localcontext
 
 MONEY_CONTEXT = Context(prec=34, rounding=ROUND_HALF_EVEN)
 CENT = Decimal("0.01")
@@ -32,12 +32,12 @@ def D(value: object) -> Decimal:
 
 def cents(value: Decimal) -> Decimal:
     with localcontext(MONEY_CONTEXT):
-        return D(value).quantize(CENT)
+        return D(value).quantize(CENT, rounding=ROUND_HALF_UP)
 
 
 def rate(value: Decimal) -> Decimal:
     with localcontext(MONEY_CONTEXT):
-        return D(value).quantize(RATE_QUANTUM)
+        return D(value).quantize(RATE_QUANTUM, rounding=ROUND_HALF_UP)
 
 
 def money_sum(values) -> Decimal:

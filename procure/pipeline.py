@@ -149,8 +149,14 @@ def _pricing(inputs, rb):
 def economics_assumptions(inputs):
     from procure.economics.inputs import Assumptions
 
+    from procure.inputs.resolve import fx_rate
+
     overrides = {k: v for k, v in inputs.cluster.assumptions.model_dump().items()
                  if v is not None and k in Assumptions.__dataclass_fields__}
+    if "pue" in overrides:
+        overrides["pue"] = Decimal(repr(overrides["pue"]))
+    if "power_usd_per_kwh" in overrides:   # given in USD; the economics works in the report currency
+        overrides["power_usd_per_kwh"] *= fx_rate(inputs.catalog, inputs.cluster, "USD")
     return Assumptions(**overrides)
 
 
@@ -331,7 +337,8 @@ def _bid_entry(inputs, rb, est, measured, scaling, econ: dict) -> dict:
         "pricing": _pricing_entry(rb),
         "plan": est.plan if est.feasible else None,
         "plan_origin": "auto" if bid.plan == "auto" else "given",
-        "search": est.search,
+        # wall-clock seconds stay out: the document must be byte-identical for the same inputs
+        "search": {k: v for k, v in (est.search or {}).items() if k != "seconds"},
         "runners_up": est.runners_up,
         "step_time_terms": dict(est.terms) if est.feasible else {},
         "modeled": ({"step_time_s": est.step_time_s, **{f"{k}_s": v for k, v in (est.percentiles_s or {}).items()}}

@@ -81,6 +81,13 @@ def _infeasible(case: BidCase, found: list[Flag | None]) -> BidEconomics:
                         deadline_days=case.deadline_days)
 
 
+def _goodput_notes(gp: Goodput) -> list[str]:
+    if not gp.clamped:
+        return []
+    return ["the goodput formula left no useful time; "
+            f"lost fraction clamped to {gp.lost_fraction:.2f}"]
+
+
 def evaluate_core(case: BidCase, assumptions: Assumptions) -> BidEconomics:
     """Everything but the Monte-Carlo band (what the sensitivity table re-evaluates)."""
     perf = case.performance
@@ -108,8 +115,10 @@ def evaluate_core(case: BidCase, assumptions: Assumptions) -> BidEconomics:
         energy_mwh=None if energy is None else energy.quantize(ENERGY_QUANTUM),
         cost_lines=lines, total_cost=total,
         residual_value=None if missing else residual_value(basis, list(lines)),
-        usd_per_million_tokens=None if total is None else per_million_tokens(total, case.train_tokens),
-        flags=in_order(found), notes=tuple(cost_notes(basis)), deadline_days=case.deadline_days,
+        usd_per_million_tokens=(None if total is None
+                                else per_million_tokens(total, case.train_tokens)),
+        flags=in_order(found), notes=tuple(_goodput_notes(gp) + cost_notes(basis)),
+        deadline_days=case.deadline_days,
     )
 
 

@@ -268,5 +268,5 @@ def total_cost_float(basis: CostBasis, used_hours, price_scale=1.0, power_scale=
 
 __all__ = ["CostBasis", "CostLine", "PowerBasis", "billed_hours", "cost_basis",
            "cost_lines", "cost_notes", "energy_mwh", "hours_from_seconds", "make_line",
-           "missing_price_reason", "per_million_tokens", "power_basis", "residual_value", "total_cost",
-           "total_cost_float"]
+           "missing_price_reason", "per_million_tokens", "power_basis", "residual_value",
+           "total_cost", "total_cost_float"]

@@ -36,7 +36,8 @@ def rental(price: str | Decimal | None, min_commit_months: int = 0, currency: st
                    min_commit_months=min_commit_months, tdp_w=tdp_w, **extra)
 
 
-def purchase(capex_per_gpu: str | Decimal = "30000", tdp_w: float | None = 700.0, **extra) -> Pricing:
+def purchase(capex_per_gpu: str | Decimal = "30000", tdp_w: float | None = 700.0,
+             **extra) -> Pricing:
     fields = {"network_capex_per_gpu": Decimal("3000"), "life_years": Decimal(5),
               "residual_fraction": Decimal("0.1"), "support_per_gpu_year": Decimal("1500"),
               "power_per_kwh": Decimal("0.08"), "pue": Decimal("1.3"),

@@ -38,7 +38,8 @@ def impossible(perf: Performance, commitment: Commitment) -> Flag | None:
     if committed_s is None or floor_s is None or committed_s >= floor_s:
         return None
     return make_flag("impossible",
-                     f"committed {committed_s:.3g} s is below the physical floor of {floor_s:.3g} s "
+                     f"committed {committed_s:.3g} s is below the physical floor of "
+                     f"{floor_s:.3g} s "
                      f"(model FLOPs at 100% of peak on {perf.gpus} GPUs)",
                      committed_s=committed_s, floor_s=floor_s)
 
@@ -81,7 +82,8 @@ def sla_breach(perf: Performance, commitment: Commitment) -> Flag | None:
              ("mean", perf.measured_mean_s, commitment.step_time_s, "mean"))
     for label, measured, committed, key in pairs:
         if measured is not None and committed is not None and measured > committed:
-            parts.append(f"measured {label} {measured:.3g} s exceeds the committed {committed:.3g} s")
+            parts.append(f"measured {label} {measured:.3g} s exceeds the committed "
+                         f"{committed:.3g} s")
             numbers.update({f"measured_{key}_s": measured, f"committed_{key}_s": committed})
     if not parts:
         return None

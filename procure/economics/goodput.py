@@ -26,7 +26,8 @@ class Goodput:
     clamped: bool                            # the formula gave a lost fraction outside [0, 0.99]
 
     def to_dict(self) -> dict:
-        interval_min = None if self.checkpoint_interval_s is None else self.checkpoint_interval_s / 60
+        tau_s = self.checkpoint_interval_s
+        interval_min = None if tau_s is None else tau_s / 60
         return {
             "fraction": self.fraction,
             "lost_fraction": self.lost_fraction,

@@ -32,13 +32,15 @@ def flops_utilisation(flops_per_step: float, step_time_s: float, gpus: int,
 def throughput(perf: Performance, step_time_s: float | None = None) -> Throughput:
     """Tokens per second of the cluster and per GPU, MFU and HFU at ``step_time_s``."""
     step_s = perf.step_time_s if step_time_s is None else step_time_s
-    if step_s <= 0:
-        raise ValueError(f"step time must be positive, got {step_s!r}")
+    if step_s <= 0 or perf.tokens_per_step <= 0 or perf.gpus <= 0:
+        raise ValueError(f"step time, tokens per step and GPUs must be positive, got "
+                         f"{step_s!r}, {perf.tokens_per_step!r}, {perf.gpus!r}")
     tokens_per_s = perf.tokens_per_step / step_s
     return Throughput(
         tokens_per_s=tokens_per_s,
         tokens_per_s_per_gpu=tokens_per_s / perf.gpus,
-        mfu=flops_utilisation(perf.model_flops_per_step, step_s, perf.gpus, perf.peak_flops_per_gpu),
+        mfu=flops_utilisation(perf.model_flops_per_step, step_s, perf.gpus,
+                              perf.peak_flops_per_gpu),
         hfu=flops_utilisation(perf.hardware_flops_per_step, step_s, perf.gpus,
                               perf.peak_flops_per_gpu),
     )

@@ -12,7 +12,8 @@ from dataclasses import dataclass
 from decimal import Decimal
 
 from procure.economics.cost import cost_basis, missing_price_reason, total_cost_float
-from procure.economics.goodput import MAX_LOST_FRACTION, checkpoint_write_s, interval_s, lost_fraction
+from procure.economics.goodput import (MAX_LOST_FRACTION, checkpoint_write_s, interval_s,
+                                      lost_fraction)
 from procure.economics.inputs import Assumptions, BidCase
 from procure.economics.throughput import step_time_at_efficiency
 from procure.money import D, rate

@@ -1,137 +1,157 @@
-"""Cross-file checks of a validated cluster.yaml against the catalog and price books.
+"""Cross-file checks of cluster.yaml against the catalog and price books.
 
-Each check is a small function that appends diagnostics; all run, so every problem is reported
-at once. A known term with no line for a bid's accelerator is not an error: the bid gets the
-``price-missing`` flag and stays in the comparison.
+They read the raw YAML data (with type guards), not the validated model, so they also run when
+the schema already failed: a mistyped accelerator is reported together with a negative GPU count
+and an unknown key, all at once. Each check is a small function that appends diagnostics. A known
+term with no line for a bid's accelerator is not an error: the bid gets the ``price-missing``
+flag and stays in the comparison.
 """
 
 from __future__ import annotations
 
+from datetime import date
 from pathlib import Path
 
 from procure.catalog.load import Catalog
 from procure.errors import Diagnostic
 from procure.inputs.loader import suggest
-from procure.inputs.schema import Bid, Cluster
 from procure.inputs.yamlpos import YamlDocument
 
 
-def _bid_path(index: int, *rest) -> tuple:
-    return ("bids", index) + rest
+def _str(value) -> str | None:
+    return value if isinstance(value, str) and value else None
 
 
-def check_workload(cluster: Cluster, doc: YamlDocument, cat: Catalog, out: list[Diagnostic]) -> None:
-    model = cluster.workload.model
+def _int(value) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def check_workload(data: dict, doc: YamlDocument, cat: Catalog, out: list[Diagnostic]) -> None:
+    workload = data.get("workload")
+    model = _str(workload.get("model")) if isinstance(workload, dict) else None
     if model is not None and model not in cat.models:
         out.append(doc.diagnostic(("workload", "model"), "unknown-model",
                                   f"model preset {model!r} is not in the catalog{cat.did_you_mean('model', model)}"
                                   " (or give an inline `architecture:`)"))
 
 
-def check_currency(cluster: Cluster, doc: YamlDocument, cat: Catalog, out: list[Diagnostic]) -> None:
-    fx = cat.fx_for(cluster.as_of)
-    if cluster.currency == "USD":
+def check_currency(data: dict, doc: YamlDocument, cat: Catalog, as_of: date | None, out: list[Diagnostic]) -> None:
+    currency = _str(data.get("currency")) or "USD"
+    if currency == "USD" or as_of is None:
         return
+    fx = cat.fx_for(as_of)
     if fx is None:
-        out.append(doc.diagnostic(("as_of",), "no-fx", f"no FX table is dated on or before {cluster.as_of}"))
-    elif cluster.currency not in fx.rates:
+        out.append(doc.diagnostic(("as_of",), "no-fx", f"no FX table is dated on or before {as_of}"))
+    elif currency not in fx.rates:
         out.append(doc.diagnostic(("currency",), "unknown-currency",
-                                  f"currency {cluster.currency!r} is not in the FX table of {fx.as_of}"
-                                  f"{suggest(cluster.currency, fx.rates)}"))
+                                  f"currency {currency!r} is not in the FX table of {fx.as_of}"
+                                  f"{suggest(currency, fx.rates)}"))
 
 
-def check_hardware(i: int, bid: Bid, doc: YamlDocument, cat: Catalog, out: list[Diagnostic]) -> None:
-    if bid.accelerator not in cat.accelerators:
-        out.append(doc.diagnostic(_bid_path(i, "accelerator"), "unknown-accelerator",
-                                  f"{bid.accelerator!r} is not in the catalog"
-                                  f"{cat.did_you_mean('accelerator', bid.accelerator)}"))
-    elif bid.network is None and cat.accelerators[bid.accelerator].default_network is None:
-        out.append(doc.diagnostic(_bid_path(i), "missing-network",
-                                  f"bid {bid.id!r} names no `network` and {bid.accelerator} has no default"))
-    if bid.network is not None and bid.network not in cat.networks:
-        out.append(doc.diagnostic(_bid_path(i, "network"), "unknown-network",
-                                  f"{bid.network!r} is not in the catalog{cat.did_you_mean('network', bid.network)}"))
+def check_hardware(i: int, bid: dict, doc: YamlDocument, cat: Catalog, out: list[Diagnostic]) -> None:
+    accel, network = _str(bid.get("accelerator")), _str(bid.get("network"))
+    if accel is not None and accel not in cat.accelerators:
+        out.append(doc.diagnostic(("bids", i, "accelerator"), "unknown-accelerator",
+                                  f"{accel!r} is not in the catalog{cat.did_you_mean('accelerator', accel)}"))
+    elif accel is not None and network is None and "network" not in bid \
+            and cat.accelerators[accel].default_network is None:
+        out.append(doc.diagnostic(("bids", i), "missing-network",
+                                  f"bid {bid.get('id')!r} names no `network` and {accel} has no default"))
+    if network is not None and network not in cat.networks:
+        out.append(doc.diagnostic(("bids", i, "network"), "unknown-network",
+                                  f"{network!r} is not in the catalog{cat.did_you_mean('network', network)}"))
 
 
-def check_pricing(i: int, bid: Bid, cluster: Cluster, doc: YamlDocument, cat: Catalog,
+def check_pricing(i: int, bid: dict, data: dict, doc: YamlDocument, cat: Catalog, as_of: date | None,
                   out: list[Diagnostic]) -> None:
-    pricing = bid.pricing
-    if pricing.price_book is None:
-        if pricing.currency and pricing.currency != cluster.currency:
-            fx = cat.fx_for(cluster.as_of)
-            if fx is None or pricing.currency not in fx.rates:
-                out.append(doc.diagnostic(_bid_path(i, "pricing", "currency"), "unknown-currency",
-                                          f"no FX rate for {pricing.currency!r} on or before {cluster.as_of}"))
+    pricing = bid.get("pricing")
+    if not isinstance(pricing, dict):
         return
-    book = cat.price_books.get(pricing.price_book)
+    currency = _str(data.get("currency")) or "USD"
+    fx = cat.fx_for(as_of) if as_of else None
+    where = ("bids", i, "pricing")
+    book_id = _str(pricing.get("price_book"))
+    if book_id is None:
+        inline_ccy = _str(pricing.get("currency"))
+        if inline_ccy and inline_ccy != currency and (fx is None or inline_ccy not in fx.rates):
+            out.append(doc.diagnostic(where + ("currency",), "unknown-currency",
+                                      f"no FX rate for {inline_ccy!r} on or before {as_of}"))
+        return
+    book = cat.price_books.get(book_id)
     if book is None:
-        out.append(doc.diagnostic(_bid_path(i, "pricing", "price_book"), "unknown-price-book",
-                                  f"price book {pricing.price_book!r} is not shipped"
-                                  f"{cat.did_you_mean('price book', pricing.price_book)}"))
+        out.append(doc.diagnostic(where + ("price_book",), "unknown-price-book",
+                                  f"price book {book_id!r} is not shipped{cat.did_you_mean('price book', book_id)}"))
         return
-    if book.kind != pricing.kind:
-        out.append(doc.diagnostic(_bid_path(i, "pricing", "price_book"), "kind-mismatch",
-                                  f"price book {book.id!r} is a {book.kind} book but the bid says kind: {pricing.kind}"))
-    if book.effective > cluster.as_of:
-        out.append(doc.diagnostic(_bid_path(i, "pricing", "price_book"), "price-book-future",
-                                  f"price book {book.id!r} takes effect {book.effective}, after as_of "
-                                  f"{cluster.as_of}; pick an older book or a later as_of"))
+    kind = _str(pricing.get("kind")) or "rental"
+    if kind in ("rental", "purchase") and book.kind != kind:
+        out.append(doc.diagnostic(where + ("price_book",), "kind-mismatch",
+                                  f"price book {book.id!r} is a {book.kind} book but the bid says kind: {kind}"))
+    if as_of is not None and book.effective > as_of:
+        out.append(doc.diagnostic(where + ("price_book",), "price-book-future",
+                                  f"price book {book.id!r} takes effect {book.effective}, after as_of {as_of}; "
+                                  "pick an older book or a later as_of"))
+    term = _str(pricing.get("term"))
     terms = sorted({line.term for line in book.lines})
-    if pricing.term not in terms:
-        out.append(doc.diagnostic(_bid_path(i, "pricing", "term"), "unknown-term",
-                                  f"price book {book.id!r} has no term {pricing.term!r}"
-                                  f"{suggest(pricing.term, terms)} (terms: {', '.join(terms)})"))
-    fx = cat.fx_for(cluster.as_of)
-    if book.currency != cluster.currency and (fx is None or book.currency not in fx.rates
-                                              or cluster.currency not in fx.rates):
-        out.append(doc.diagnostic(_bid_path(i, "pricing", "price_book"), "unknown-currency",
-                                  f"no FX rate to convert {book.currency} to {cluster.currency} on {cluster.as_of}"))
+    if term is not None and term not in terms:
+        out.append(doc.diagnostic(where + ("term",), "unknown-term",
+                                  f"price book {book.id!r} has no term {term!r}{suggest(term, terms)} "
+                                  f"(terms: {', '.join(terms)})"))
+    if book.currency != currency and (fx is None or book.currency not in fx.rates or currency not in fx.rates):
+        out.append(doc.diagnostic(where + ("price_book",), "unknown-currency",
+                                  f"no FX rate to convert {book.currency} to {currency} on {as_of}"))
 
 
-def check_plan(i: int, bid: Bid, doc: YamlDocument, out: list[Diagnostic]) -> None:
-    plan = bid.plan
-    if plan == "auto":
+def check_plan(i: int, bid: dict, doc: YamlDocument, out: list[Diagnostic]) -> None:
+    plan, gpus = bid.get("plan"), _int(bid.get("gpus"))
+    if not isinstance(plan, dict) or gpus is None or gpus <= 0:
         return
-    parts = [plan.tp, plan.pp, plan.dp, plan.cp or 1]
-    if all(p is not None for p in parts):
+    parts = [_int(plan.get(k)) for k in ("tp", "pp", "dp")] + [_int(plan.get("cp", 1))]
+    if all(p is not None and p > 0 for p in parts):
         product = parts[0] * parts[1] * parts[2] * parts[3]
-        if product != bid.gpus:
-            out.append(doc.diagnostic(_bid_path(i, "plan"), "plan-mismatch",
-                                      f"tp×pp×dp×cp = {product} but the bid has {bid.gpus} GPUs"))
+        if product != gpus:
+            out.append(doc.diagnostic(("bids", i, "plan"), "plan-mismatch",
+                                      f"tp×pp×dp×cp = {product} but the bid has {gpus} GPUs"))
 
 
 def resolve_measured(path_text: str, base: Path, allowed: list[Path]) -> Path:
-    """The measured-log path relative to the cluster.yaml folder; raise ValueError if not allowed."""
+    """The measured-log path relative to the cluster.yaml folder; raise if missing or not allowed."""
     candidate = Path(path_text).expanduser()
     resolved = (candidate if candidate.is_absolute() else base / candidate).resolve()
     if not any(resolved == root or root in resolved.parents for root in allowed):
         roots = ", ".join(str(r) for r in allowed)
-        raise ValueError(f"{path_text!r} resolves to {resolved}, outside the allowed folders ({roots}); "
-                         "pass --allow-path to permit it")
+        raise PermissionError(f"{path_text!r} resolves to {resolved}, outside the allowed folders ({roots}); "
+                              "pass --allow-path to permit it")
     if not resolved.exists():
         raise FileNotFoundError(f"measured log {path_text!r} does not exist ({resolved})")
     return resolved
 
 
-def check_measured(i: int, bid: Bid, doc: YamlDocument, base: Path, allowed: list[Path],
+def check_measured(i: int, bid: dict, doc: YamlDocument, base: Path, allowed: list[Path],
                    out: list[Diagnostic]) -> None:
-    for j, text in enumerate(bid.measured):
+    measured = bid.get("measured")
+    for j, text in enumerate(measured if isinstance(measured, list) else []):
+        if not _str(text):
+            continue
         try:
             resolve_measured(text, base, allowed)
         except FileNotFoundError as exc:
-            out.append(doc.diagnostic(_bid_path(i, "measured", j), "not-found", str(exc)))
-        except ValueError as exc:
-            out.append(doc.diagnostic(_bid_path(i, "measured", j), "path-not-allowed", str(exc)))
+            out.append(doc.diagnostic(("bids", i, "measured", j), "not-found", str(exc)))
+        except PermissionError as exc:
+            out.append(doc.diagnostic(("bids", i, "measured", j), "path-not-allowed", str(exc)))
 
 
-def check_cluster(cluster: Cluster, doc: YamlDocument, cat: Catalog, base: Path,
-                  allowed: list[Path]) -> list[Diagnostic]:
+def check_cluster(doc: YamlDocument, cat: Catalog, base: Path, allowed: list[Path]) -> list[Diagnostic]:
+    data = doc.data if isinstance(doc.data, dict) else {}
+    as_of = data.get("as_of") if isinstance(data.get("as_of"), date) else None
     out: list[Diagnostic] = []
-    check_workload(cluster, doc, cat, out)
-    check_currency(cluster, doc, cat, out)
-    for i, bid in enumerate(cluster.bids):
+    check_workload(data, doc, cat, out)
+    check_currency(data, doc, cat, as_of, out)
+    bids = data.get("bids")
+    for i, bid in enumerate(bids if isinstance(bids, list) else []):
+        if not isinstance(bid, dict):
+            continue
         check_hardware(i, bid, doc, cat, out)
-        check_pricing(i, bid, cluster, doc, cat, out)
+        check_pricing(i, bid, data, doc, cat, as_of, out)
         check_plan(i, bid, doc, out)
         check_measured(i, bid, doc, base, allowed, out)
     return out

@@ -92,7 +92,10 @@ def _message(error: dict, path: tuple, root: type[BaseModel], data) -> tuple[str
         expected = "a whole number" if kind.startswith("int") else "a number"
         return "bad-type", f"`{name}` must be {expected}, got {value!r}", False
     if kind in ("greater_than", "greater_than_equal", "less_than", "less_than_equal"):
-        return "out-of-range", f"`{name}` {error['msg'].lower()}, got {value!r}", False
+        ctx = error.get("ctx", {})
+        words = {"gt": "greater than", "ge": "at least", "lt": "less than", "le": "at most"}
+        bound = next((f"{words[k]} {v}" for k, v in ctx.items() if k in words), error["msg"].lower())
+        return "out-of-range", f"`{name}` must be {bound}, got {value!r}", False
     if kind == "literal_error":
         expected = error.get("ctx", {}).get("expected", "")
         options = [o.strip().strip("'") for o in expected.replace(" or ", ",").split(",") if o.strip()]

@@ -162,7 +162,7 @@ def stacked_bar(segments: Sequence[tuple[str, float]], fmt: Fmt, *, title: str,
              if value is not None and value > 0]
     total = sum(v for _, v, _ in parts)
     ticks = nice_ticks(0.0, max(total, marker[1] if marker else 0.0) or 1.0)
-    x0, x1, bar_y, bar_h = 10, width - 20, 14, 26
+    x0, x1, bar_y, bar_h = 10, width - 20, 24, 26
     scale = lambda v: x0 + (x1 - x0) * v / ticks[-1]  # noqa: E731
     body = _x_axis(ticks, x0, scale, bar_y - 6, bar_y + bar_h + 6, fmt)
     x = x0
@@ -220,7 +220,8 @@ def _tornado_side(value: float | None, text: str, base: float, scale: Callable[[
 
 
 def line_chart(points: Sequence[tuple[float, float]], x_fmt: Fmt, y_fmt: Fmt, *, title: str,
-               x_label: str, y_label: str, width: float = 640, height: float = 200) -> str:
+               x_label: str, y_label: str, width: float = 640, height: float = 200,
+               y_floor: float | None = None) -> str:
     """A line over a log2 x axis (GPU counts double) with labelled points."""
     pts = sorted(p for p in points if p[0] and p[0] > 0 and p[1] is not None)
     x0, x1, y0, y1 = 58, width - 20, height - 34, 14
@@ -229,7 +230,8 @@ def line_chart(points: Sequence[tuple[float, float]], x_fmt: Fmt, y_fmt: Fmt, *,
     lx = [math.log2(p[0]) for p in pts]
     span_x = (max(lx) - min(lx)) or 1.0
     ys = [p[1] for p in pts]
-    ticks = nice_ticks(min(0.0, min(ys)), max(ys) * 1.05 if max(ys) > 0 else 1.0, 4)
+    top = max(max(ys), y_floor) if y_floor is not None else max(ys) * 1.05
+    ticks = nice_ticks(min(0.0, min(ys)), top if top > 0 else 1.0, 4)
     sx = lambda v: x0 + (x1 - x0) * (math.log2(v) - min(lx)) / span_x  # noqa: E731
     sy = lambda v: y0 - (y0 - y1) * (v - ticks[0]) / (ticks[-1] - ticks[0])  # noqa: E731
     body = []

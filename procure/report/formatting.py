@@ -125,6 +125,15 @@ def significant(value: object, loc: Locale, digits: int = 3) -> str:
     return number(amount, loc, max(0, digits - 1 - magnitude))
 
 
+def plain(value: object, loc: Locale) -> str:
+    """A number exactly as given, grouped, no padding zeros: 0.85 -> "0.85", 1.97e-5 -> "0.0000197"."""
+    if value is None:
+        return loc.na
+    exact = D(value)
+    decimals = max(0, -exact.normalize().as_tuple().exponent)
+    return number(exact, loc, min(decimals, 12))
+
+
 def iso_date(value: str | None, loc: Locale) -> str:
     """"2026-12-01" -> "December 1, 2026" / "2026年12月1日"; text that is not a date is kept."""
     if value is None:
@@ -134,3 +143,75 @@ def iso_date(value: str | None, loc: Locale) -> str:
     except ValueError:
         return str(value)
     return loc.format_date(day)
+
+
+class Formatter:
+    """Numbers of one report as text: locale, message catalog and report currency bound once."""
+
+    def __init__(self, lang: str, currency: str):
+        from procure.report.messages import Messages
+
+        self.loc = get_locale(lang)
+        self.msg = Messages(lang)
+        self.currency = currency
+        self.na = self.loc.na
+
+    def text(self, value: object) -> str:
+        return self.na if value is None or value == "" else str(value)
+
+    def seconds(self, value: object) -> str:
+        return self._unit("unit.seconds", significant(value, self.loc, 3), value)
+
+    def days(self, value: object) -> str:
+        return self._unit("unit.days", number(value, self.loc, 1), value)
+
+    def hours(self, value: object) -> str:
+        return self._unit("unit.hours", integer(value, self.loc), value)
+
+    def minutes(self, value: object) -> str:
+        return self._unit("unit.minutes", significant(value, self.loc, 3), value)
+
+    def gib(self, value: object) -> str:
+        return self._unit("unit.gib", number(value, self.loc, 1), value)
+
+    def money(self, value: object, currency: str | None = None) -> str:
+        return money(value, currency or self.currency, self.loc, 2)
+
+    def rate(self, value: object, currency: str | None = None) -> str:
+        """Unit prices and cost per million tokens: four decimals, as the document keeps them."""
+        return money(value, currency or self.currency, self.loc, 4)
+
+    def price(self, value: object, currency: str | None = None) -> str:
+        """A unit price: cents when it has no finer digits ("$2.35"), else four decimals."""
+        if value is None:
+            return self.na
+        exact = D(value)
+        decimals = 2 if exact == _quantize(exact, 2) else 4
+        return money(exact, currency or self.currency, self.loc, decimals)
+
+    def percent(self, value: object, decimals: int = 1) -> str:
+        return percent(value, self.loc, decimals)
+
+    def change(self, value: object) -> str:
+        return signed_percent(value, self.loc, 0)
+
+    def integer(self, value: object) -> str:
+        return integer(value, self.loc)
+
+    def number(self, value: object, decimals: int = 2) -> str:
+        return number(value, self.loc, decimals)
+
+    def sig(self, value: object, digits: int = 3) -> str:
+        return significant(value, self.loc, digits)
+
+    def plain(self, value: object) -> str:
+        return plain(value, self.loc)
+
+    def compact(self, value: object) -> str:
+        return compact(value, self.loc)
+
+    def date(self, value: object) -> str:
+        return iso_date(None if value is None else str(value), self.loc)
+
+    def _unit(self, key: str, text: str, value: object) -> str:
+        return self.na if value is None else self.msg(key, value=text)

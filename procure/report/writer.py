@@ -28,25 +28,52 @@ def check_targets(paths: list[Path], force: bool) -> None:
 
 def write_atomic(path: Path, data: bytes) -> Path:
     """Write ``data`` to ``path`` atomically (same-folder temp file, fsync, os.replace)."""
-    path = Path(path)
+    return write_all([(Path(path), data)])[0]
+
+
+def write_all(outputs: list[tuple[Path, bytes]]) -> list[Path]:
+    """Stage every output as a synced temp file first, then rename them all into place.
+
+    A failure while staging (disk full, permissions) removes every temp file and leaves all
+    previous reports untouched; only the renames, each atomic, remain after that point.
+    """
+    staged: list[tuple[str, Path]] = []
+    try:
+        for path, data in outputs:
+            staged.append((_stage(Path(path), data), Path(path)))
+        for tmp_name, path in staged:
+            os.replace(tmp_name, path)
+    except BaseException:
+        for tmp_name, _ in staged:
+            _remove_quietly(tmp_name)
+        raise
+    for folder in sorted({p.parent for _, p in staged}):
+        _fsync_dir(folder)
+    return [p for _, p in staged]
+
+
+def _stage(path: Path, data: bytes) -> str:
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
+        os.fchmod(fd, 0o666 & ~_UMASK)   # mkstemp makes 0600; a report is an ordinary file
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
             handle.flush()
             os.fsync(handle.fileno())
-        os.replace(tmp_name, path)
     except BaseException:
         _remove_quietly(tmp_name)
         raise
-    _fsync_dir(path.parent)
-    return path
+    return tmp_name
 
 
-def write_all(outputs: list[tuple[Path, bytes]]) -> list[Path]:
-    """Write already rendered outputs; each file is atomic on its own."""
-    return [write_atomic(path, data) for path, data in outputs]
+def _current_umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+_UMASK = _current_umask()
 
 
 def _remove_quietly(name: str) -> None:

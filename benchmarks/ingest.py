@@ -1,0 +1,89 @@
+"""Ingest rate of per-rank step tables: 16,384 ranks x 610 steps (~10M rows) by default.
+
+Writes the same table as Parquet and as CSV in a temporary folder, then ingests each in a fresh
+child process and prints rows per second and the child's peak RSS (resource.getrusage), so the
+numbers cover reading and summarising only, not generating the data.
+
+    python benchmarks/ingest.py                 # ~10M rows
+    python benchmarks/ingest.py --rows 1000000  # smaller
+    python benchmarks/ingest.py --scheduler local   # the dask path (procure[scale])
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+RANKS = 16_384
+STEPS = 610
+
+
+def generate(folder: Path, rows: int) -> list[Path]:
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.csv as pcsv
+    import pyarrow.parquet as pq
+
+    ranks = min(RANKS, rows)
+    steps = max(1, rows // ranks)
+    rng = np.random.default_rng(7)
+    step = np.repeat(np.arange(1, steps + 1, dtype=np.int64), ranks)
+    rank = np.tile(np.arange(ranks, dtype=np.int64), steps)
+    seconds = 5.0 * rng.lognormal(0.0, 0.01, step.size)
+    seconds[rank == ranks // 3] *= 1.08  # one slow rank to find
+    table = pa.table({"step": step, "rank": rank, "step_time_s": seconds})
+    parquet, csv = folder / "steps.parquet", folder / "steps.csv"
+    pq.write_table(table, parquet, row_group_size=1 << 20)
+    pcsv.write_csv(table, csv)
+    return [parquet, csv]
+
+
+def measure(path: str, scheduler: str | None) -> None:
+    """Child process: ingest one table and print a JSON line with time and peak RSS."""
+    from procure.measure import ingest
+
+    start = time.perf_counter()
+    result = ingest([path], scheduler=scheduler)
+    seconds = time.perf_counter() - start
+    source = result.sources[0]
+    rows = int(source.notes[0].split(" rows")[0].replace(",", ""))
+    peak_mib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    slowest = source.stragglers["slowest_ranks"][0]["rank"] if source.stragglers else None
+    print(json.dumps({"path": path, "rows": rows, "seconds": seconds, "peak_rss_mib": peak_mib,
+                      "steps": source.steps, "slowest_rank": slowest}))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rows", type=int, default=RANKS * STEPS)
+    parser.add_argument("--scheduler", default=None, help="dask scheduler: local or an address")
+    parser.add_argument("--measure", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.measure:
+        measure(args.measure, args.scheduler)
+        return
+    with tempfile.TemporaryDirectory(prefix="procure-ingest-bench-") as tmp:
+        start = time.perf_counter()
+        paths = generate(Path(tmp), args.rows)
+        print(f"generated {args.rows:,} rows as Parquet and CSV in "
+              f"{time.perf_counter() - start:.1f} s")
+        for path in paths:
+            command = [sys.executable, __file__, "--measure", str(path)]
+            if args.scheduler:
+                command += ["--scheduler", args.scheduler]
+            out = subprocess.run(command, check=True, capture_output=True, text=True).stdout
+            stats = json.loads(out.strip().splitlines()[-1])
+            rate = stats["rows"] / stats["seconds"]
+            print(f"{path.suffix[1:]:8s} {stats['rows']:>12,} rows  {stats['seconds']:6.2f} s  "
+                  f"{rate / 1e6:6.2f} M rows/s  peak RSS {stats['peak_rss_mib']:,.0f} MiB  "
+                  f"steps {stats['steps']}  slowest rank {stats['slowest_rank']}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,85 @@
+"""Alpha-beta collective times on a two-tier (scale-up domain / scale-out NIC) topology.
+
+Every function takes scalars or numpy arrays (broadcast) and returns seconds.
+
+Topology: a group of ``n`` ranks has ``g`` ranks inside each scale-up domain ("node") and
+spans ``k = n / g`` nodes. Inside a node the per-direction link bandwidth is ``bw_up`` (B/s,
+already times the achieved factor). Across nodes every GPU owns a NIC share ``bw_nic`` (B/s per
+GPU, achieved). A group that spans nodes uses ALL ``g`` NICs its node-mates own: NCCL runs one
+ring per channel and spreads the channels' node crossings over the node's NICs (rail-optimised
+fabrics), so the bottleneck is the node's whole NIC bandwidth ``g * bw_nic``, not one GPU's
+share: all-reduce ``2(n-1)/n * S / (g * bw_nic)``, pipelined with the NVLink hops
+``2(n-1)/n * S / bw_up`` (the slower sets the pace). A flat ring at one NIC share
+(``2(n-1)/n * S / bw_nic``) over-predicts by up to ``g`` times: Calculon's main error. (A
+two-level reduce -> all-reduce across nodes -> broadcast would move ``2(k-1)/k`` instead of
+``2(n-1)/n``; NCCL's large-message ring does not, which matters for groups spanning 2-4 nodes.)
+
+Latency: NCCL's ring model: a base latency per collective plus one hop latency per ring step,
+intra-node hops at ``lat_up`` and inter-node hops at ``lat_net``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+BASE_LATENCY_S = 8.4e-6      # NCCL baseLat (ring/tree Simple), facts networks.yaml latency_constants
+INTRA_HOP_S = 2.0e-6         # NCCL NVLink hwLat, ring LL128 1.9 us
+
+
+def group_layout(n, gpn, stride):
+    """(ranks per node g, nodes k) of a group of ``n`` ranks whose members sit ``stride`` global
+    ranks apart (Megatron order tp, cp, dp/ep, pp), on nodes of ``gpn`` GPUs."""
+    n = np.asarray(n, dtype=float)
+    per_node = np.maximum(1.0, np.floor(np.asarray(gpn, dtype=float) / np.maximum(stride, 1)))
+    g = np.minimum(n, per_node)
+    k = np.ceil(n / g)
+    return g, k
+
+
+def _latency(steps_intra, steps_inter, lat_net, n):
+    lat = BASE_LATENCY_S + steps_intra * INTRA_HOP_S + steps_inter * lat_net
+    return np.where(n > 1, lat, 0.0)
+
+
+def all_reduce_s(size_b, n, g, k, bw_up, bw_nic, lat_net):
+    """Ring/hierarchical all-reduce of ``size_b`` bytes per rank."""
+    vol = 2.0 * (n - 1.0) / np.maximum(n, 1.0) * size_b
+    intra = vol / bw_up
+    inter = np.where(k > 1, vol / (g * bw_nic), 0.0)
+    bw_term = np.where(n > 1, np.maximum(intra, inter), 0.0)
+    return bw_term + _latency(2.0 * (g - 1.0), 2.0 * (k - 1.0), lat_net, n)
+
+
+def reduce_scatter_s(size_b, n, g, k, bw_up, bw_nic, lat_net):
+    """Reduce-scatter (or all-gather) where ``size_b`` is the full (unsharded) buffer per rank."""
+    vol = (n - 1.0) / np.maximum(n, 1.0) * size_b
+    intra = vol / bw_up
+    inter = np.where(k > 1, vol / (g * bw_nic), 0.0)
+    bw_term = np.where(n > 1, np.maximum(intra, inter), 0.0)
+    return bw_term + _latency(g - 1.0, k - 1.0, lat_net, n)
+
+
+all_gather_s = reduce_scatter_s
+
+
+def all_to_all_s(size_b, n, g, k, bw_up, bw_nic, lat_net):
+    """All-to-all where one rank sends ``size_b`` bytes in total (1/n to each peer, itself
+    included). The off-node share (n-g)/n leaves through the rank's own NIC share; the
+    on-node share (g-1)/n goes over the scale-up links; both run at once."""
+    intra = (g - 1.0) / n * size_b / bw_up
+    inter = (n - g) / n * size_b / bw_nic
+    bw_term = np.where(n > 1, np.maximum(intra, inter), 0.0)
+    return bw_term + _latency(g - 1.0, k - 1.0, lat_net, n)
+
+
+def send_recv_s(size_b, cross_node, bw_up, bw_nic, lat_net):
+    """One point-to-point message (pipeline stage boundary, CP ring step)."""
+    bw = np.where(cross_node, bw_nic, bw_up)
+    lat = np.where(cross_node, lat_net, INTRA_HOP_S)
+    return BASE_LATENCY_S + lat + size_b / bw
+
+
+def flat_ring_all_reduce_s(size_b, n, bw_per_gpu, lat):
+    """The textbook flat ring at one link's bandwidth: 2(n-1)a + 2(n-1)/n S/BW (for tests and
+    for comparison with the hierarchical form)."""
+    return 2.0 * (n - 1.0) * lat + 2.0 * (n - 1.0) / n * size_b / bw_per_gpu

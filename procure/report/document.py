@@ -1,0 +1,268 @@
+"""The view model: a result document turned into the strings and charts a report prints.
+
+Renderers compute nothing; this module only looks values up and formats them (through
+``formatting``). Required fields missing from the document raise one InputError naming all
+of them; optional ones (null or absent) print as "n/a".
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from procure import __version__
+from procure.errors import Diagnostic, InputError
+from procure.report import charts
+from procure.report.bid_view import bid_section
+from procure.report.formatting import Formatter
+
+SOURCE = "<result document>"
+REQUIRED_TOP = ("schema", "title", "as_of", "currency", "bids", "ranking")
+REQUIRED_BID = ("id", "vendor", "rank", "accelerator", "gpus", "step_time_s", "time_to_train_days",
+                "total_cost", "usd_per_million_tokens", "mfu", "flags", "cost_lines")
+METHOD_KEYS = ("method.step", "method.compute", "method.comm", "method.bubble", "method.stragglers",
+               "method.goodput", "method.economics", "method.flags")
+HTML_LANG = {"en": "en", "zh-TW": "zh-Hant-TW"}
+
+
+def check_document(doc: dict) -> None:
+    """Raise one InputError listing every required field the document lacks."""
+    missing = [key for key in REQUIRED_TOP if key not in doc]
+    for i, bid in enumerate(doc.get("bids") or []):
+        if not isinstance(bid, dict):
+            missing.append(f"bids[{i}] (not an object)")
+            continue
+        missing += [f"bids[{i}].{key}" for key in REQUIRED_BID if key not in bid]
+    if missing:
+        raise InputError([Diagnostic(SOURCE, 1, 1, "missing-field", f"required field {name} is missing")
+                          for name in missing])
+
+
+def ordered_bids(doc: dict) -> list[dict]:
+    """Bids in ranking order; bids the ranking forgot follow in input order."""
+    by_id = {b["id"]: b for b in doc["bids"]}
+    order = [by_id[i] for i in doc["ranking"] if i in by_id]
+    return order + [b for b in doc["bids"] if b["id"] not in doc["ranking"]]
+
+
+def build_view(doc: dict, lang: str = "en", page_size: str = "A4",
+               attached: list[str] | tuple = ()) -> dict[str, Any]:
+    """``attached``: names of the files the PDF carries (the cover says so)."""
+    check_document(doc)
+    f = Formatter(lang, doc["currency"])
+    bids = ordered_bids(doc)
+    return {
+        "lang": lang, "html_lang": HTML_LANG.get(lang, lang), "page_size": page_size,
+        "t": f.msg.table, "meta": _meta(doc, f),
+        "cover": _cover(doc, f, attached),
+        "workload": _workload(doc.get("workload") or {}, f),
+        "ranking": [ranking_row(b, f) for b in bids],
+        "recommendation": _recommendation(doc, f),
+        "flags": flags_explained(bids, f),
+        "bids": [bid_section(b, doc, f) for b in bids],
+        "compare": _compare(doc, bids, f),
+        "methodology": _methodology(doc.get("methodology") or {}, f),
+        "assumptions": _assumptions(doc, f),
+        "sources": _sources(doc.get("sources") or [], f),
+    }
+
+
+def _meta(doc: dict, f: Formatter) -> dict:
+    title = f.text(doc["title"])
+    return {"title": title, "as_of": str(doc["as_of"]), "as_of_text": f.date(doc["as_of"]),
+            "subtitle": f.msg("report.title_suffix"),
+            "generated_by": f.msg("report.generated_by", version=doc.get("procure_version") or __version__,
+                                  schema=doc["schema"])}
+
+
+def _cover(doc: dict, f: Formatter, attached) -> dict:
+    inputs = [{"path": f.text(i.get("path")), "role": f.text(i.get("role")),
+               "sha256": f.text(i.get("sha256")), "bytes": f.integer(i.get("bytes"))}
+              for i in doc.get("inputs") or []]
+    return {"rows": [(f.msg("cover.rfq_date"), f.date(doc["as_of"])),
+                     (f.msg("cover.currency"), f.text(doc["currency"])),
+                     (f.msg("cover.bids"), f.integer(len(doc["bids"])))],
+            "inputs": inputs,
+            "attached": f.msg("cover.attached", files=", ".join(map(str, attached))) if attached else ""}
+
+
+def _workload(w: dict, f: Formatter) -> list[tuple[str, str]]:
+    model = w.get("model") or {}
+    m = f.msg
+    return [
+        (m("workload.model"), f.text(model.get("name") or model.get("id"))),
+        (m("workload.params"), f.compact(model.get("params"))),
+        (m("workload.seq_len"), f.integer(w.get("seq_len"))),
+        (m("workload.global_batch_tokens"), m("unit.tokens", value=f.integer(w.get("global_batch_tokens")))),
+        (m("workload.train_tokens"), m("unit.tokens", value=f.compact(w.get("train_tokens")))),
+        (m("workload.precision"), f.text(w.get("precision"))),
+        (m("workload.deadline"), f.days(w.get("deadline_days"))),
+        (m("workload.model_flops_per_token"), f.compact(w.get("model_flops_per_token"))),
+        (m("workload.attention"), f.text(w.get("attention_flops_convention"))),
+    ]
+
+
+def ranking_row(bid: dict, f: Formatter) -> dict:
+    acc = bid.get("accelerator") or {}
+    currency = bid.get("currency") or f.currency
+    return {
+        "rank": f.text(bid.get("rank")), "id": f.text(bid["id"]), "vendor": f.text(bid["vendor"]),
+        "accel_gpus": f"{f.text(acc.get('name') or acc.get('id'))} × {f.integer(bid.get('gpus'))}",
+        "step_time": f.seconds(bid.get("step_time_s")),
+        "days": f.days(bid.get("time_to_train_days")),
+        "total_cost": f.money(bid.get("total_cost"), currency),
+        "usd_mtok": f.rate(bid.get("usd_per_million_tokens"), currency),
+        "mfu": f.percent(bid.get("mfu")),
+        "flags": [{"code": f.text(fl.get("code")), "severity": _severity(fl)} for fl in bid.get("flags") or []],
+    }
+
+
+def _severity(flag: dict) -> str:
+    sev = flag.get("severity")
+    return sev if sev in ("error", "warning", "info") else "info"
+
+
+def flags_explained(bids: list[dict], f: Formatter) -> list[dict]:
+    """Each flag code once, with what it means and every bid that carries it."""
+    groups: dict[str, dict] = {}
+    for bid in bids:
+        for flag in bid.get("flags") or []:
+            code = f.text(flag.get("code"))
+            group = groups.setdefault(code, {"code": code, "instances": [],
+                                             "meaning": f.msg.get(f"flag.{code}", f.msg("flag.unknown"))})
+            group["instances"].append({"bid": f.text(bid["id"]), "severity": _severity(flag),
+                                       "severity_text": f.msg(f"severity.{_severity(flag)}"),
+                                       "reason": f.text(flag.get("reason"))})
+    return list(groups.values())
+
+
+def _recommendation(doc: dict, f: Formatter) -> dict:
+    rec = doc.get("recommendation") or {}
+    text = f.text(rec.get("text"))
+    template = f.msg("summary.recommendation_generated")
+    winner = next((b for b in doc["bids"] if b["id"] == rec.get("bid")), None)
+    if not template or winner is None:
+        return {"text": text, "generated": "", "note": ""}
+    currency = winner.get("currency") or f.currency
+    generated = template.format(bid=winner["id"], vendor=winner["vendor"],
+                                usd_mtok=f.rate(winner.get("usd_per_million_tokens"), currency),
+                                total=f.money(winner.get("total_cost"), currency),
+                                days=f.days(winner.get("time_to_train_days")), mfu=f.percent(winner.get("mfu")))
+    return {"text": text, "generated": generated, "note": f.msg("summary.recommendation_note")}
+
+
+def _compare(doc: dict, bids: list[dict], f: Formatter) -> dict:
+    summary = doc.get("sensitivity_summary") or {}
+    winner_id = summary.get("winner") or (doc["ranking"][0] if doc["ranking"] else None)
+    winner = next((b for b in bids if b["id"] == winner_id), None)
+    changes = summary.get("winner_changes_under") or []
+    verdict = (f.msg("compare.winner_changes", winner=winner_id, changes="; ".join(map(str, changes)))
+               if changes else f.msg("compare.winner_stable", winner=f.text(winner_id)))
+    unc = next((b.get("uncertainty") for b in bids if b.get("uncertainty")), None) or {}
+    return {
+        "usd_mtok_svg": _band_chart(bids, "usd_per_million_tokens", f, f.msg("compare.usd_mtok"),
+                                    lambda v: f.money(v), None),
+        "days_svg": _band_chart(bids, "time_to_train_days", f, f.msg("compare.days"), lambda v: f.integer(v),
+                                _deadline(doc, f)),
+        "uncertainty_note": (f.msg("compare.uncertainty_note", samples=f.integer(unc.get("samples")),
+                                   seed=f.text(unc.get("seed"))) if unc else ""),
+        "verdict": verdict,
+        "tornado_title": f.msg("compare.tornado", bid=f.text(winner_id)),
+        "tornado_svg": _tornado(winner, f) if winner else "",
+        "sensitivity": _sensitivity_rows(winner, f) if winner else [],
+    }
+
+
+def _deadline(doc: dict, f: Formatter) -> tuple[str, float] | None:
+    days = (doc.get("workload") or {}).get("deadline_days")
+    return None if days is None else (f"{f.msg('series.deadline')} {f.days(days)}", float(days))
+
+
+def _band_chart(bids: list[dict], key: str, f: Formatter, title: str, tick, reference) -> str:
+    rows = []
+    for i, bid in enumerate(bids):
+        band = ((bid.get("uncertainty") or {}).get(key)) or {}
+        value = bid.get(key)
+        text = (f.rate(value, bid.get("currency")) if key == "usd_per_million_tokens" else f.days(value))
+        rows.append(charts.BarRow(label=str(bid["id"]), value=_float(value), value_text=text,
+                                  lo=_float(band.get("p10")), hi=_float(band.get("p90")), highlight=i == 0))
+    return charts.hbars(rows, tick, title=title, reference=reference)
+
+
+def _float(value: object) -> float | None:
+    return None if value is None else float(value)
+
+
+def _factor_label(factor: str, f: Formatter) -> str:
+    return f.msg.get(f"factor.{factor}", factor)
+
+
+def _tornado(bid: dict, f: Formatter) -> str:
+    base = bid.get("usd_per_million_tokens")
+    if base is None or not bid.get("sensitivity"):
+        return ""
+    rows = []
+    for factor, entries in _by_factor(bid["sensitivity"]).items():
+        low = min(entries, key=lambda e: float(e.get("change") or 0))
+        high = max(entries, key=lambda e: float(e.get("change") or 0))
+        low = low if float(low.get("change") or 0) < 0 else None
+        high = high if float(high.get("change") or 0) > 0 else None
+        label = f"{_factor_label(factor, f)} " + " / ".join(f.change(e["change"]) for e in (low, high) if e)
+        rows.append((label, _float(low and low.get("usd_per_million_tokens")),
+                     _float(high and high.get("usd_per_million_tokens")),
+                     f.rate(low and low.get("usd_per_million_tokens")), f.rate(high and high.get("usd_per_million_tokens"))))
+    base_label = f"{f.msg('series.base')} {f.rate(base)}"
+    return charts.tornado(rows, float(base), lambda v: f.money(v), title=f.msg("compare.tornado", bid=bid["id"]),
+                          base_label=base_label)
+
+
+def _by_factor(entries: list[dict]) -> dict[str, list[dict]]:
+    groups: dict[str, list[dict]] = {}
+    for e in entries:
+        groups.setdefault(str(e.get("factor")), []).append(e)
+    return groups
+
+
+def _sensitivity_rows(bid: dict, f: Formatter) -> list[dict]:
+    return [{"factor": _factor_label(str(e.get("factor")), f), "change": f.change(e.get("change")),
+             "usd_mtok": f.rate(e.get("usd_per_million_tokens")), "days": f.days(e.get("time_to_train_days")),
+             "rank": f.text(e.get("rank")),
+             "winner_changes": f.msg("word.yes") if e.get("winner_changes") else f.msg("word.no")}
+            for e in bid.get("sensitivity") or []]
+
+
+def _methodology(method: dict, f: Formatter) -> dict:
+    knobs = method.get("knobs") or {}
+    return {"model": f.msg("method.model", model=f.text(method.get("model"))),
+            "paragraphs": [f.msg(k) for k in METHOD_KEYS],
+            "knobs": [(str(k), _plain(v, f)) for k, v in sorted(knobs.items())]}
+
+
+def _plain(value: object, f: Formatter) -> str:
+    if isinstance(value, (list, tuple)):
+        return "; ".join(_plain(v, f) for v in value)
+    if isinstance(value, dict):
+        return "; ".join(f"{k}: {_plain(v, f)}" for k, v in sorted(value.items()))
+    if isinstance(value, bool):
+        return f.msg("word.yes") if value else f.msg("word.no")
+    if isinstance(value, (int, float)) or type(value).__name__ == "Decimal":
+        return f.plain(value)
+    return f.text(value)
+
+
+def _assumptions(doc: dict, f: Formatter) -> dict:
+    rows = [{"label": f.text(a.get("label") or a.get("key")), "key": f.text(a.get("key")),
+             "value": _plain(a.get("value"), f), "unit": a.get("unit") or "",
+             "origin": f.text(a.get("origin")), "source": f.text(a.get("source"))}
+            for a in doc.get("assumptions") or []]
+    fx = doc.get("fx") or {}
+    rates = ", ".join(f"{k} {_plain(v, f)}" for k, v in sorted((fx.get("rates") or {}).items()))
+    fx_text = (f.msg("assumptions.fx", base=f.text(fx.get("base")), as_of=f.date(fx.get("as_of")),
+                     rates=rates or f.na, source=f.text(fx.get("source"))) if fx else "")
+    return {"rows": rows, "fx": fx_text}
+
+
+def _sources(sources: list[dict], f: Formatter) -> list[dict]:
+    return [{"key": f.text(s.get("key")), "kind": f.text(s.get("kind")), "label": f.text(s.get("label")),
+             "source": "; ".join(map(str, s.get("source") or [])) or f.na, "as_of": f.text(s.get("as_of")),
+             "verified": f.msg("sources.verified") if s.get("verified") else f.msg("sources.unverified")}
+            for s in sources]

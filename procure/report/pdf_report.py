@@ -1,0 +1,82 @@
+"""The PDF report: WeasyPrint renders the HTML report's own HTML.
+
+Nothing is fetched from the network or the file system except files under the template
+folder and ``data:`` URLs: a vendor name is escaped text, and even a template that asks for
+``file:///etc/hostname`` or ``http://…`` is refused by ``SafeFetcher``. Dates come from the
+document's ``as_of`` (never the clock), so equal documents give equal PDFs.
+"""
+
+from __future__ import annotations
+
+import io
+import logging
+from datetime import date, datetime, timezone
+from pathlib import Path
+from urllib.parse import unquote, urlparse
+
+
+class FetchRefused(ValueError):
+    """A URL outside the template folder or not a data: URL."""
+
+
+def safe_fetcher_class():
+    import weasyprint
+
+    class SafeFetcher(weasyprint.URLFetcher):
+        """Serves data: URLs and files under ``root``; refuses everything else."""
+
+        def __init__(self, root: Path, **kwargs):
+            super().__init__(allowed_protocols=("data", "file"), **kwargs)
+            self.root = Path(root).resolve()
+            self.requested: list[str] = []
+
+        def fetch(self, url, headers=None):
+            self.requested.append(url)
+            scheme = url.split(":", 1)[0].lower()
+            if scheme == "data":
+                return super().fetch(url, headers)
+            if scheme == "file" and self._inside_root(url):
+                return super().fetch(url, headers)
+            raise FetchRefused(f"procure fetches nothing outside the template folder: {url[:200]}")
+
+        def _inside_root(self, url: str) -> bool:
+            parsed = urlparse(url)
+            if parsed.netloc not in ("", "localhost"):
+                return False
+            path = Path(unquote(parsed.path)).resolve()
+            return path == self.root or self.root in path.parents
+
+    return SafeFetcher
+
+
+def as_of_datetime(as_of: str) -> datetime:
+    day = date.fromisoformat(str(as_of)[:10])
+    return datetime(day.year, day.month, day.day, tzinfo=timezone.utc)
+
+
+def render_pdf(html: str, *, base_dir: Path, as_of: str,
+               attachments: list[tuple[str, bytes]] | tuple = (), fetcher=None) -> bytes:
+    import weasyprint
+
+    fetcher = fetcher or safe_fetcher_class()(base_dir)
+    stamp = as_of_datetime(as_of)
+    files = [weasyprint.Attachment(file_obj=io.BytesIO(data), name=Path(name).name or "input",
+                                   description=str(name), created=stamp, modified=stamp,
+                                   url_fetcher=fetcher)
+             for name, data in attachments]
+    document = weasyprint.HTML(string=html, base_url=Path(base_dir).resolve().as_uri() + "/",
+                               url_fetcher=fetcher)
+    # WeasyPrint logs refused fetches as warnings; they are expected and already handled.
+    logger = logging.getLogger("weasyprint")
+    previous = logger.level
+    logger.setLevel(logging.ERROR)
+    try:
+        return document.write_pdf(attachments=files, pdf_identifier=_identifier(html), uncompressed_pdf=False)
+    finally:
+        logger.setLevel(previous)
+
+
+def _identifier(html: str) -> bytes:
+    import hashlib
+
+    return hashlib.md5(html.encode("utf-8")).hexdigest().encode("ascii")

@@ -1,0 +1,40 @@
+"""The terminal report: the ranked table and the flags explained, printed with rich."""
+
+from __future__ import annotations
+
+from procure.report.document import check_document, flags_explained, ordered_bids, ranking_row
+from procure.report.formatting import Formatter
+
+SEVERITY_STYLE = {"error": "bold red", "warning": "yellow", "info": "cyan"}
+
+
+def print_terminal(doc: dict, console, lang: str = "en") -> None:
+    from rich.markup import escape
+    from rich.table import Table
+
+    check_document(doc)
+    f = Formatter(lang, doc["currency"])
+    m = f.msg
+    bids = ordered_bids(doc)
+    table = Table(title=escape(f"{doc['title']} — {f.date(doc['as_of'])}"), title_justify="left")
+    for key, justify in (("col.rank", "right"), ("col.bid", "left"), ("col.vendor", "left"),
+                         ("col.accel_gpus", "left"), ("col.step_time", "right"), ("col.time_to_train", "right"),
+                         ("col.total_cost", "right"), ("col.usd_mtok", "right"), ("col.mfu", "right"),
+                         ("col.flags", "left")):
+        table.add_column(m(key), justify=justify, overflow="fold")
+    for bid in bids:
+        r = ranking_row(bid, f)
+        flags = " ".join(f"[{SEVERITY_STYLE[fl['severity']]}]{escape(fl['code'])}[/]" for fl in r["flags"])
+        table.add_row(*(escape(r[k]) for k in ("rank", "id", "vendor", "accel_gpus", "step_time", "days",
+                                               "total_cost", "usd_mtok", "mfu")), flags)
+    console.print(table)
+    groups = flags_explained(bids, f)
+    if not groups:
+        console.print(m("summary.no_flags"))
+        return
+    console.print(f"[bold]{escape(m('summary.flags_explained'))}[/]")
+    for g in groups:
+        style = SEVERITY_STYLE[g["instances"][0]["severity"]]
+        console.print(f"  [{style}]{escape(g['code'])}[/]: {escape(g['meaning'])}")
+        for i in g["instances"]:
+            console.print(f"    {escape(i['bid'])} ({escape(i['severity_text'])}): {escape(i['reason'])}")

@@ -1,0 +1,76 @@
+"""Case folders: tests/cases/<case>/cluster.yaml with golden outputs in expected/.
+
+The folder list is the test list. `pytest --update-goldens` rewrites the goldens; on mismatch
+the actual output is written next to them under actual/ and a diff is shown.
+"""
+
+import difflib
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+from procure import api
+from procure.report.json_report import to_json_bytes
+
+CASES_DIR = Path(__file__).resolve().parents[1] / "cases"
+CASES = sorted(p for p in CASES_DIR.iterdir() if (p / "cluster.yaml").is_file())
+
+
+def xlsx_dump(path: Path) -> str:
+    from openpyxl import load_workbook
+
+    wb = load_workbook(path)
+    lines = []
+    for ws in wb.worksheets:
+        for row in ws.iter_rows():
+            for cell in row:
+                if cell.value is not None:
+                    lines.append(f"{ws.title}!{cell.coordinate}\t{cell.value!r}\t{cell.number_format}")
+    return "\n".join(lines) + "\n"
+
+
+def compare_golden(case: Path, name: str, actual: str) -> None:
+    expected_path = case / "expected" / name
+    if os.environ.get("PROCURE_UPDATE_GOLDENS") == "1":
+        expected_path.parent.mkdir(exist_ok=True)
+        expected_path.write_text(actual, encoding="utf-8")
+        return
+    assert expected_path.exists(), f"no golden {expected_path}; run pytest --update-goldens"
+    expected = expected_path.read_text(encoding="utf-8")
+    if actual != expected:
+        (case / "actual").mkdir(exist_ok=True)
+        (case / "actual" / name).write_text(actual, encoding="utf-8")
+        diff = "".join(list(difflib.unified_diff(expected.splitlines(True), actual.splitlines(True),
+                                                 f"expected/{name}", f"actual/{name}"))[:80])
+        pytest.fail(f"{case.name}/{name} differs from its golden:\n{diff}")
+    elif (case / "actual").exists():
+        shutil.rmtree(case / "actual")
+
+
+@pytest.fixture(scope="module")
+def documents():
+    return {case.name: api.quote_document(case / "cluster.yaml") for case in CASES}
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
+def test_case_json(case, documents):
+    compare_golden(case, "result.json", to_json_bytes(documents[case.name]).decode())
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
+def test_case_html_and_xlsx(case, documents, tmp_path):
+    from procure.report import render
+
+    written = render(documents[case.name], ["html", "xlsx"], tmp_path, "report")
+    html = next(p for p in written if p.suffix == ".html")
+    xlsx = next(p for p in written if p.suffix == ".xlsx")
+    compare_golden(case, "report.html", html.read_text(encoding="utf-8"))
+    compare_golden(case, "workbook.txt", xlsx_dump(xlsx))
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
+def test_case_is_deterministic(case, documents):
+    again = api.quote_document(case / "cluster.yaml")
+    assert to_json_bytes(again) == to_json_bytes(documents[case.name])

@@ -1,0 +1,121 @@
+"""Ranking, sensitivity across bids and the recommendation."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+
+import pytest
+
+from procure.compare import compare
+from procure.economics import Assumptions, Commitment
+from procure.economics import examples as ex
+
+A = Assumptions()
+
+
+def test_ranking_is_by_cost_per_million_tokens_with_uncosted_bids_last():
+    cases = [ex.case("mid", pricing=ex.rental("2.40")),
+             ex.case("oom", feasible=False),
+             ex.case("cheap", pricing=ex.rental("1.80")),
+             ex.case("noprice", pricing=ex.rental(None)),
+             ex.case("dear", pricing=ex.rental("3.10"))]
+    result = compare(cases, A)
+    assert result.ranking == ("cheap", "mid", "dear", "noprice", "oom")
+    assert [b.id for b in result.bids] == ["mid", "oom", "cheap", "noprice", "dear"]
+    assert [b.rank for b in result.bids] == [2, 5, 1, 4, 3]
+    costs = [b.usd_per_million_tokens for b in result.bids if b.has_cost]
+    assert sorted(costs) == [result.bids[2].usd_per_million_tokens,
+                             result.bids[0].usd_per_million_tokens,
+                             result.bids[4].usd_per_million_tokens]
+
+
+def test_ties_on_cost_go_to_the_faster_bid():
+    # same 12-month reservation, same price: same cost, different speed
+    slow = ex.case("slow", mfu=0.3, pricing=ex.rental("2.00", min_commit_months=12))
+    fast = ex.case("fast", mfu=0.45, pricing=ex.rental("2.00", min_commit_months=12))
+    result = compare([slow, fast], A)
+    assert result.bids[0].usd_per_million_tokens == result.bids[1].usd_per_million_tokens
+    assert result.ranking == ("fast", "slow")
+
+
+def test_a_small_price_move_flips_a_close_race():
+    close = [ex.case("a", pricing=ex.rental("2.35")), ex.case("b", pricing=ex.rental("2.40"))]
+    result = compare(close, A)
+    rows = {(r.factor, r.change): r for r in result.bids[0].sensitivity}
+    assert len(rows) == 16
+    assert rows[("price", 0.1)].winner_changes and rows[("price", 0.1)].rank == 2
+    assert not rows[("price", -0.1)].winner_changes and rows[("price", -0.1)].rank == 1
+    assert rows[("price", 0.1)].usd_per_million_tokens > result.bids[0].usd_per_million_tokens
+    base_usd = result.bids[0].usd_per_million_tokens
+    assert rows[("power_price", 0.2)].usd_per_million_tokens == base_usd
+    assert rows[("efficiency", 0.2)].time_to_train_days < result.bids[0].time_to_train_days
+    assert rows[("failure_rate", 0.2)].time_to_train_days > result.bids[0].time_to_train_days
+    summary = result.sensitivity_summary
+    assert summary["winner"] == "a"
+    assert "price +10% on a" in summary["winner_changes_under"]
+    assert "price -10% on b" in summary["winner_changes_under"]
+    assert "price -10% on a" not in summary["winner_changes_under"]
+    assert "changes under" in result.recommendation["text"]
+
+
+def test_a_wide_gap_is_robust_and_says_so():
+    result = compare([ex.case("a", pricing=ex.rental("1.50")),
+                      ex.case("b", pricing=ex.rental("3.00"))], A)
+    assert result.sensitivity_summary["winner_changes_under"] == []
+    assert "No single" in result.recommendation["text"]
+
+
+def test_recommendation_names_winner_runner_up_and_gap():
+    result = compare([ex.case("a", pricing=ex.rental("2.00")),
+                      ex.case("b", pricing=ex.rental("2.50"))], A)
+    a, b = result.bids
+    text = result.recommendation["text"]
+    assert result.recommendation["bid"] == "a"
+    gap = (b.usd_per_million_tokens / a.usd_per_million_tokens - 1) * 100
+    assert f"{a.usd_per_million_tokens:.4f} USD per million tokens" in text
+    assert f"runner-up, b" in text and f"{gap:.1f}% more" in text
+    assert f"{a.time_to_train_days:.1f} days" in text
+
+
+def test_recommendation_prefers_a_bid_that_meets_the_deadline():
+    cheap_late = ex.case("late", gpus=256, peak_flops=ex.A100_BF16_FLOPS,
+                         pricing=ex.rental("0.50"), deadline_days=30)
+    on_time = ex.case("ontime", pricing=ex.rental("2.35"), deadline_days=30)
+    result = compare([cheap_late, on_time], A)
+    assert result.ranking[0] == "late"
+    assert result.recommendation["bid"] == "ontime"
+    assert "misses it" in result.recommendation["text"]
+    assert "30-day deadline" in result.recommendation["text"]
+
+
+def test_recommendation_mentions_flags_on_the_chosen_bid():
+    case = ex.case("a", commitment=Commitment(step_time_s=0.01))
+    text = compare([case], A).recommendation["text"]
+    assert "impossible" in text and "modeled step time" in text and "only bid" in text
+
+
+def test_no_costed_bid_means_no_recommendation():
+    result = compare([ex.case("a", pricing=ex.rental(None)), ex.case("b", feasible=False)], A)
+    assert result.recommendation["bid"] is None
+    assert "a (price-missing)" in result.recommendation["text"]
+    assert result.sensitivity_summary["winner"] is None
+    assert compare([], A).recommendation == {"bid": None, "text": "No bids to compare."}
+
+
+def test_to_dict_has_the_result_document_fields():
+    result = compare([ex.case("a", pricing=ex.purchase()), ex.case("b")], A).to_dict()
+    assert set(result) == {"bids", "ranking", "recommendation", "sensitivity_summary"}
+    bid = result["bids"][0]
+    for key in ("tokens_per_s", "mfu", "hfu", "goodput", "time_to_train_days", "billed_hours",
+                "energy_mwh", "total_cost", "cost_lines", "residual_value",
+                "usd_per_million_tokens", "flags", "sensitivity", "uncertainty", "rank"):
+        assert key in bid, key
+    assert isinstance(bid["total_cost"], Decimal)
+    assert bid["total_cost"] == sum(Decimal(line["amount"]) for line in bid["cost_lines"])
+    assert bid["sensitivity"][0].keys() == {"factor", "change", "usd_per_million_tokens",
+                                            "time_to_train_days", "rank", "winner_changes"}
+
+
+def test_duplicate_ids_are_refused():
+    with pytest.raises(ValueError):
+        compare([ex.case("a"), ex.case("a")], A)

@@ -1,0 +1,104 @@
+"""The view model: required fields checked, optional ones printed as n/a, order and flags."""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+
+import pytest
+
+from procure.errors import InputError
+from procure.report.document import build_view, check_document, ordered_bids
+from procure.report.json_report import load_document
+
+SAMPLE = Path(__file__).resolve().parents[1] / "fixtures" / "quote_sample.json"
+
+
+@pytest.fixture(scope="module")
+def doc() -> dict:
+    return load_document(SAMPLE.read_bytes())
+
+
+def test_every_missing_required_field_is_named_at_once(doc):
+    broken = copy.deepcopy(doc)
+    del broken["title"]
+    del broken["bids"][1]["total_cost"]
+    del broken["bids"][3]["flags"]
+    with pytest.raises(InputError) as info:
+        check_document(broken)
+    messages = [d.message for d in info.value.diagnostics]
+    assert {d.code for d in info.value.diagnostics} == {"missing-field"}
+    assert any("title" in m for m in messages)
+    assert any("bids[1].total_cost" in m for m in messages)
+    assert any("bids[3].flags" in m for m in messages)
+
+
+def test_optional_fields_absent_or_null_print_as_not_available(doc):
+    lean = copy.deepcopy(doc)
+    for key in ("inputs", "workload", "assumptions", "fx", "sources", "methodology", "sensitivity_summary",
+                "recommendation"):
+        lean.pop(key)
+    bid = lean["bids"][0]
+    for key in ("network", "pricing", "plan", "search", "step_time_terms", "modeled", "committed", "measured",
+                "memory", "scaling", "goodput", "sensitivity", "uncertainty", "hfu", "energy_mwh"):
+        bid.pop(key, None)
+    bid["mfu"] = None
+    view = build_view(lean, "en")
+    row = next(r for r in view["ranking"] if r["id"] == bid["id"])
+    assert row["mfu"] == "n/a"
+    section = next(s for s in view["bids"] if s["id"] == bid["id"])
+    assert ("Energy", "n/a") in section["economics"]
+    assert view["recommendation"]["text"] == "n/a"
+
+
+def test_bids_follow_the_ranking_then_input_order(doc):
+    assert [b["id"] for b in ordered_bids(doc)] == doc["ranking"]
+    partial = dict(doc, ranking=doc["ranking"][:2])
+    order = [b["id"] for b in ordered_bids(partial)]
+    assert order[:2] == doc["ranking"][:2] and sorted(order) == sorted(b["id"] for b in doc["bids"])
+
+
+def test_price_missing_bid_prints_not_available_costs(doc):
+    view = build_view(doc, "en")
+    helios = next(r for r in view["ranking"] if r["id"] == "helios")
+    assert helios["total_cost"] == "n/a" and helios["usd_mtok"] == "n/a"
+    section = next(s for s in view["bids"] if s["id"] == "helios")
+    assert section["costs"]["rows"] == [] and section["costs"]["empty"]
+
+
+def test_flags_are_grouped_by_code_with_every_bid_that_carries_them(doc):
+    view = build_view(doc, "en")
+    codes = [g["code"] for g in view["flags"]]
+    expected = {f["code"] for b in doc["bids"] for f in b["flags"]}
+    assert set(codes) == expected and len(codes) == len(expected)
+    tw = next(g for g in view["flags"] if g["code"] == "impossible")
+    assert tw["instances"][0]["bid"] == "tw-cloud" and "physical floor" in tw["meaning"]
+
+
+def test_same_figures_in_both_languages(doc):
+    en, zh = build_view(doc, "en"), build_view(doc, "zh-TW")
+    for a, b in zip(en["ranking"], zh["ranking"]):
+        assert a["total_cost"].replace("$", "") == b["total_cost"].replace("US$", "").replace("無資料", "n/a")
+        assert a["mfu"] == b["mfu"] or a["mfu"] == "n/a"
+        assert a["days"].split()[0] == b["days"].split()[0]
+    assert zh["recommendation"]["generated"].startswith("建議採用投標 own-h200")
+    assert zh["recommendation"]["text"] == doc["recommendation"]["text"]
+
+
+def test_winner_changes_are_reported(doc):
+    changed = copy.deepcopy(doc)
+    changed["sensitivity_summary"]["winner_changes_under"] = ["price +20% on own-h200"]
+    view = build_view(changed, "en")
+    assert "price +20% on own-h200" in view["compare"]["verdict"]
+    assert "No change" in build_view(doc, "en")["compare"]["verdict"]
+
+
+def test_cost_lines_show_factors_and_the_total(doc):
+    view = build_view(doc, "en")
+    own = next(s for s in view["bids"] if s["id"] == "own-h200")
+    power = next(r for r in own["costs"]["rows"] if r["label"] == "Power")
+    assert power["rate"] == "$0.08 × pue 1.3" and power["amount"] == "$402,331.28"
+    capex = own["costs"]["rows"][0]
+    assert capex["rate"] == "$41,500.00 × depreciable_fraction 0.65 × used_hours 1,799 ÷ 35,040"
+    assert own["costs"]["total"] == "$7,267,010.16"
+    assert "$44,620,800.00" in own["costs"]["residual"]

@@ -1,0 +1,57 @@
+"""The terminal table: ranked rows, flags explained, rich markup in data printed literally."""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+
+import pytest
+from rich.console import Console
+
+from procure.report import render_terminal
+from procure.report.json_report import load_document
+
+SAMPLE = Path(__file__).resolve().parents[1] / "fixtures" / "quote_sample.json"
+
+
+@pytest.fixture(scope="module")
+def doc() -> dict:
+    return load_document(SAMPLE.read_bytes())
+
+
+def printed(doc: dict, lang: str = "en") -> str:
+    console = Console(record=True, width=200, color_system=None)
+    render_terminal(doc, console, lang=lang)
+    return console.export_text()
+
+
+def test_rows_in_rank_order_with_figures_and_flags(doc):
+    text = printed(doc)
+    positions = [text.index(f" {bid_id} ") for bid_id in doc["ranking"]]
+    assert positions == sorted(positions)
+    for needle in ("$7,267,010.16", "$0.4845", "74.9 days", "39.0%", "H200 SXM 141GB × 3,072", "n/a",
+                   "台灣雲端股份有限公司", '<img src="file:///etc/hostname">', "price-missing"):
+        assert needle in text
+    assert "Flags explained" in text
+    assert "physical floor" in text
+
+
+def test_rich_markup_in_data_is_printed_literally(doc):
+    odd = copy.deepcopy(doc)
+    odd["bids"][0]["vendor"] = "[bold red]Boom[/bold red]"
+    odd["bids"][0]["flags"][0]["reason"] = "[link=http://x]click[/link]"
+    text = printed(odd)
+    assert "[bold red]Boom[/bold red]" in text
+    assert "[link=http://x]click[/link]" in text
+
+
+def test_traditional_chinese_table(doc):
+    text = printed(doc, "zh-TW")
+    assert "每百萬 token 成本" in text and "US$7,267,010.16" in text and "標記說明" in text
+
+
+def test_a_quote_without_flags_says_so(doc):
+    clean = copy.deepcopy(doc)
+    for bid in clean["bids"]:
+        bid["flags"] = []
+    assert "No bid carries a flag." in printed(clean)
