@@ -75,7 +75,24 @@ def _progress(state: State, label: str):
     return progress, update
 
 
-@click.group(context_settings=CONTEXT)
+class ProcureGroup(click.Group):
+    """Usage mistakes are bad input (exit 1), not click's default 2, which means --fail-on here."""
+
+    def main(self, args=None, prog_name=None, complete_var=None, standalone_mode=True, **extra):
+        if not standalone_mode:
+            return super().main(args, prog_name, complete_var, standalone_mode, **extra)
+        try:
+            super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
+        except click.ClickException as exc:
+            exc.show()
+            sys.exit(EXIT_INPUT)
+        except click.exceptions.Abort:
+            click.echo("aborted", err=True)
+            sys.exit(EXIT_INPUT)
+        sys.exit(EXIT_OK)
+
+
+@click.group(cls=ProcureGroup, context_settings=CONTEXT)
 @click.version_option(package_name="procure")
 @click.option("-q", "--quiet", is_flag=True, help="Print only errors.")
 @click.option("-v", "--verbose", is_flag=True, help="More detail; tracebacks on internal errors.")
@@ -91,6 +108,26 @@ def main(ctx: click.Context, quiet: bool, verbose: bool) -> None:
     ctx.obj = State(quiet, verbose)
 
 
+def _set_quiet(ctx, _param, value):
+    if value:
+        ctx.find_object(State).quiet = True
+    return value
+
+
+def _set_verbose(ctx, _param, value):
+    if value:
+        ctx.find_object(State).verbose = True
+    return value
+
+
+def common(command):
+    """-q/-v accepted after the command name too (`procure quote x.yaml -q`)."""
+    command = click.option("-q", "--quiet", is_flag=True, expose_value=False, callback=_set_quiet,
+                           help="Print only errors.")(command)
+    return click.option("-v", "--verbose", is_flag=True, expose_value=False, callback=_set_verbose,
+                        help="More detail; tracebacks on internal errors.")(command)
+
+
 FORMAT_JSON = click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text",
                            show_default=True, help="Output for people or for machines.")
 ALLOW_PATH = click.option("--allow-path", "allow_paths", multiple=True, type=click.Path(path_type=Path),
@@ -98,6 +135,7 @@ ALLOW_PATH = click.option("--allow-path", "allow_paths", multiple=True, type=cli
 
 
 @main.command(context_settings=CONTEXT)
+@common
 @click.argument("cluster", type=click.Path(path_type=Path))
 @click.option("-o", "--out", "out_dir", type=click.Path(path_type=Path), default=Path("reports"),
               show_default=True, help="Folder for the reports.")
@@ -135,6 +173,7 @@ def quote(ctx, cluster, out_dir, formats, fail_on, templates_dir, lang, page_siz
 
 
 @main.command(context_settings=CONTEXT)
+@common
 @click.argument("cluster", type=click.Path(path_type=Path))
 @FORMAT_JSON
 @ALLOW_PATH
@@ -163,6 +202,7 @@ def validate(ctx, cluster, fmt, allow_paths):
 
 
 @main.command(context_settings=CONTEXT)
+@common
 @click.argument("cluster", type=click.Path(path_type=Path))
 @click.option("--bid", "bid_id", help="Only this bid.")
 @FORMAT_JSON
@@ -186,6 +226,7 @@ def estimate(ctx, cluster, bid_id, fmt, allow_paths):
 
 
 @main.command(context_settings=CONTEXT)
+@common
 @click.argument("runs", type=click.Path(path_type=Path))
 @FORMAT_JSON
 @click.pass_context
@@ -207,6 +248,7 @@ def backtest(ctx, runs, fmt):
 
 
 @main.command(context_settings=CONTEXT)
+@common
 @click.argument("logs", nargs=-1, required=True, type=click.Path(path_type=Path))
 @click.option("--log-format", "log_format", help="Force a log format (see `procure ingest --list-formats`).")
 @click.option("--scheduler", help="Summarise per-rank tables on Dask: 'local' or tcp://HOST:PORT.")
@@ -232,6 +274,7 @@ def ingest(ctx, logs, log_format, scheduler, fmt):
 
 
 @main.command(context_settings=CONTEXT)
+@common
 @click.argument("what", type=click.Choice(["list", "show"]), default="list")
 @click.argument("entry_id", required=False)
 @click.option("--kind", type=click.Choice(["all", "accelerators", "networks", "models", "price-books"]),
@@ -261,6 +304,7 @@ def catalog(ctx, what, entry_id, kind, fmt):
 
 
 @main.command(context_settings=CONTEXT)
+@common
 @click.argument("result_json", type=click.Path(path_type=Path))
 @click.option("-o", "--out", "out_dir", type=click.Path(path_type=Path), default=Path("reports"), show_default=True)
 @click.option("--format", "formats", default="pdf,xlsx", show_default=True)
@@ -285,6 +329,7 @@ def render(ctx, result_json, out_dir, formats, templates_dir, lang, page_size, f
 
 
 @main.command(context_settings=CONTEXT)
+@common
 @click.argument("old", type=click.Path(path_type=Path))
 @click.argument("new", type=click.Path(path_type=Path))
 @FORMAT_JSON

@@ -3,6 +3,8 @@ beyond unit scaling for display."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 
 def _table(title: str, columns: list[str]):
     from rich.table import Table
@@ -59,7 +61,7 @@ def render_ingest(result: dict, console) -> None:
                                            "p99", "max", "cv"])
     for src in result["sources"]:
         st = src.get("step_time_s") or {}
-        table.add_row(str(src["path"]), src["format"], str(src["steps"]), str(src.get("warmup_excluded", 0)),
+        table.add_row(Path(str(src["path"])).name, src["format"], str(src["steps"]), str(src.get("warmup_excluded", 0)),
                       _f(st.get("mean")), _f(st.get("p50")), _f(st.get("p95")), _f(st.get("p99")),
                       _f(st.get("max")), _f(st.get("cv"), "{:.3f}"))
     console.print(table)

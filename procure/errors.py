@@ -5,6 +5,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 
+def _printable(text: str) -> str:
+    return "".join(ch if ch.isprintable() or ch == " " else f"\\x{ord(ch):02x}" for ch in str(text))
+
+
 @dataclass(frozen=True, order=True)
 class Diagnostic:
     """One problem in an input, printed as ``file:line:col: error[code]: message``."""
@@ -16,8 +20,14 @@ class Diagnostic:
     message: str
     severity: str = "error"
 
+    def __post_init__(self):
+        # user text quoted in a message must not drive the terminal (ANSI escapes, NULs)
+        object.__setattr__(self, "message", _printable(self.message))
+        object.__setattr__(self, "source", _printable(self.source))
+
     def format(self) -> str:
-        return f"{self.source}:{self.line}:{self.col}: {self.severity}[{self.code}]: {self.message}"
+        where = f"{self.source}:{self.line}:{self.col}" if self.line > 0 else self.source
+        return f"{where}: {self.severity}[{self.code}]: {self.message}"
 
 
 class ProcureError(Exception):
@@ -38,7 +48,8 @@ class InputError(ProcureError):
         super().__init__("\n".join(d.format() for d in self.diagnostics))
 
 
-def input_error(source: str, code: str, message: str, line: int = 1, col: int = 1) -> InputError:
+def input_error(source: str, code: str, message: str, line: int = 0, col: int = 0) -> InputError:
+    """A problem not tied to a position in a file (an option, a missing id): no line:col printed."""
     return InputError(Diagnostic(str(source), line, col, code, message))
 
 

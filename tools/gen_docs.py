@@ -35,7 +35,6 @@ if str(REPO) not in sys.path:           # run as a script from a checkout
 import annotated_types  # noqa: E402  (pydantic's constraint objects)
 import click  # noqa: E402
 from pydantic import BaseModel  # noqa: E402
-from pydantic_core import PydanticUndefined  # noqa: E402
 
 from procure.catalog import entries as E  # noqa: E402
 from procure.inputs import schema as S  # noqa: E402
@@ -1082,6 +1081,9 @@ CODES: dict[str, tuple[str, str, str]] = {
               "Use a later `as_of` or add an older FX table."),
     "plan-mismatch": ("catalog", "A fixed plan's `tp × pp × dp × cp` differs from the bid's `gpus`.",
                       "Fix a degree, or leave `dp` out to let the search fill it."),
+    "bad-path": ("catalog", "A `measured` entry that cannot be a path at all: a NUL byte, a name over the "
+                 "system's length limit, an unknown `~user`, a link loop.",
+                 "Write a plain path to the log file, relative to the folder of cluster.yaml."),
     "path-not-allowed": ("catalog", "A `measured` path resolves outside the folder of cluster.yaml (`../`, an "
                          "absolute path, a link).", "Move the log next to cluster.yaml, or pass "
                          "`--allow-path FOLDER` to allow that folder."),
@@ -1227,7 +1229,9 @@ def render_troubleshooting() -> str:
            "Every problem with an input is printed as one line, all problems at once, and nothing is written:",
            "", "```text", "cluster.yaml:42:18: error[unknown-accelerator]: 'b200-sxm-18gb' is not in the catalog; "
            "did you mean 'b200-sxm-180gb'?", "```", "",
-           "`file:line:col` point at the value (or, for unknown and duplicate keys, at the key). The code in "
+           "`file:line:col` point at the value (or, for unknown and duplicate keys, at the key); a problem "
+           "that is not inside a file (an option, an id) names the option instead, e.g. "
+           "`--fail-on: error[unknown-flag]: ...`. The code in "
            "brackets is listed below with what it means and how to fix it. Exit codes: 0 ok, 1 bad input, "
            "2 a `--fail-on` flag tripped, 3 an internal error. `procure validate FILE --format json` gives the "
            "same problems as JSON.", "", "## Common problems", ""]

@@ -138,6 +138,10 @@ def check_measured(i: int, bid: dict, doc: YamlDocument, base: Path, allowed: li
             out.append(doc.diagnostic(("bids", i, "measured", j), "not-found", str(exc)))
         except PermissionError as exc:
             out.append(doc.diagnostic(("bids", i, "measured", j), "path-not-allowed", str(exc)))
+        except (OSError, ValueError, RuntimeError) as exc:   # name too long, NUL byte, symlink loop
+            out.append(doc.diagnostic(("bids", i, "measured", j), "bad-path",
+                                      f"measured log {text[:80]!r} is not a usable path: "
+                                      f"{getattr(exc, 'strerror', None) or exc}"))
 
 
 def check_cluster(doc: YamlDocument, cat: Catalog, base: Path, allowed: list[Path]) -> list[Diagnostic]:

@@ -121,6 +121,11 @@ def diagnostics_from(exc: ValidationError, doc: YamlDocument, root: type[BaseMod
         code, message, at_key = _message(error, path, root, doc.data)
         diag = doc.diagnostic(path, code, message, at_key=at_key)
         found.setdefault((path, code), diag)
+    if not found:   # every error was a union branch we chose to hide: report them all rather than none
+        for error in exc.errors():
+            path = _data_path(doc.data, error["loc"])
+            code, message, at_key = _message(error, path, root, doc.data)
+            found.setdefault((path, code), doc.diagnostic(path, code, message, at_key=at_key))
     return list(found.values())
 
 

@@ -125,19 +125,32 @@ class _Converter:
         value = node.value
         if node.tag == "tag:yaml.org,2002:str" and not node.style and _NUMBER.match(value):
             return self._number(node, value)
-        if node.tag == "tag:yaml.org,2002:int":
-            return self._number(node, value)
-        if node.tag == "tag:yaml.org,2002:float":
+        if node.tag in ("tag:yaml.org,2002:int", "tag:yaml.org,2002:float"):
             if _NUMBER.match(value):
                 return self._number(node, value)
-            return _Loader.construct_yaml_float(_Loader(""), node)  # .inf / .nan, checked by the schema
+            return self._yaml11_number(node)
         if node.tag == "tag:yaml.org,2002:bool":
             return value.lower() in ("true", "yes", "on", "y")
         if node.tag == "tag:yaml.org,2002:null":
             return None
-        if node.tag in ("tag:yaml.org,2002:timestamp",):
-            return _Loader.construct_yaml_timestamp(_Loader(""), node)
+        if node.tag == "tag:yaml.org,2002:timestamp":
+            try:
+                return _Loader.construct_yaml_timestamp(_Loader(""), node)
+            except (ValueError, OverflowError, TypeError):
+                return value   # e.g. 2026-02-30 or a +99:00 offset: the schema reports it as a bad date
         return value
+
+    def _yaml11_number(self, node):
+        """0x1F, 0b101, 1:30, .inf: YAML 1.1 spellings, converted by PyYAML, bounded like the rest."""
+        construct = (_Loader.construct_yaml_int if node.tag.endswith(":int") else _Loader.construct_yaml_float)
+        try:
+            number = construct(_Loader(""), node)
+        except (ValueError, TypeError, OverflowError):
+            return node.value
+        if isinstance(number, int) and abs(number) > 10**MAX_NUMBER_DIGITS:
+            self._diag(node, "bad-number", f"number {node.value[:40]!r} is too large")
+            return None
+        return number
 
     def _number(self, node, text: str):
         digits = sum(ch.isdigit() for ch in text)

@@ -94,10 +94,12 @@ def _parse_table(path: Path, scheduler: str | None, limits: readers.Limits) -> P
         engine = f"dask ({scheduler})"
     else:
         table = readers.read_table(path, schema.columns(), limits)
+        rows = len(table)
         arrays, invalid = step_rank_times(table, schema)
+        del table  # the numpy copies are all that is needed from here (peak memory)
         if arrays["step"].size == 0:
             return Parsed(format="rank-table", notes=["the table has no rows with step times"])
-        red = reduce_arrays(arrays, invalid=invalid, rows=len(table))
+        red = reduce_arrays(arrays, invalid=invalid, rows=rows)
         engine = "in-process"
     if red.steps.size == 0:
         return Parsed(format="rank-table", notes=["the table has no rows with step times"])
@@ -212,7 +214,8 @@ def _require_something(result: IngestResult) -> None:
               if s.samples or s.bus_bandwidth is not None or s.gpus is not None]
     if useful:
         return
-    reasons = [f"{s.path}: {s.format}: {'; '.join(s.notes) or 'no step times'}"
+    reasons = [f"  {s.path}: {s.format}: {'; '.join(s.notes) or 'no step times'}"
                for s in result.sources]
-    reasons += [f"{item['path']}: {item['reason']}" for item in result.skipped]
-    raise LogError("no step times found:\n" + "\n".join(reasons))
+    reasons += [f"  {item['path']}: {item['reason']}" for item in result.skipped]
+    raise LogError("nothing measured (no step times, bus bandwidth or GPU count):\n"
+                   + "\n".join(reasons))

@@ -107,15 +107,15 @@ def step_rank_times(table: Any, schema: TableSchema) -> tuple[dict[str, np.ndarr
     step, rank = columns[schema.step], columns[schema.rank]
     valid = pc.and_(_whole(step), _whole(rank))
     if schema.kind == "step":
-        times = pc.multiply(pc.cast(columns[schema.duration], pa.float64()), schema.scale)
+        times = _seconds(columns[schema.duration], schema.scale)
     elif schema.kind == "span":
         end = pc.cast(columns[schema.end], pa.float64())
-        times = pc.multiply(pc.subtract(end, pc.cast(columns[schema.start], pa.float64())),
-                            schema.scale)
+        times = _seconds(pc.subtract(end, pc.cast(columns[schema.start], pa.float64())),
+                         schema.scale)
     else:
         times = None
-        start = pc.multiply(pc.cast(columns[schema.start], pa.float64()), schema.scale)
-        duration = pc.multiply(pc.cast(columns[schema.duration], pa.float64()), schema.scale)
+        start = _seconds(columns[schema.start], schema.scale)
+        duration = _seconds(columns[schema.duration], schema.scale)
         valid = pc.and_(valid, pc.and_(_within(start, -MAX_STEP_TIME_S),
                                        _within(duration, 0.0)))
     if times is not None:
@@ -126,7 +126,7 @@ def step_rank_times(table: Any, schema: TableSchema) -> tuple[dict[str, np.ndarr
         table, step, rank = (pc.filter(x, valid) for x in (table, step, rank))
         times = None if times is None else pc.filter(times, valid)
         columns = {name: pc.filter(col, valid) for name, col in columns.items()}
-    step, rank = pc.cast(step, pa.int64()), pc.cast(rank, pa.int64())
+    step, rank = (x if x.type == pa.int64() else pc.cast(x, pa.int64()) for x in (step, rank))
     if times is not None:
         return _arrays(step, rank, times), int(invalid)
     return _op_arrays(table, columns, schema, step, rank), int(invalid)
@@ -147,6 +147,14 @@ def _numeric(column: Any) -> Any:
     values = pd.to_numeric(column.to_pandas().astype("string"), errors="coerce")
     return pa.chunked_array([pa.array(values.to_numpy(dtype="float64", na_value=np.nan),
                                       type=pa.float64())])
+
+
+def _seconds(values: Any, scale: float) -> Any:
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    values = values if values.type == pa.float64() else pc.cast(values, pa.float64())
+    return values if scale == 1.0 else pc.multiply(values, scale)
 
 
 def _within(values: Any, low: float) -> Any:
@@ -182,9 +190,8 @@ def _arrays(step: Any, rank: Any, times: Any, busy: Any = None) -> dict[str, np.
 
 
 def _np(values: Any, dtype: type) -> np.ndarray:
-    if hasattr(values, "combine_chunks"):
-        values = values.combine_chunks()
-    return np.asarray(values.to_numpy(zero_copy_only=False), dtype=dtype)
+    """One contiguous numpy array (a single copy for chunked columns)."""
+    return np.asarray(values.to_numpy(), dtype=dtype)
 
 
 def _op_arrays(table: Any, columns: dict[str, Any], schema: TableSchema, step: Any,

@@ -66,7 +66,7 @@ def _is_gzip(path: Path) -> bool:
 def read_head(path: Path, size: int = HEAD_BYTES) -> bytes:
     """The first ``size`` bytes (decompressed for gzip) for format detection."""
     try:
-        if _is_gzip(path) and not is_table(path):
+        if _is_gzip(path):
             with gzip.open(path, "rb") as handle:
                 return handle.read(size)
         with path.open("rb") as handle:

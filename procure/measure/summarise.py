@@ -48,7 +48,8 @@ def dedup(samples: SampleArrays) -> tuple[SampleArrays, int]:
     idx = np.flatnonzero(known)
     if idx.size < 2:
         return samples, 0
-    order = idx[np.lexsort((-samples.step_time_s[idx], samples.rank[idx], samples.step[idx]))]
+    order = idx[np.lexsort((-samples.covers[idx], -samples.step_time_s[idx], samples.rank[idx],
+                            samples.step[idx]))]
     step, rank = samples.step[order], samples.rank[order]
     first = np.r_[True, (step[1:] != step[:-1]) | (rank[1:] != rank[:-1])]
     keep = np.concatenate([order[first], np.flatnonzero(~known)])

@@ -9,8 +9,8 @@ which is the spec's max(T_comp, T_comm_overlappable) + T_serial + T_bubble + T_i
 overlappable comm split into its hidden part (inside compute) and its exposed part
 (dp_exposed, cp): exposed = T_ov - overlap_efficiency * min(T_ov, window). The window of the
 bucketed DP reduce is one micro-batch of the stage (Megatron reduces gradients during the LAST
-micro-batch's backward and gathers parameters during the first forward); ZeRO-2/3 traffic runs
-every micro-batch and may hide under all of the step's compute.
+micro-batch's backward and gathers parameters during the first forward); ZeRO-2 reduces every
+micro-batch's gradients under that backward, ZeRO-3 may hide under all of the step's compute.
 """
 
 from __future__ import annotations

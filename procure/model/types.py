@@ -67,13 +67,13 @@ class AccelKnobs:
 
     gemm_top: float | None = None           # best fraction of peak; None -> matmul_ceiling/peak
     gemm_curve: tuple[tuple[float, float], ...] = (
-        (2.633e-06, 0.1), (2.633e-05, 0.2573), (2.633e-04, 0.8513), (2.633e-03, 0.8795),
-        (2.633e-02, 0.8795))
-    membound_factor: float = 1.4964         # x the physical byte count of elementwise kernels
-    launch_overhead_s: float = 8.221e-4     # host time per layer per forward-equivalent pass
-    scale_up_bw_eff: float = 0.7527         # achieved / per-direction scale-up link bandwidth
+        (2.37e-06, 0.1), (2.37e-05, 0.2566), (2.37e-04, 0.8538), (2.37e-03, 0.8784),
+        (2.37e-02, 0.8784), (7.11e-02, 1.0))
+    membound_factor: float = 1.5007         # x the physical byte count of elementwise kernels
+    launch_overhead_s: float = 8.223e-4     # host time per layer per forward-equivalent pass
+    scale_up_bw_eff: float = 0.7572         # achieved / per-direction scale-up link bandwidth
     scale_out_bw_eff: float = 0.9           # achieved / per-direction NIC bandwidth
-    overlap_efficiency: float = 0.9507      # share of overlappable comm that hides under compute
+    overlap_efficiency: float = 0.9713      # share of overlappable comm that hides under compute
     step_time_cv: float = 0.01              # default per-GPU step-time coefficient of variation
 
 
@@ -92,6 +92,19 @@ class Knobs:
 
     def for_accelerator(self, accel_id: str) -> AccelKnobs:
         return self.by_accelerator.get(accel_id, self.default)
+
+    def describe(self) -> dict:
+        """JSON-ready summary for a report's methodology section."""
+        def block(k: AccelKnobs) -> dict:
+            out = {name: getattr(k, name) for name in (
+                "gemm_top", "membound_factor", "launch_overhead_s", "scale_up_bw_eff",
+                "scale_out_bw_eff", "overlap_efficiency", "step_time_cv")}
+            out["gemm_curve"] = [list(p) for p in k.gemm_curve]
+            return out
+
+        return {"fitted_on": list(self.fitted_on), "fitted_at": self.fitted_at,
+                "fit_mape": dict(self.fit_mape), "default": block(self.default),
+                "accelerators": {i: block(k) for i, k in sorted(self.by_accelerator.items())}}
 
 
 @dataclass

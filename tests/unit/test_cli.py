@@ -435,6 +435,7 @@ def test_diff_of_a_file_that_is_not_a_quote_is_exit_1(tmp_path):
 
 def test_quiet_prints_nothing_on_success_but_still_prints_errors():
     assert run("-q", "validate", str(EXAMPLE)).stdout == ""
+    assert run("validate", str(EXAMPLE), "-q").stdout == ""          # after the command name too
     assert run("-q", "catalog", "list").stdout == ""
     bad = run("-q", "validate", str(FOUR_PROBLEMS))
     assert bad.exit_code == 1 and len(lines(bad.stderr)) == 4

@@ -291,8 +291,17 @@ def test_op_trace_names_the_slow_rank_and_takes_world_size_from_meta():
 
 def test_every_fixture_is_recognised():
     result = ingest([FIXTURES])
-    assert result.skipped == []
+    assert [Path(s["path"]).name for s in result.skipped] == ["README.md"]   # a document
     formats = {s.format for s in result.sources}
     assert formats >= {"megatron", "nemo", "mlperf", "mlperf-system", "torchtitan", "deepspeed",
                        "hf-trainer", "ms-swift", "maxtext", "nanochat", "internevo", "kineto",
                        "nccl-tests", "rank-table", "straggler-meta"}
+
+
+def test_ms_swift_single_record_is_a_cumulative_mean(tmp_path):
+    path = tmp_path / "swift.log"
+    path.write_text("{'loss': 1.5, 'global_step/max_steps': '10/100', 'elapsed_time': '32s', "
+                    "'train_speed(iter/s)': 0.3125}\n")
+    src = ingest([path]).to_dict()["sources"][0]
+    assert (src["aggregation"], src["steps"], src["warmup_excluded"]) == ("cumulative", 10, 0)
+    assert src["step_time_s"]["mean"] == pytest.approx(3.2)

@@ -6,6 +6,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from procure.measure import LogError, ingest
 from procure.measure.ranktable import reduce_arrays, schema_for
@@ -141,3 +143,38 @@ def test_empty_table_has_no_steps(tmp_path):
     path.write_text("step,rank,step_time_s\n")
     with pytest.raises(LogError, match="no rows with step times"):
         ingest([path])
+
+table_rows = st.lists(st.tuples(st.integers(1, 12), st.integers(0, 6),
+                                st.floats(0.01, 100.0, allow_nan=False)),
+                      min_size=1, max_size=80, unique_by=lambda r: (r[0], r[1]))
+
+
+@settings(max_examples=40, deadline=None)
+@given(table_rows, st.randoms(use_true_random=False), st.integers(0, 2))
+def test_table_reduction_is_invariant_to_row_order_and_duplication(rows, rnd, copies):
+    def reduced(chosen):
+        red = reduce_arrays({"step": np.array([r[0] for r in chosen], dtype=np.int64),
+                             "rank": np.array([r[1] for r in chosen], dtype=np.int64),
+                             "step_time_s": np.array([r[2] for r in chosen])})
+        return red, analyse(red)
+
+    base, base_section = reduced(rows)
+    mixed_rows = rows * (copies + 1)
+    rnd.shuffle(mixed_rows)
+    mixed, mixed_section = reduced(mixed_rows)
+    for field in ("steps", "step_time_max_s", "basis_median_s", "ranks", "basis_sum_s",
+                  "times_slowest", "ranks_per_step"):
+        assert np.array_equal(getattr(base, field), getattr(mixed, field)), field
+    assert base_section == mixed_section
+    assert mixed.duplicates == len(rows) * copies
+
+
+def test_gzipped_csv_tables(tmp_path):
+    import gzip
+
+    packed = tmp_path / "steps.csv.gz"
+    packed.write_bytes(gzip.compress((FIXTURES / "rank_steps_ms.csv").read_bytes()))
+    a = ingest([packed]).to_dict()["sources"][0]
+    b = ingest([FIXTURES / "rank_steps_ms.csv"]).to_dict()["sources"][0]
+    assert a["format"] == "rank-table"
+    assert (a["step_time_s"], a["stragglers"]) == (b["step_time_s"], b["stragglers"])

@@ -21,6 +21,22 @@ def test_shipped_knobs_cover_the_calibrated_parts_and_a_default():
     assert knobs.fit_mape["published_runs"] <= 0.08
 
 
+def test_builtin_defaults_track_the_shipped_default_block():
+    shipped, builtin = load_knobs().default, AccelKnobs()
+    for name in ("membound_factor", "launch_overhead_s", "scale_up_bw_eff", "scale_out_bw_eff",
+                 "overlap_efficiency", "step_time_cv"):
+        assert getattr(builtin, name) == pytest.approx(getattr(shipped, name), rel=0.02), name
+    assert [f for _, f in builtin.gemm_curve] == pytest.approx([f for _, f in shipped.gemm_curve], abs=0.02)
+
+
+def test_describe_is_json_ready():
+    import json
+
+    doc = json.loads(json.dumps(load_knobs().describe()))
+    assert "h100-sxm5-80gb" in doc["accelerators"] and doc["fitted_at"]
+    assert doc["default"]["gemm_curve"][0][1] > 0
+
+
 def test_knob_values_are_physical():
     for k in [load_knobs().default, *load_knobs().by_accelerator.values()]:
         fracs = [f for _, f in k.gemm_curve]

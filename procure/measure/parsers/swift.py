@@ -22,22 +22,32 @@ _RECORD = re.compile(r"\{[^{}]*(?:global_step|train_speed)[^{}]*\}")
 
 def parse(text: str, name: str = "") -> Parsed:
     builder = SampleBuilder()
+    points = [p for p in (_point(r) for r in _records(text)
+                          if not any(str(k).startswith("eval_") for k in r)) if p is not None]
     last: tuple[float, float] | None = None
-    for record in _records(text):
-        if any(str(k).startswith("eval_") for k in record):
-            continue
-        point = _point(record)
-        if point is None:
-            continue
+    for point in points:
         if last is not None and point[0] > last[0] and point[1] > last[1]:
             builder.add((point[1] - last[1]) / (point[0] - last[0]), step=point[0],
                         covers=point[0] - last[0])
         if last is None or point[0] != last[0]:
             last = point
-    notes = ["step time by differencing the elapsed time (global_step / cumulative "
-             "train_speed) between logged steps; percentiles over interval means understate "
-             "the tail"] if len(builder) else [no_steps_note("fewer than two timed records")]
-    return Parsed(format="ms-swift", samples=builder.arrays(), aggregation="interval-mean",
+    if len(builder):
+        return Parsed(format="ms-swift", samples=builder.arrays(), aggregation="interval-mean",
+                      notes=["step time by differencing the elapsed time (global_step / "
+                             "cumulative train_speed) between logged steps; percentiles over "
+                             "interval means understate the tail"])
+    return _cumulative(points)
+
+
+def _cumulative(points: list[tuple[float, float]]) -> Parsed:
+    """One timed record: its cumulative mean (elapsed / steps since the start)."""
+    builder = SampleBuilder()
+    if points:
+        step, elapsed = points[-1]
+        builder.add(elapsed / step, step=step, covers=step)
+    notes = ["one timed record: the cumulative mean since the start (includes warm-up)"] \
+        if len(builder) else [no_steps_note("no timed records")]
+    return Parsed(format="ms-swift", samples=builder.arrays(), aggregation="cumulative",
                   notes=notes)
 
 
