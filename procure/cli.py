@@ -60,6 +60,16 @@ def _emit_json(obj) -> None:
     sys.stdout.flush()
 
 
+def _show(state: State, fmt: str, result: dict, view: str) -> None:
+    """JSON for machines, or the named terminal view of procure.cli_views for people."""
+    if fmt == "json":
+        _emit_json(result)
+    elif not state.quiet:
+        from procure import cli_views
+
+        getattr(cli_views, view)(result, state.console())
+
+
 def _progress(state: State, label: str):
     """A rich progress callback (done, total) for long work; silent when quiet or not a terminal."""
     if state.quiet or not sys.stderr.isatty():
@@ -215,12 +225,7 @@ def estimate(ctx, cluster, bid_id, fmt, allow_paths):
         from procure import api
 
         result = api.estimate(cluster, bid_id=bid_id, allow_paths=list(allow_paths))
-        if fmt == "json":
-            _emit_json(result)
-        elif not state.quiet:
-            from procure.cli_views import render_estimate
-
-            render_estimate(result, state.console())
+        _show(state, fmt, result, "render_estimate")
 
     _run(ctx, action)
 
@@ -237,12 +242,7 @@ def backtest(ctx, runs, fmt):
         from procure import api
 
         result = api.backtest(runs)
-        if fmt == "json":
-            _emit_json(result)
-        elif not state.quiet:
-            from procure.cli_views import render_backtest
-
-            render_backtest(result, state.console())
+        _show(state, fmt, result, "render_backtest")
 
     _run(ctx, action)
 
@@ -263,12 +263,7 @@ def ingest(ctx, logs, log_format, scheduler, fmt):
         progress, update = _progress(state, "ingesting")
         with progress or _null():
             result = api.ingest(list(logs), fmt=log_format, scheduler=scheduler, progress=update)
-        if fmt == "json":
-            _emit_json(result)
-        elif not state.quiet:
-            from procure.cli_views import render_ingest
-
-            render_ingest(result, state.console())
+        _show(state, fmt, result, "render_ingest")
 
     _run(ctx, action)
 
@@ -293,12 +288,7 @@ def catalog(ctx, what, entry_id, kind, fmt):
             result = api.catalog_show(entry_id)
         else:
             result = api.catalog_list(kind)
-        if fmt == "json":
-            _emit_json(result)
-        elif not state.quiet:
-            from procure.cli_views import render_catalog
-
-            render_catalog(result, state.console())
+        _show(state, fmt, result, "render_catalog")
 
     _run(ctx, action)
 
@@ -341,12 +331,7 @@ def diff(ctx, old, new, fmt):
         from procure import api
 
         result = api.diff(old, new)
-        if fmt == "json":
-            _emit_json(result)
-        elif not state.quiet:
-            from procure.cli_views import render_diff
-
-            render_diff(result, state.console())
+        _show(state, fmt, result, "render_diff")
 
     _run(ctx, action)
 

@@ -67,10 +67,21 @@ def render_ingest(result: dict, console) -> None:
     console.print(table)
     for src in result["sources"]:
         for note in src.get("notes") or []:
-            console.print(f"  {src['path']}: {note}")
+            console.print(f"  {Path(str(src['path'])).name}: {note}")
         strag = src.get("stragglers")
         if strag:
-            console.print(f"  {src['path']}: stragglers {strag}")
+            slow = ", ".join(f"rank {r['rank']} ({r['mean_s']:.2f} s, {r['vs_median']:+.0%} vs median)"
+                             for r in strag.get("slowest_ranks", [])[:3])
+            console.print(f"  {Path(str(src['path'])).name}: {strag.get('ranks')} ranks; stragglers "
+                          f"{strag.get('straggler_ranks') or 'none'}; slowest: {slow}; the slowest rank costs "
+                          f"{_f(strag.get('slowest_rank_cost'), '{:.0%}')} of the step")
+        bw = src.get("bus_bandwidth")
+        if bw:
+            tables = bw.get("tables") or []
+            sizes = sum(len(t.get("rows", [])) for t in tables) if tables and isinstance(tables[0], dict) else 0
+            console.print(f"  {Path(str(src['path'])).name}: {bw.get('collective')} bus bandwidth "
+                          f"{_f(bw.get('large_message_gbs'), '{:.1f}')} GB/s at large messages ({bw.get('rule')})"
+                          + (f"; {sizes} message sizes" if sizes else ""))
         if src.get("outliers"):
             console.print(f"  {src['path']}: {len(src['outliers'])} outlier step(s) flagged (kept)")
 

@@ -87,11 +87,14 @@ class Catalog:
         return suggest(word, sorted(pool))
 
 
-def _load_folder(folder: Path, entry_cls, convert, kind: str, files: dict, diagnostics: list) -> dict:
+def _load_folder(folder: Path, entry_cls, convert, kind: str, files: dict, diagnostics: list,
+                 skip: tuple[str, ...] = ()) -> dict:
     result: dict = {}
     if not folder.is_dir():
         return result
     for path in sorted(folder.glob("*.yaml")):
+        if path.name in skip:
+            continue
         try:
             doc = read_yaml(path)
             entry = validate_document(doc, entry_cls)
@@ -145,21 +148,8 @@ def load_catalog(catalog_root: Path | None = None, books_root: Path | None = Non
     networks = _load_folder(catalog_root / "networks", NetworkEntry, _network, "network", files, diagnostics)
     models = _load_folder(catalog_root / "models", ModelEntry, lambda e: model_arch(e, _sourced(e)), "model",
                           files, diagnostics)
-    books_dir_files = [p for p in sorted(books_root.glob("*.yaml")) if p.name != "fx.yaml"]
-    books: dict = {}
-    for path in books_dir_files:
-        try:
-            doc = read_yaml(path)
-            entry = validate_document(doc, PriceBookEntry)
-        except InputError as exc:
-            diagnostics.extend(exc.diagnostics)
-            continue
-        if entry.id != path.stem:
-            diagnostics.append(Diagnostic(str(path), *doc.position(("id",)), "id-mismatch",
-                                          f"id {entry.id!r} must equal the file name {path.stem!r}"))
-            continue
-        books[entry.id] = _price_book(entry)
-        files[f"price book:{entry.id}"] = str(path)
+    books = _load_folder(books_root, PriceBookEntry, _price_book, "price book", files, diagnostics,
+                         skip=("fx.yaml",))
     cat = Catalog(accelerators, networks, models, books, _fx_tables(books_root / "fx.yaml", diagnostics), files)
     _cross_check(cat, diagnostics)
     if diagnostics:

@@ -297,73 +297,91 @@ def test_cli_validate_json_on_mutated_input_is_exit_0_or_1_with_a_report(cluster
         assert problem["line"] >= 1 and problem["col"] >= 1 and CODE.match(problem["code"]) and problem["message"]
 
 
-# Inputs the fuzzers found or that target known weak spots, kept as fixed regressions.
+# Inputs the fuzzers found or that target known weak spots, kept as fixed regressions. Each edit
+# is (regex of a whole line of the example, replacement); anchored on keys, not on the example's
+# values, so that editing the example's numbers does not break these tests. MEASURED appends a
+# `measured:` list to the last bid.
+MEASURED = "<append measured>"
 HOSTILE_VALUES = {
-    "month 13": ("as_of: 2026-12-01", "as_of: 2026-13-01"),
-    "february 30": ("as_of: 2026-12-01", "as_of: 2026-02-30"),
-    "hour 25": ("as_of: 2026-12-01", "as_of: 2026-12-01T25:00:00"),
-    "explicit bad timestamp": ("as_of: 2026-12-01", "as_of: !!timestamp 2026-99-99"),
-    "unknown home": ("    committed: {step_time_s: 2.5}", "    measured: ['~nosuchuser/burnin.log']"),
-    "nul in path": ("    committed: {step_time_s: 2.5}", '    measured: ["logs/a\\0b.log"]'),
-    "path too long": ("    committed: {step_time_s: 2.5}", f"    measured: [{'x' * 300}]"),
-    "deep path too long": ("    committed: {step_time_s: 2.5}", f"    measured: [{'/'.join(['y' * 200] * 21)}]"),
-    "newline in path": ("    committed: {step_time_s: 2.5}", '    measured: ["logs/a\\nb.log"]'),
-    "escape in path": ("    committed: {step_time_s: 2.5}", '    measured: ["\\e[31mred.log"]'),
-    "newline outside": ("    committed: {step_time_s: 2.5}", '    measured: ["../a\\nb.log"]'),
-    "escape in accelerator": ("accelerator: b200-sxm-180gb", 'accelerator: "b200\\e[2J"'),
-    "path is a folder": ("    committed: {step_time_s: 2.5}", "    measured: [logs]"),
-    "binary tag": ("title: Pretraining", "title: !!binary aGk= #"),
-    "python tag": ("title: Pretraining", "title: !!python/object:os.system x #"),
-    "recursive alias": ("  pue: 1.3", "  pue: &r [*r]"),
-    "merge of scalar": ("  pue: 1.3", "  pue: {<<: 5}"),
-    "set tag": ("  pue: 1.3", "  pue: !!set {a, b}"),
-    "sexagesimal gpus": ("    gpus: 2048", "    gpus: 12:30:00"),
-    "float tag on text": ("  pue: 1.3", "  pue: !!float y"),
-    "int tag on text": ("    gpus: 2048", "    gpus: !!int x"),
-    "timestamp key": ("  precision: bf16", "  2026-13-01: bf16"),
-    "offset beyond a day": ("as_of: 2026-12-01", "as_of: 2026-1-1 10:00:00 +99:00"),
-    "pricing is text": ("    pricing: {kind: rental, price_book: lambda-2026q3, term: on-demand}", "    pricing: foo"),
-    "pricing is an alias of text": ("schema: procure/v1", "schema: &s procure/v1"),
-    "hex gpus": ("    gpus: 2048", "    gpus: 0x800"),
-    "binary gpus": ("    gpus: 2048", "    gpus: 0b100000000000"),
-    "huge integer gpus": ("    gpus: 2048", f"    gpus: {'9' * 60}"),
-    "float gpus": ("    gpus: 2048", "    gpus: 2048.5"),
-    "inf train_tokens": ("  train_tokens: 15e12", "  train_tokens: .inf"),
-    "nan price": ("  power_usd_per_kwh: 0.08", "  power_usd_per_kwh: .nan"),
-    "tiny exponent price": ("  power_usd_per_kwh: 0.08", "  power_usd_per_kwh: 1e-300"),
-    "many digits price": ("  power_usd_per_kwh: 0.08", f"  power_usd_per_kwh: 0.{'1' * 40}"),
+    "month 13": [(r"^as_of: .*$", "as_of: 2026-13-01")],
+    "february 30": [(r"^as_of: .*$", "as_of: 2026-02-30")],
+    "hour 25": [(r"^as_of: .*$", "as_of: 2026-12-01T25:00:00")],
+    "explicit bad timestamp": [(r"^as_of: .*$", "as_of: !!timestamp 2026-99-99")],
+    "offset beyond a day": [(r"^as_of: .*$", "as_of: 2026-1-1 10:00:00 +99:00")],
+    "unknown home": [(MEASURED, "['~nosuchuser/burnin.log']")],
+    "nul in path": [(MEASURED, '["logs/a\\0b.log"]')],
+    "path too long": [(MEASURED, f"[{'x' * 300}]")],
+    "deep path too long": [(MEASURED, f"[{'/'.join(['y' * 200] * 21)}]")],
+    "newline in path": [(MEASURED, '["logs/a\\nb.log"]')],
+    "escape in path": [(MEASURED, '["\\e[31mred.log"]')],
+    "newline outside": [(MEASURED, '["../a\\nb.log"]')],
+    "path is a folder": [(MEASURED, "[logs]")],
+    "escape in accelerator": [(r"^    accelerator: .*$", '    accelerator: "b200\\e[2J"')],
+    "binary tag": [(r"^title: .*$", "title: !!binary aGk=")],
+    "python tag": [(r"^title: .*$", "title: !!python/object:os.system x")],
+    "recursive alias": [(r"^  pue: .*$", "  pue: &r [*r]")],
+    "merge of scalar": [(r"^  pue: .*$", "  pue: {<<: 5}")],
+    "set tag": [(r"^  pue: .*$", "  pue: !!set {a, b}")],
+    "float tag on text": [(r"^  pue: .*$", "  pue: !!float y")],
+    "timestamp key": [(r"^  precision: .*$", "  2026-13-01: bf16")],
+    "pricing is text": [(r"^    pricing: .*$", "    pricing: foo")],
+    "pricing is an alias of text": [(r"^schema: .*$", "schema: &s procure/v1"), (r"^    pricing: .*$", "    pricing: *s")],
+    "sexagesimal gpus": [(r"^    gpus: .*$", "    gpus: 12:30:00")],
+    "int tag on text": [(r"^    gpus: .*$", "    gpus: !!int x")],
+    "hex gpus": [(r"^    gpus: .*$", "    gpus: 0x800")],
+    "binary gpus": [(r"^    gpus: .*$", "    gpus: 0b100000000000")],
+    "huge integer gpus": [(r"^    gpus: .*$", f"    gpus: {'9' * 60}")],
+    "float gpus": [(r"^    gpus: .*$", "    gpus: 2048.5")],
+    "inf train_tokens": [(r"^  train_tokens: .*$", "  train_tokens: .inf")],
+    "nan price": [(r"^  power_usd_per_kwh: .*$", "  power_usd_per_kwh: .nan")],
+    "tiny exponent price": [(r"^  power_usd_per_kwh: .*$", "  power_usd_per_kwh: 1e-300")],
+    "many digits price": [(r"^  power_usd_per_kwh: .*$", f"  power_usd_per_kwh: 0.{'1' * 40}")],
 }
+
+
+def edited(edits) -> str:
+    text = EXAMPLE
+    for pattern, replacement in edits:
+        if pattern == MEASURED:
+            last_bid = text[text.rindex("\n  - id:"):]
+            assert "measured:" not in last_bid, "the example's last bid has logs; update MEASURED"
+            text = text.rstrip("\n") + f"\n    measured: {replacement}\n"
+            continue
+        assert re.search(pattern, text, flags=re.M), f"the example changed: no line matches {pattern!r}"
+        text = re.sub(pattern, lambda _m: replacement, text, count=1, flags=re.M)
+    return text
 
 
 @pytest.mark.parametrize("name", sorted(HOSTILE_VALUES))
 def test_hostile_values_end_in_success_or_clean_input_error(cluster_file, name):
-    old, new = HOSTILE_VALUES[name]
-    assert old in EXAMPLE, f"the example changed: {old!r} is gone; update HOSTILE_VALUES"
-    text = EXAMPLE.replace(old, new, 1)
-    if name == "pricing is an alias of text":
-        text = text.replace("    pricing: {kind: rental, price_book: aws-2026q3, term: on-demand}", "    pricing: *s", 1)
-    validate_bytes(cluster_file, text.encode("utf-8"))
+    validate_bytes(cluster_file, edited(HOSTILE_VALUES[name]).encode("utf-8"))
+
+
+def _block(key: str, until: str | None) -> str:
+    """The example's text from the line `key:` to the line `until:` (or the end)."""
+    start = EXAMPLE.index(f"\n{key}:") + 1
+    return EXAMPLE[start:EXAMPLE.index(f"\n{until}:") + 1 if until else len(EXAMPLE)]
 
 
 # A section replaced by a value of the wrong shape must be reported at its line, not dropped.
 WRONG_SHAPES = {
-    "pricing": ("    pricing: {kind: rental, price_book: lambda-2026q3, term: on-demand}", "    pricing: foo"),
-    "committed": ("    committed: {step_time_s: 5.0}", "    committed: fast"),
-    "plan": ("    plan: {tp: 8, pp: 4, dp: 128", "    plan: aut #"),
-    "assumptions": ("assumptions:\n  power_usd_per_kwh: 0.08\n  pue: 1.3\n", "assumptions: cheap\n"),
-    "workload": (EXAMPLE[EXAMPLE.index("workload:\n"):EXAMPLE.index("assumptions:")], "workload: big\n\n"),
-    "bids": (EXAMPLE[EXAMPLE.index("bids:\n"):], "bids: many\n"),
+    "pricing": [(r"^    pricing: .*$", "    pricing: foo")],
+    "committed": [(r"^    committed: .*$", "    committed: fast")],
+    "plan": [(r"^    plan: .*$", "    plan: aut")],
+    "assumptions": [(re.escape(_block("assumptions", "bids")), "assumptions: cheap\n\n")],
+    "workload": [(re.escape(_block("workload", "assumptions")), "workload: big\n\n")],
+    "bids": [(re.escape(_block("bids", None)), "bids: many\n")],
 }
 
 
 @pytest.mark.parametrize("name", sorted(WRONG_SHAPES))
 def test_a_section_of_the_wrong_shape_is_reported_at_its_line(cluster_file, name):
-    old, new = WRONG_SHAPES[name]
-    assert old in EXAMPLE, f"the example changed: {old!r} is gone; update WRONG_SHAPES"
-    text = EXAMPLE.replace(old, new, 1)
-    line = text[: text.index(new.split("\n")[0])].count("\n") + 1
+    edits = WRONG_SHAPES[name]
+    text = edited(edits)
+    marker = edits[0][1].split("\n")[0]
+    line = text[: text.index(marker)].count("\n") + 1
     result = validate_bytes(cluster_file, text.encode("utf-8"))
-    assert isinstance(result, InputError), f"{name}: {new!r} was accepted"
+    assert isinstance(result, InputError), f"{name}: {marker!r} was accepted"
     assert any(d.line == line for d in result.diagnostics), (line, [d.format() for d in result.diagnostics])
 
 
