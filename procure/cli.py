@@ -92,7 +92,9 @@ class ProcureGroup(click.Group):
         if not standalone_mode:
             return super().main(args, prog_name, complete_var, standalone_mode, **extra)
         try:
-            super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
+            code = super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
+            if isinstance(code, int) and code:   # ctx.exit(n) from a callback
+                sys.exit(code)
         except click.ClickException as exc:
             exc.show()
             sys.exit(EXIT_INPUT)
@@ -138,8 +140,19 @@ def common(command):
                         help="More detail; tracebacks on internal errors.")(command)
 
 
-FORMAT_JSON = click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text",
-                           show_default=True, help="Output for people or for machines.")
+def _output_format(ctx, _param, value: str) -> str:
+    """A bad --format is one line with a suggestion and exit 1, like every other bad input."""
+    if value not in ("text", "json"):
+        from procure.inputs.loader import suggest
+
+        click.echo(f"--format: error[bad-format]: unknown format {value!r}; use text or json"
+                   f"{suggest(value, ['text', 'json'])}", err=True)
+        ctx.exit(EXIT_INPUT)
+    return value
+
+
+FORMAT_JSON = click.option("--format", "fmt", default="text", show_default=True, callback=_output_format,
+                           metavar="[text|json]", help="Output for people or for machines.")
 ALLOW_PATH = click.option("--allow-path", "allow_paths", multiple=True, type=click.Path(path_type=Path),
                           help="Also allow measured logs under this folder (repeatable).")
 

@@ -90,7 +90,6 @@ FIELD_TEXT: dict[str, str] = {
     "AssumptionsSpec.checkpoint_write_gbs": "Aggregate checkpoint write bandwidth to storage.",
     "AssumptionsSpec.checkpoint_interval_min": "Minutes between checkpoints.",
     "AssumptionsSpec.checkpoint_bytes_per_param": "Checkpoint bytes per model parameter (weights, master copy, optimizer state).",
-    "AssumptionsSpec.checkpoint_async": "Checkpoints are written asynchronously (only the copy off the GPU blocks).",
     "AssumptionsSpec.gpu_utilisation_power": "Average power draw as a fraction of TDP (energy and power cost).",
     "AssumptionsSpec.mfu_ceiling": "Largest plausible MFU; a commitment implying more gets the `implausible` flag.",
     "AssumptionsSpec.committed_tolerance": "Relative gap between committed and modeled step time beyond which a bid is `optimistic` or `conservative`.",
@@ -234,7 +233,6 @@ UNSET_MEANS = {
     "AssumptionsSpec.pue": "the purchase book's facility figure",
     "AssumptionsSpec.checkpoint_interval_min": "Young's optimum, computed per bid",
     "AssumptionsSpec.step_time_cv": "the measured CV when the bid has logs, else the model's per-accelerator knob",
-    "AssumptionsSpec.checkpoint_async": "the model default",
     "ArchitectureSpec.kv_heads": "= heads", "ArchitectureSpec.ffn_hidden": "from hidden (see description)",
     "ArchitectureSpec.moe": "dense", "Bid.network": "the accelerator's `default_network`",
     "Workload.deadline_days": "no deadline", "AcceleratorEntry.tdp_w": "not published",
@@ -512,7 +510,7 @@ def model_default(name: str):
         from procure.model import types as model_types
     except ImportError:
         return None
-    sources = {"step_time_cv": model_types.AccelKnobs, "checkpoint_async": model_types.Workload}
+    sources = {"step_time_cv": model_types.AccelKnobs}
     cls = sources.get(name)
     field = next((f for f in dc_fields(cls) if f.name == name), None) if cls else None
     return None if field is None else field.default
@@ -566,7 +564,6 @@ assumptions:                         # optional; every key has a default
   checkpoint_write_gbs: 100          # aggregate write bandwidth to storage, GB/s
   checkpoint_interval_min: 60        # leave unset for Young's optimum
   checkpoint_bytes_per_param: 16     # bf16 weights + fp32 master + Adam moments
-  checkpoint_async: true             # only the copy off the GPU blocks training
   gpu_utilisation_power: 0.8         # average draw as a fraction of TDP
   mfu_ceiling: 0.65                  # commitments implying more are implausible
   committed_tolerance: 0.15          # committed vs modeled gap for optimistic/conservative

@@ -36,6 +36,14 @@ def _finite(value):
     return value
 
 
+def _date_only(value):
+    """A calendar date (2026-12-01); YAML integers are not dates, though pydantic would take them."""
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        raise ValueError("must be a date like 2026-12-01, not a number")
+    return value
+
+
+CalendarDate = Annotated[date, BeforeValidator(_date_only)]
 Money = Annotated[Decimal, BeforeValidator(_exact_decimal), Field(ge=0, max_digits=24, decimal_places=10)]
 Finite = Annotated[float, BeforeValidator(_finite)]
 
@@ -104,7 +112,6 @@ class AssumptionsSpec(Strict):
     checkpoint_write_gbs: Optional[Finite] = Field(None, gt=0, le=1e6)
     checkpoint_interval_min: Optional[Finite] = Field(None, gt=0, le=1e6)
     checkpoint_bytes_per_param: Optional[Finite] = Field(None, gt=0, le=64)
-    checkpoint_async: Optional[bool] = None
     gpu_utilisation_power: Optional[Finite] = Field(None, gt=0, le=1)
     mfu_ceiling: Optional[Finite] = Field(None, gt=0, le=1)
     committed_tolerance: Optional[Finite] = Field(None, gt=0, le=1)
@@ -177,7 +184,7 @@ class Bid(Strict):
 class Cluster(Strict):
     schema_: Literal["procure/v1"] = Field(alias="schema")
     title: str = Field(min_length=1, max_length=300)
-    as_of: date
+    as_of: CalendarDate
     currency: str = Field("USD", pattern=r"^[A-Z]{3}$")
     workload: Workload
     assumptions: AssumptionsSpec = AssumptionsSpec()
