@@ -59,9 +59,9 @@ def estimate_bid(inputs, rb, measured: Measured | None):
     from procure.catalog.calibration import load_knobs
     from procure.model import estimate
 
+    # The straggler term needs the per-GPU variation. A log's step-time CV is the job's (already the
+    # max over GPUs), so feeding it back would count the tail twice: only the assumption overrides.
     cv = inputs.cluster.assumptions.step_time_cv
-    if cv is None and measured and measured.summary and measured.summary.get("cv") is not None:
-        cv = float(measured.summary["cv"])
     start = time.perf_counter()
     est = estimate(inputs.arch, rb.accelerator, rb.network, rb.bid.gpus, model_workload(inputs),
                    plan=plan_spec(rb.bid), knobs=load_knobs(),
@@ -88,7 +88,12 @@ def run_backtest(path: Path) -> dict:
         if not isinstance(data, dict) or data.get("schema") != "procure.published-runs/v1":
             raise input_error(str(path), "bad-schema", "expected `schema: procure.published-runs/v1`")
         runs = data.get("runs") or []
-    return backtest(runs, cat.accelerators, knobs=load_knobs())
+    result = backtest(runs, cat.accelerators, knobs=load_knobs())
+    if any(run.get("group") for run in result["runs"]):
+        from procure.backtest import spearman_by_group
+
+        result["spearman"] = spearman_by_group(result)   # ranking fidelity within (model, GPUs, batch)
+    return result
 
 
 # ---------------------------------------------------------------------------------------------
