@@ -38,7 +38,7 @@ KEY_VALUE = re.compile(r"^(?P<head>\s*(?:- )?[A-Za-z_][\w.-]*:[ \t]+)(?P<value>[
 # failing example is still printed, each draw labelled). PROCURE_FUZZ_SHRINK=1 shrinks locally.
 PHASES = tuple(Phase) if os.environ.get("PROCURE_FUZZ_SHRINK") == "1" else \
     (Phase.explicit, Phase.reuse, Phase.generate, Phase.target)
-SETTINGS = settings(max_examples=200, deadline=2000, phases=PHASES,
+SETTINGS = settings(max_examples=200, deadline=5000, phases=PHASES,
                     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
                                            HealthCheck.function_scoped_fixture])
 
