@@ -25,6 +25,10 @@ from procure.model.stragglers import expected_max_z
 
 PCIE_COPY_BW = 25e9            # B/s device->host per GPU for an asynchronous checkpoint snapshot
 SELECTIVE_LAUNCH_UNITS = 0.3   # extra host work of recomputing the attention core
+# A fused (flash) attention backward recomputes S = QK^T and P = softmax(S) before dV, dP, dQ, dK:
+# 5 matmuls against the forward's 2 (Dao 2023, FlashAttention-2, sec. 3.1.2), i.e. 2.5 x the
+# forward's FLOPs where every other GEMM's backward is 2 x.
+FLASH_BWD_PASSES = 2.5
 
 
 def _plan_arrays(plan):
@@ -37,9 +41,11 @@ def _layer_times(pb, kn, t, c, b, sp, e, rc):
     fwd_passes = 1.0 + (rc == 2)
     sel = (rc == 1).astype(float)
     moe_frac = pb.moe_layers / pb.layers
+    core_bwd_extra = pb.flash * (FLASH_BWD_PASSES - 2.0)
 
     def gpu(lf):
-        return (fwd_passes + 2.0) * (lf["gemm_s"] + lf["mem_s"]) + sel * (lf["core_s"] + lf["score_mem_s"])
+        return ((fwd_passes + 2.0) * (lf["gemm_s"] + lf["mem_s"]) + core_bwd_extra * lf["core_s"]
+                + sel * (lf["core_s"] + lf["score_mem_s"]))
 
     dense = layer_forward(pb, kn, t, c, b, sp, e, moe=False)
     gpu_l, gemm_f, core_f = gpu(dense), dense["gemm_s"], dense["core_s"]
@@ -52,7 +58,7 @@ def _layer_times(pb, kn, t, c, b, sp, e, rc):
         "gpu": gpu_l,
         "wall": smooth_max(gpu_l, host_l),
         "gemm": (fwd_passes + 2.0) * gemm_f,
-        "core": (fwd_passes + 2.0 + sel) * core_f,
+        "core": (fwd_passes + 2.0 + core_bwd_extra + sel) * core_f,
         "fwd_passes": fwd_passes,
     }
 

@@ -28,10 +28,16 @@ def to_json_bytes(obj: Any) -> bytes:
     return "".join(chunks).encode("utf-8")
 
 
+def _number(text: str):
+    """Plain decimals (money) stay exact Decimals; a lower-case exponent is how a float's repr is
+    written (a Decimal writes 'E'), so it goes back to a float and the document re-saves unchanged."""
+    return float(text) if "e" in text else Decimal(text)
+
+
 def load_document(data: bytes, source: str = "<document>") -> dict:
     """Parse a saved quote with exact decimals; refuse anything that is not procure.quote/v1."""
     try:
-        doc = json.loads(data, parse_float=Decimal, parse_constant=_refuse_constant)
+        doc = json.loads(data, parse_float=_number, parse_constant=_refuse_constant)
     except (ValueError, UnicodeDecodeError) as exc:
         raise input_error(source, "bad-json", f"not a JSON document: {exc}") from exc
     found = doc.get("schema") if isinstance(doc, dict) else None
