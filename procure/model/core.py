@@ -29,6 +29,13 @@ SELECTIVE_LAUNCH_UNITS = 0.3   # extra host work of recomputing the attention co
 # 5 matmuls against the forward's 2 (Dao 2023, FlashAttention-2, sec. 3.1.2), i.e. 2.5 x the
 # forward's FLOPs where every other GEMM's backward is 2 x.
 FLASH_BWD_PASSES = 2.5
+# Hidden communication is not free: while a collective runs under compute, its kernels hold SMs
+# (NCCL: one CTA per channel, 8-32 of H100's 132 SMs; TE userbuffers 8-16) and share HBM
+# bandwidth, so the compute it hides under runs slower (Rashidi et al., ISCA 2021: overlapped
+# compute slows by up to 1.4x; Megatron/NeMo cap DP and TP collectives at 8 CTAs for this reason).
+# Each second of hidden comm costs this many seconds of compute. A physical prior, not fitted:
+# the calibration runs hide little comm, so they cannot pin it down.
+OVERLAP_CONTENTION = 0.15
 
 
 def _plan_arrays(plan):
@@ -70,7 +77,9 @@ def _bandwidths(pb, kn):
 
 
 def _hide(total, window, eff):
-    return total - eff * np.minimum(total, window)
+    """Exposed seconds of ``total`` comm run under a ``window`` of compute."""
+    hidden = eff * np.minimum(total, window)
+    return total - (1.0 - OVERLAP_CONTENTION) * hidden
 
 
 def _layer_comm(pb, kn, t, c, b, e, sp, tpo, lt):
@@ -121,8 +130,9 @@ def _dp_comm(pb, kn, t, d, c, z, m, odp, params, t_mb_gpu, compute, stage_layers
     hideable = np.where(z >= 2, total, total * (1.0 - 1.0 / np.maximum(stage_layers, 1)))
     # ZeRO-3/FSDP always prefetches; ZeRO-2 reduces every micro-batch under the next backward.
     overlapped = (odp > 0) | (z >= 2)
-    hidden = np.where(overlapped, kn.overlap_efficiency * np.minimum(hideable, window), 0.0)
-    return total, total - hidden
+    exposed = np.where(overlapped, _hide(hideable, window, kn.overlap_efficiency) + total - hideable,
+                       total)
+    return total, exposed
 
 
 def _io(pb, params, z, dpc):

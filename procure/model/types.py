@@ -67,13 +67,14 @@ class AccelKnobs:
 
     gemm_top: float | None = None           # best fraction of peak; None -> matmul_ceiling/peak
     gemm_curve: tuple[tuple[float, float], ...] = (
-        (2.37e-06, 0.1), (2.37e-05, 0.2566), (2.37e-04, 0.8538), (2.37e-03, 0.8784),
-        (2.37e-02, 0.8784), (7.11e-02, 1.0))
+        (1.928e-06, 0.1), (1.928e-05, 0.2566), (1.928e-04, 0.8538), (1.928e-03, 0.8784),
+        (1.928e-02, 0.8784), (5.785e-02, 1.0))
     membound_factor: float = 1.5007         # x the physical byte count of elementwise kernels
     launch_overhead_s: float = 8.223e-4     # host time per layer per forward-equivalent pass
     scale_up_bw_eff: float = 0.7572         # achieved / per-direction scale-up link bandwidth
     scale_out_bw_eff: float = 0.9           # achieved / per-direction NIC bandwidth
-    overlap_efficiency: float = 0.9713      # share of overlappable comm that hides under compute
+    overlap_efficiency: float = 1.0         # share of overlappable comm that runs under compute
+    #                                         (its contention cost: core.OVERLAP_CONTENTION)
     step_time_cv: float = 0.01              # default per-GPU step-time coefficient of variation
 
 
