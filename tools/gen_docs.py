@@ -909,7 +909,9 @@ def _param_default(param) -> str:
 def _usage(name: str, cmd: click.Command) -> str:
     parent = click.Context(_main(), info_name="procure")
     ctx = click.Context(cmd, info_name=name, parent=parent)
-    return f"procure {name} " + " ".join(cmd.collect_usage_pieces(ctx))
+    usage = f"procure {name} " + " ".join(cmd.collect_usage_pieces(ctx))
+    # click 8.4 and 8.5 bracket an optional choice differently ([[a|b]] vs [a|b]): one spelling
+    return re.sub(r"\[\[([^\[\]]+)\]\]", r"[\1]", usage)
 
 
 def _help(cmd: click.Command) -> str:
