@@ -5,7 +5,6 @@ Every function here is what one CLI command does, without printing. Errors are P
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -177,7 +176,3 @@ def slugify(text: str) -> str:
 
     ascii_text = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode()
     return re.sub(r"[^a-z0-9]+", "-", ascii_text.lower()).strip("-")[:80]
-
-
-def elapsed(start: float) -> float:
-    return time.perf_counter() - start

@@ -136,9 +136,6 @@ class PriceBook:
                 return entry
         return None
 
-    def terms_for(self, accelerator: str) -> list[str]:
-        return [e.term for e in self.lines if e.accelerator == accelerator]
-
 
 @dataclass(frozen=True)
 class FxTable:

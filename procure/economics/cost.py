@@ -145,10 +145,10 @@ def rental_lines(basis: CostBasis, used_hours: Decimal) -> list[CostLine]:
     gpu = make_line("gpu_hours", "GPU-hours", gpu_hours, "GPU-h", D(p.price_per_gpu_hour),
                     "gpus × billed hours × price per GPU-hour")
     lines = [gpu]
-    for key, label, rate in (("storage", "Storage", p.storage_per_gpu_hour),
-                             ("network", "Network", p.network_per_gpu_hour)):
-        if rate:
-            lines.append(make_line(key, label, gpu_hours, "GPU-h", D(rate),
+    for key, label, per_gpu_hour in (("storage", "Storage", p.storage_per_gpu_hour),
+                                     ("network", "Network", p.network_per_gpu_hour)):
+        if per_gpu_hour:
+            lines.append(make_line(key, label, gpu_hours, "GPU-h", D(per_gpu_hour),
                                    f"gpus × billed hours × {label.lower()} per GPU-hour"))
     if p.support_fraction:
         lines.append(make_line("support", "Support", gpu.amount, p.currency, D(p.support_fraction),

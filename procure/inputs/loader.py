@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import difflib
 import typing
-from pathlib import Path
 
 from pydantic import BaseModel, ValidationError
 
 from procure.errors import Diagnostic, InputError
-from procure.inputs.yamlpos import YamlDocument, read_yaml
+from procure.inputs.yamlpos import YamlDocument
 
 
 def suggest(word: str, options, cutoff: float = 0.6) -> str:
@@ -146,11 +145,3 @@ def validate_document(doc: YamlDocument, model: type[BaseModel]):
         return model.model_validate(doc.data)
     except ValidationError as exc:
         raise InputError(diagnostics_from(exc, doc, model)) from None
-
-
-def load_cluster(path: Path | str, source: str | None = None):
-    """Read and validate a cluster.yaml; returns (Cluster, YamlDocument)."""
-    from procure.inputs.schema import Cluster
-
-    doc = read_yaml(path, source)
-    return validate_document(doc, Cluster), doc

@@ -29,9 +29,6 @@ _Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _NUMBER = re.compile(r"^[-+]?(?:\d[\d_]*(?:\.[\d_]*)?|\.\d[\d_]*)(?:[eE][-+]?\d+)?$")
 _INT = re.compile(r"^[-+]?\d[\d_]*$")
 
-Path_ = tuple  # a path into the data: keys and list indexes
-
-
 class DecimalText(float):
     """A float that remembers the exact text it was written as (for Decimal money fields)."""
 
