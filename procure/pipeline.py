@@ -25,6 +25,28 @@ class Measured:
     histogram: dict | None
     busbw_gbs: float | None
     sources: list[dict]
+    gpus: int | None = None      # the largest GPU count a source states
+
+
+# A node's scale-out rate, as nccl-tests reports it for a multi-node all-reduce, shared by its
+# GPUs, cannot much exceed the NICs; a figure far above them was measured inside one node (NVLink).
+SCALE_OUT_PLAUSIBLE_FACTOR = 1.25
+
+
+def scale_out_busbw(measured: "Measured | None", rb) -> tuple[float | None, str | None]:
+    """The nccl-tests bus bandwidth to use for the bid's inter-node tier, with why (not) in a note."""
+    if measured is None or not measured.busbw_gbs:
+        return None, None
+    per_gpu = measured.busbw_gbs / max(1, rb.accelerator.scale_up_domain)
+    nic = rb.network.scale_out_bw_gbs
+    multi_node = measured.gpus is not None and measured.gpus > rb.accelerator.scale_up_domain
+    if multi_node or per_gpu <= SCALE_OUT_PLAUSIBLE_FACTOR * nic:
+        return measured.busbw_gbs, (f"nccl-tests bus bandwidth {measured.busbw_gbs:.1f} GB/s "
+                                    f"({per_gpu:.1f} GB/s per GPU) replaces the catalog's {nic:.1f} GB/s "
+                                    "per GPU for the inter-node tier")
+    return None, (f"nccl-tests bus bandwidth {measured.busbw_gbs:.1f} GB/s is {per_gpu / nic:.1f}× the "
+                  f"{rb.network.id} NIC rate per GPU: a single-node (scale-up) measurement, not used "
+                  "for the inter-node tier")
 
 
 def measure_bid(rb) -> Measured | None:
@@ -37,7 +59,8 @@ def measure_bid(rb) -> Measured | None:
     sources = [{"path": Path(s["path"]).name, "format": s["format"], "steps": s["steps"],
                 "warmup_excluded": s["warmup_excluded"], "aggregation": s.get("aggregation")}
                for s in as_dict["sources"]]
-    return Measured(result.step_time_summary(), result.histogram(), result.busbw_gbs(), sources)
+    gpus = max((s["gpus"] for s in as_dict["sources"] if s.get("gpus")), default=None)
+    return Measured(result.step_time_summary(), result.histogram(), result.busbw_gbs(), sources, gpus)
 
 
 def model_workload(inputs):
@@ -65,7 +88,7 @@ def estimate_bid(inputs, rb, measured: Measured | None):
     start = time.perf_counter()
     est = estimate(inputs.arch, rb.accelerator, rb.network, rb.bid.gpus, model_workload(inputs),
                    plan=plan_spec(rb.bid), knobs=load_knobs(),
-                   measured_busbw_gbs=measured.busbw_gbs if measured else None, step_time_cv=cv,
+                   measured_busbw_gbs=scale_out_busbw(measured, rb)[0], step_time_cv=cv,
                    elapsed_s=None)
     if est.search is not None and est.search.get("seconds") is None:
         est.search["seconds"] = round(time.perf_counter() - start, 4)
@@ -350,7 +373,7 @@ def _bid_entry(inputs, rb, est, measured, scaling, econ: dict) -> dict:
                     if est.feasible else None),
         "infeasible_reason": None if est.feasible else est.reason,
         "committed": bid.committed.model_dump(),
-        "measured": _measured_entry(measured),
+        "measured": _measured_entry(measured, rb),
         "memory": _memory_entry(est, accel),
         "flops": {"model_per_step": est.model_flops_per_step, "hardware_per_step": est.hardware_flops_per_step},
         "tokens_per_step": w.global_batch_seqs * w.seq_len,
@@ -376,11 +399,12 @@ def _pricing_entry(rb) -> dict:
             "missing_reason": choice.missing_reason}
 
 
-def _measured_entry(measured: Measured | None) -> dict | None:
+def _measured_entry(measured: Measured | None, rb) -> dict | None:
     if measured is None:
         return None
+    used, note = scale_out_busbw(measured, rb)
     return {"sources": measured.sources, "step_time_s": measured.summary, "histogram": measured.histogram,
-            "busbw_gbs": measured.busbw_gbs}
+            "busbw_gbs": measured.busbw_gbs, "busbw_used": used is not None, "busbw_note": note}
 
 
 def _memory_entry(est, accel) -> dict:
