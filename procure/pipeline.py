@@ -26,6 +26,7 @@ class Measured:
     busbw_gbs: float | None
     sources: list[dict]
     gpus: int | None = None      # the largest GPU count a source states
+    busbw_nodes: int | None = None  # hosts the nccl-tests run spanned, when it printed them
 
 
 # A node's scale-out rate, as nccl-tests reports it for a multi-node all-reduce, shared by its
@@ -39,7 +40,10 @@ def scale_out_busbw(measured: "Measured | None", rb) -> tuple[float | None, str 
         return None, None
     per_gpu = measured.busbw_gbs / max(1, rb.accelerator.scale_up_domain)
     nic = rb.network.scale_out_bw_gbs
-    multi_node = measured.gpus is not None and measured.gpus > rb.accelerator.scale_up_domain
+    if measured.busbw_nodes == 1:
+        return None, (f"nccl-tests bus bandwidth {measured.busbw_gbs:.1f} GB/s was measured on one host: "
+                      "a scale-up figure, not used for the inter-node tier")
+    multi_node = (measured.busbw_nodes or 0) > 1 or (measured.gpus or 0) > rb.accelerator.scale_up_domain
     if multi_node or per_gpu <= SCALE_OUT_PLAUSIBLE_FACTOR * nic:
         return measured.busbw_gbs, (f"nccl-tests bus bandwidth {measured.busbw_gbs:.1f} GB/s "
                                     f"({per_gpu:.1f} GB/s per GPU) replaces the catalog's {nic:.1f} GB/s "
@@ -60,7 +64,9 @@ def measure_bid(rb) -> Measured | None:
                 "warmup_excluded": s["warmup_excluded"], "aggregation": s.get("aggregation")}
                for s in as_dict["sources"]]
     gpus = max((s["gpus"] for s in as_dict["sources"] if s.get("gpus")), default=None)
-    return Measured(result.step_time_summary(), result.histogram(), result.busbw_gbs(), sources, gpus)
+    nodes = max(((s.get("bus_bandwidth") or {}).get("nodes") or 0 for s in as_dict["sources"]), default=0)
+    return Measured(result.step_time_summary(), result.histogram(), result.busbw_gbs(), sources, gpus,
+                    nodes or None)
 
 
 def model_workload(inputs):

@@ -122,3 +122,12 @@ def test_fail_on_policy_trips_after_reports_are_written(tmp_path):
     assert result.written and result.written[0].exists()
     with pytest.raises(PolicyError):
         result.check_policy()
+
+
+def test_nccl_tests_run_on_one_host_is_not_used_even_when_plausible(tmp_path):
+    one_host = "".join(f"#  Rank {r:2d} Group  0 Pid {100 + r} on hostA device {r} [0x1b] NVIDIA H100\n"
+                       for r in range(8)) + nccl(40.0)
+    plain = only_bid(write(tmp_path))["modeled"]["step_time_s"]
+    bid = only_bid(write(tmp_path, extra="    measured: [nccl.txt]\n", files={"nccl.txt": one_host}))
+    assert bid["measured"]["busbw_used"] is False and "one host" in bid["measured"]["busbw_note"]
+    assert bid["modeled"]["step_time_s"] == pytest.approx(plain)

@@ -22,7 +22,7 @@ LARGE_MESSAGE_BYTES = 1 << 30
 _BINARY = re.compile(r"\b(all_reduce|all_gather|alltoall|reduce_scatter|broadcast|reduce|"
                      r"sendrecv|gather|scatter|hypercube)_perf\b")
 _AVG = re.compile(r"#\s*Avg bus bandwidth\s*:\s*([\d.]+)")
-_RANK = re.compile(r"^#\s*Rank\s+(\d+)\s+Group")
+_RANK = re.compile(r"^#\s*Rank\s+(\d+)\s+Group(?:.*?\son\s+(\S+))?")
 _CANONICAL = {"alltoall": "all_to_all", "sendrecv": "send_recv"}
 
 
@@ -31,6 +31,7 @@ def parse(text: str, name: str = "") -> Parsed:
     columns: list[str] | None = None
     collective: str | None = None
     ranks: set[int] = set()
+    hosts: set[str] = set()
     for row in split_lines(text):
         line = row.text.strip()
         m = _BINARY.search(line)
@@ -39,6 +40,8 @@ def parse(text: str, name: str = "") -> Parsed:
         m_rank = _RANK.match(line)
         if m_rank:
             ranks.add(int(m_rank.group(1)))
+            if m_rank.group(2):
+                hosts.add(m_rank.group(2))
         header = _header(line)
         if header:
             columns = header
@@ -51,7 +54,7 @@ def parse(text: str, name: str = "") -> Parsed:
             data = _row(line, columns)
             if data:
                 tables[-1]["rows"].append(data)
-    return _result([t for t in tables if t["rows"]], len(ranks) or None)
+    return _result([t for t in tables if t["rows"]], len(ranks) or None, len(hosts) or None)
 
 
 def _header(line: str) -> list[str] | None:
@@ -99,7 +102,7 @@ def large_message_gbs(rows: list[dict[str, Any]]) -> float | None:
     return _row_busbw(max(sized, key=lambda r: r["size_bytes"]))
 
 
-def _result(tables: list[dict[str, Any]], gpus: int | None) -> Parsed:
+def _result(tables: list[dict[str, Any]], gpus: int | None, nodes: int | None = None) -> Parsed:
     if not tables:
         return Parsed(format="nccl-tests", notes=["no nccl-tests result rows found"])
     for table in tables:
@@ -119,5 +122,6 @@ def _result(tables: list[dict[str, Any]], gpus: int | None) -> Parsed:
         "rule": "median over sizes >= 1 GiB of mean(out-of-place, in-place) busbw; "
                 "the largest size when none reaches 1 GiB",
         "tables": tables,
+        "nodes": nodes,   # distinct hosts in the `# Rank N ... on HOST` lines; None when not printed
     }
     return Parsed(format="nccl-tests", gpus=gpus, bus_bandwidth=bus, notes=notes)
