@@ -177,7 +177,7 @@ def _measured(bid: dict, f: Formatter) -> dict | None:
     stat_rows = [(f.msg.get(f"col.{k}", k), f.seconds(stats.get(k))) for k in keys if k in stats]
     if "cv" in stats:
         stat_rows.append((f.msg("col.cv"), f.percent(stats.get("cv"))))
-    return {"sources": sources, "stats": stat_rows, "svg": svg}
+    return {"sources": sources, "stats": stat_rows, "svg": svg, "note": str(meas.get("busbw_note") or "")}
 
 
 def _economics(bid: dict, f: Formatter) -> list[tuple[str, str]]:
