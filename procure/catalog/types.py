@@ -28,7 +28,7 @@ class Accelerator:
     architecture: str
     release_year: int
     peak_tflops: dict[str, float]             # dense, per precision in PRECISIONS; missing = unsupported
-    hbm_gb: float                             # capacity in GB (1e9 bytes) usable by training
+    hbm_gb: float                             # capacity as marketed ("80 GB"); the model reads it as GiB, as the parts ship
     hbm_bw_tbs: float                         # TB/s (1e12 B/s)
     scale_up_bw_gbs: float                    # GB/s PER DIRECTION per accelerator inside the domain
     scale_up_domain: int                      # accelerators in one scale-up domain (node or rack)

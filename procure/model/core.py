@@ -148,6 +148,7 @@ def evaluate(pb, kn, plan):
     """Evaluate arrays of plans. ``plan``: dict of equal-length arrays t, p, d, c, e, v, b, z
     (ZeRO stage), rc (0 none, 1 selective, 2 full), sp, tpo, odp (0/1). Returns a dict of arrays."""
     t, p, d, c, e, v, b, z, rc, sp, tpo, odp = _plan_arrays(plan)
+    tpo = tpo * pb.tp_overlap_ok            # a plan asking for it where it cannot run
     m = pb.batch / (b * d)
     stage_layers = np.ceil(pb.layers / p)
     lt = _layer_times(pb, kn, t, c, b, sp, e, rc)

@@ -15,7 +15,7 @@ from procure.catalog.types import Accelerator, ModelArch, Network
 from procure.model.core import evaluate
 from procure.model.flops import hardware_flops_per_token, model_flops_per_token
 from procure.model.grid import build_grid, plan_dict
-from procure.model.problem import build_problem, core_knobs, gemm_top_for, matmul_peak_flops
+from procure.model.problem import HBM_UNIT_BYTES, build_problem, core_knobs, gemm_top_for, matmul_peak_flops
 from procure.model.stragglers import step_percentiles
 from procure.model.types import (INFO_TERMS, SUM_TERMS, Estimate, Knobs, PlanSpec, Workload)
 
@@ -36,7 +36,7 @@ def _check(workload: Workload, gpus: int) -> str | None:
 
 def _memory_gib(res, i: int, accel: Accelerator) -> dict[str, float]:
     out = {k: float(res["memory"][k][i]) / GIB for k in MEMORY_KEYS}
-    out["capacity"] = accel.hbm_gb * 1e9 / GIB
+    out["capacity"] = accel.hbm_gb * HBM_UNIT_BYTES / GIB
     return out
 
 
@@ -76,6 +76,8 @@ def estimate(arch: ModelArch, accel: Accelerator, network: Network, gpus: int,
         accel_knobs = replace(accel_knobs, step_time_cv=step_time_cv)
     kn = core_knobs(accel_knobs, gemm_top_for(accel, workload.precision, accel_knobs))
     pb = build_problem(arch, accel, network, gpus, workload, measured_busbw_gbs).as_arrays()
+    if spec.tp_comm_overlap is None and not float(pb.tp_overlap_ok):
+        spec = replace(spec, tp_comm_overlap=False)     # not a choice on this part: don't search it
     grid, reason = build_grid(arch, gpus, workload, spec, max(1, accel.scale_up_domain))
     if reason:
         return _empty(f"no valid plan: {reason}", gpus, 0, elapsed_s)

@@ -11,7 +11,9 @@ s the per-GPU sequence slice (s/cp):
   full:         2 * sbh                           (/t with sequence parallelism), plus the full
                 activations of the one layer being recomputed.
 The "24" and "5as/h" are generalised to GQA (K, V of width h_kv), gated MLPs and MoE; with a
-fused (flash) attention kernel the s x s terms are not stored at all. 1F1B keeps p micro-batches
+fused (flash) attention kernel the s x s terms are not stored at all. The "10" holds two 1-byte
+dropout masks only when the recipe uses dropout (modern ones do not); under fp8, Transformer
+Engine keeps the fp8 cast of each GEMM input (1 byte) for the weight gradient. 1F1B keeps p micro-batches
 in flight on the first stage (x (1 + (p-1)/(p*v)) with interleaving); the last stage holds the
 logits (fp32) of one micro-batch. A reserve (5% of HBM) is kept free.
 """
@@ -70,11 +72,15 @@ def layer_activation_bytes(pb, t, c, b, rc, sp):
     mlp_width = (1 - moe_frac) * pb.ffn + moe_frac * (
         pb.top_k * pb.capacity + pb.shared_experts) * pb.expert_ffn
     fc1_out = np.where(pb.mlp_mats == 3, 2.0, 1.0) * mlp_width
-    # TP-split part: Q, K, V (2 bytes each), attention output, fc1 output (+ activation output
-    # when gated), fc2 input; reduces to Korthikanti's 24 for a plain GPT (d_ff = 4h).
-    split = (2 * (h + 2 * h_kv) + 2 * h + 2 * fc1_out + 2 * mlp_width) / h
+    # GEMM inputs kept for the weight gradient: bf16, or their fp8 cast under fp8 (TE).
+    gemm_in = np.where(pb.fp8 > 0, 1.0, 2.0)
+    # Replicated part: two norm inputs (bf16), QKV and fc1 GEMM inputs, two dropout masks.
+    replicated = (4.0 + 2.0 * gemm_in + 2.0 * pb.dropout) / np.where(sp, t, 1.0)
+    # TP-split part: Q, K, V and the attention output (bf16, saved by the attention kernel), the
+    # fp8 copy of that output for the projection GEMM, fc1 output (+ activation output when
+    # gated), fc2 input; 24 for a plain bf16 GPT (d_ff = 4h).
+    split = (2 * (h + 2 * h_kv) + 2 * h + pb.fp8 * h + 2 * fc1_out + gemm_in * mlp_width) / h
     scores = (1 - pb.flash) * 5.0 * pb.heads * pb.seq / h       # s x s softmax, mask, dropout
-    replicated = 10.0 / np.where(sp, t, 1.0)
     full_layer = sbh * (replicated + split / t + scores / t)
     selective = sbh * (replicated + split / t)
     recompute_full = 2.0 * sbh / np.where(sp, t, 1.0)
@@ -83,15 +89,29 @@ def layer_activation_bytes(pb, t, c, b, rc, sp):
     return stored, working
 
 
+def end_stage_layers(pb, p, stage_layers):
+    """(first, last) stage layers. With uneven stages the remainder goes to the middle stages:
+    the first stage holds the most in-flight micro-batches and the embedding, the last the
+    logits (Llama 3 405B ran 7 + 14 x 8 + 7 on pp16; Megatron-core
+    --decoder-{first,last}-pipeline-num-layers)."""
+    low = np.floor(pb.layers / p)
+    short = p * stage_layers - pb.layers            # stages that can hold one layer fewer
+    first = np.where((p > 1) & (short >= 1), low, stage_layers)
+    last = np.where((p > 1) & (short >= 2), low, stage_layers)
+    return first, last
+
+
 def gpu_memory(pb, t, p, d, c, e, v, b, z, rc, sp, m, stage_layers):
     """Peak bytes per GPU (max over first and last pipeline stage) and its parts."""
-    first_p, last_p, _ = stage_params(pb, t, p, e, stage_layers)
+    n_first, n_last = end_stage_layers(pb, p, stage_layers)
+    first_p, _, _ = stage_params(pb, t, p, e, n_first)
+    _, last_p, _ = stage_params(pb, t, p, e, n_last)
     dpc = d * c
     stored, working = layer_activation_bytes(pb, t, c, b, rc, sp)
     inflight = np.minimum(p, np.maximum(m, 1)) * np.where(v > 1, 1.0 + (p - 1) / (p * v), 1.0)
-    act_first = stage_layers * stored * inflight + working
+    act_first = n_first * stored * inflight + working
     logits = LOGIT_BYTES * b * (pb.seq / c) * pb.vocab / t
-    act_last = stage_layers * stored + working + logits
+    act_last = n_last * stored + working + logits
     single = p <= 1
     act_first = np.where(single, act_last, act_first)
     states_first = state_bytes(first_p, z, dpc, pb.grad_bytes)
@@ -100,6 +120,9 @@ def gpu_memory(pb, t, p, d, c, e, v, b, z, rc, sp, m, stage_layers):
     total_last = states_last + act_last
     use_first = total_first >= total_last
     params = np.where(use_first, first_p, last_p)
+    # The slowest stage's weights drive DP comm, optimizer and checkpoint time (core.py).
+    full_first, full_last, _ = stage_params(pb, t, p, e, stage_layers)
+    busiest = np.maximum(full_first, full_last)
     shard = np.maximum(dpc, 1)
     parts = {
         "weights": params * WEIGHT_BYTES * np.where(z >= 3, 1.0 / shard, 1.0),
@@ -111,4 +134,4 @@ def gpu_memory(pb, t, p, d, c, e, v, b, z, rc, sp, m, stage_layers):
     total = np.maximum(total_first, total_last)
     parts["reserve"] = reserve * np.ones_like(total)
     parts["total"] = total + reserve
-    return parts, params
+    return parts, busiest

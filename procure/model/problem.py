@@ -17,13 +17,27 @@ from procure.model.types import AccelKnobs, DEFAULT_GEMM_TOP, Workload
 ACT_BYTES = 2.0                 # activations and TP/PP/CP messages in bf16/fp16 (fp8 too: TE keeps bf16 I/O)
 WEIGHT_BYTES = 2.0              # bf16/fp16 model weights
 OPTIMIZER_BYTES = 12.0          # fp32 master weights + two Adam moments
-OPTIMIZER_STEP_BYTES = 32.0     # HBM traffic of the Adam step per parameter held (read+write states, grads)
+OPTIMIZER_STEP_BYTES = 32.0
+# HBM capacities are quoted in binary units: an "80 GB" A100/H100 holds 80 GiB (5 stacks of
+# 16 GiB; nvidia-smi 81920 / 81559 MiB), H200 "141 GB" 143771 MiB, B200 "180 GB" 183359 MiB.
+HBM_UNIT_BYTES = 2.0 ** 30
+# Pre-Hopper NVIDIA parts: Megatron/TE's TP comm-GEMM overlap (userbuffers: all-gather and
+# reduce-scatter split into chunks pipelined with the GEMM, driven by copy engines and
+# SM-light p2p kernels) is built and supported for Hopper and later; on these parts TP comm
+# runs serially after the GEMM it feeds.
+NO_TP_OVERLAP_ARCHS = frozenset({"volta", "turing", "ampere", "ada lovelace"})     # HBM traffic of the Adam step per parameter held (read+write states, grads)
 
 
 def grad_bytes(precision: str) -> float:
     """Gradient bytes per parameter: Megatron keeps fp32 main grads for bf16 (and fp8) training;
     fp16 runs of the 2020-2023 era reduce fp16 gradients."""
     return 2.0 if precision == "fp16" else 4.0
+
+
+def uses_dropout(workload: Workload) -> bool:
+    if workload.dropout is not None:
+        return bool(workload.dropout)
+    return workload.attention == "unfused"
 
 
 @dataclass
@@ -47,6 +61,8 @@ class Problem:
     seq: Any
     batch: Any                  # global batch in sequences
     flash: Any                  # 1.0 fused causal attention, 0.0 unfused (s x s in HBM)
+    dropout: Any                # 1.0 when dropout masks are kept for the backward
+    fp8: Any                    # 1.0 fp8 GEMMs (TE saves the fp8 cast of GEMM inputs)
     grad_bytes: Any
     ckpt_interval: Any          # steps; 0 = no checkpoint term
     storage_bw: Any             # B/s aggregate
@@ -62,6 +78,7 @@ class Problem:
     nic_bw: Any                 # B/s per GPU per direction, raw
     lat_net: Any                # s per inter-node hop
     nic_measured: Any           # 1.0 when nic_bw is a measured, already-achieved figure
+    tp_overlap_ok: Any          # 1.0 where TP comm can overlap GEMMs (see NO_TP_OVERLAP_ARCHS)
 
     def as_arrays(self) -> "Problem":
         return Problem(**{f.name: np.asarray(getattr(self, f.name), dtype=float) for f in fields(self)})
@@ -135,15 +152,18 @@ def build_problem(arch: ModelArch, accel: Accelerator, network: Network, gpus: i
         capacity=moe.capacity_factor if moe else 1.0,
         seq=workload.seq_len, batch=workload.global_batch,
         flash=0.0 if workload.attention == "unfused" else 1.0,
+        dropout=1.0 if uses_dropout(workload) else 0.0,
+        fp8=1.0 if workload.precision == "fp8" else 0.0,
         grad_bytes=grad_bytes(workload.precision),
         ckpt_interval=workload.checkpoint_interval_steps or 0,
         storage_bw=workload.checkpoint_storage_gbs * 1e9,
         ckpt_async=1.0 if workload.checkpoint_async else 0.0,
         data_stall_s=workload.data_stall_s,
         n_gpus=gpus, peak=matmul_peak_flops(accel, workload.precision),
-        hbm_bytes=accel.hbm_gb * 1e9, hbm_bw=accel.hbm_bw_tbs * 1e12,
+        hbm_bytes=accel.hbm_gb * HBM_UNIT_BYTES, hbm_bw=accel.hbm_bw_tbs * 1e12,
         up_bw=accel.scale_up_bw_gbs * 1e9, gpn=gpn, nic_bw=nic_bw,
         lat_net=network.latency_us * 1e-6, nic_measured=nic_measured,
+        tp_overlap_ok=0.0 if accel.architecture.strip().lower() in NO_TP_OVERLAP_ARCHS else 1.0,
     )
 
 

@@ -25,6 +25,10 @@ class Workload:
     # The attention kernel: "flash" (fused, causal blocks skipped, no s^2 tensors in HBM) or
     # "unfused" (Megatron's scale-mask-softmax of 2020-2022: full s x s scores in HBM).
     attention: str = "flash"
+    # Dropout after attention and MLP (1-byte masks kept for the backward). None: the recipes of
+    # the unfused-attention era (GPT-2/3, Megatron 2020-22: 0.1) had it; modern pretraining
+    # recipes (Llama, Mistral, DeepSeek, NeMo/MLPerf) run without.
+    dropout: bool | None = None
 
 
 @dataclass(frozen=True)

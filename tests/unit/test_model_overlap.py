@@ -38,3 +38,19 @@ def test_flash_backward_recomputes_scores(monkeypatch):
     monkeypatch.setattr(core, "FLASH_BWD_PASSES", 2.0)
     plain = _step()
     assert real.terms["compute_s"] > plain.terms["compute_s"]
+
+
+def test_tp_comm_overlap_is_not_available_before_hopper():
+    """Megatron/TE userbuffers TP overlap is a Hopper+ feature: on A100 a plan asking for it
+    times like one without it, and the search never picks it."""
+    from procure.catalog.load import default_catalog
+    from procure.model import PlanSpec, Workload, estimate
+    cat = default_catalog()
+    args = (cat.models["gpt3-175b"], cat.accelerators["a100-sxm4-80gb"], cat.networks["ib-hdr200"],
+            1024, Workload(seq_len=2048, global_batch=1536))
+    base = dict(tp=8, pp=8, dp=16, cp=1, ep=1, vpp=1, micro_batch=1, zero_stage=1,
+                recompute="selective", sequence_parallel=True, overlap_grad_reduce=True)
+    on = estimate(*args, PlanSpec(**base, tp_comm_overlap=True))
+    off = estimate(*args, PlanSpec(**base, tp_comm_overlap=False))
+    assert on.step_time_s == off.step_time_s
+    assert estimate(*args).plan["tp_comm_overlap"] is False
