@@ -17,7 +17,7 @@ from procure.model.types import AccelKnobs, DEFAULT_GEMM_TOP, Workload
 ACT_BYTES = 2.0                 # activations and TP/PP/CP messages in bf16/fp16 (fp8 too: TE keeps bf16 I/O)
 WEIGHT_BYTES = 2.0              # bf16/fp16 model weights
 OPTIMIZER_BYTES = 12.0          # fp32 master weights + two Adam moments
-OPTIMIZER_STEP_BYTES = 32.0
+OPTIMIZER_STEP_BYTES = 32.0       # HBM traffic of the Adam step per parameter held (read+write states, grads)
 # HBM capacities are quoted in binary units: an "80 GB" A100/H100 holds 80 GiB (5 stacks of
 # 16 GiB; nvidia-smi 81920 / 81559 MiB), H200 "141 GB" 143771 MiB, B200 "180 GB" 183359 MiB.
 HBM_UNIT_BYTES = 2.0 ** 30
@@ -25,7 +25,7 @@ HBM_UNIT_BYTES = 2.0 ** 30
 # reduce-scatter split into chunks pipelined with the GEMM, driven by copy engines and
 # SM-light p2p kernels) is built and supported for Hopper and later; on these parts TP comm
 # runs serially after the GEMM it feeds.
-NO_TP_OVERLAP_ARCHS = frozenset({"volta", "turing", "ampere", "ada lovelace"})     # HBM traffic of the Adam step per parameter held (read+write states, grads)
+NO_TP_OVERLAP_ARCHS = frozenset({"volta", "turing", "ampere", "ada lovelace"})
 
 
 def grad_bytes(precision: str) -> float:
