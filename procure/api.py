@@ -108,12 +108,30 @@ def quote(path: Path | str, out_dir: Path, formats: list[str], *, templates_dir:
             raise input_error("--fail-on", "unknown-flag", f"{code!r} is not a flag{suggest(code, FLAG_CODES)}")
     if templates_dir is not None and not Path(templates_dir).is_dir():
         raise input_error("--templates", "not-found", f"templates folder {templates_dir} does not exist")
-    document = quote_document(path, allow_paths, progress)
+    from procure.pipeline import build_document
+
+    inputs = load_inputs(path, allow_paths)
+    document = build_document(inputs, progress=progress)
     slug = slugify(document["title"]) or Path(path).stem
-    attachments = [(Path(path).name, Path(path).read_bytes())]
+    attachments = _attachments(inputs)
     written = render(document, formats, Path(out_dir), slug, templates_dir=templates_dir, lang=lang,
                      page_size=page_size, force=force, attachments=attachments)
     return QuoteResult(document, written, list(fail_on or []))
+
+
+ATTACH_LIMIT_BYTES = 25 * 1024 * 1024   # telemetry can be huge: past this, inputs are listed, not attached
+
+
+def _attachments(inputs: Inputs) -> list[tuple[str, bytes]]:
+    """cluster.yaml and the measured logs, embedded in the PDF while they stay small."""
+    files = [(Path(inputs.path).name, inputs.raw)]
+    total = len(inputs.raw)
+    for rb in inputs.bids:
+        for log in rb.measured_paths:
+            if log.is_file() and total + log.stat().st_size <= ATTACH_LIMIT_BYTES:
+                files.append((log.name, log.read_bytes()))
+                total += log.stat().st_size
+    return files
 
 
 def render_saved(result_json: Path, out_dir: Path, formats: list[str], **options) -> list[Path]:
