@@ -254,7 +254,7 @@ def build_document(inputs, progress=None) -> dict:
         "recommendation": comparison["recommendation"],
         "sensitivity_summary": comparison["sensitivity_summary"],
         "sources": _sources(inputs),
-        "methodology": _methodology(),
+        "methodology": _methodology(inputs),
     }
 
 
@@ -350,13 +350,28 @@ def _sources(inputs) -> list[dict]:
     return [rows[k] for k in sorted(rows)]
 
 
-def _methodology() -> dict:
+def _methodology(inputs) -> dict:
+    return {"model": "procure step-time model v1 (docs: procure/model/README.md)",
+            "knobs": _knob_rows(inputs), "notes": [CHECKPOINT_NOTE, MFU_CONVENTION]}
+
+
+def _knob_rows(inputs) -> dict:
+    """The fitted knobs of the accelerators this quote uses, one flat row each, and what they were
+    fitted on: the methodology appendix prints them as a table."""
     from procure.catalog.calibration import load_knobs
 
-    knobs = load_knobs()
-    describe = getattr(knobs, "describe", None)
-    return {"model": "procure step-time model v1 (docs: procure/model/README.md)",
-            "knobs": describe() if callable(describe) else {}, "notes": [CHECKPOINT_NOTE, MFU_CONVENTION]}
+    described = load_knobs().describe()
+    per_accel = described.get("accelerators", {})
+    rows = {"fitted on": described.get("fitted_on"), "fitted at": described.get("fitted_at"),
+            "fit MAPE": described.get("fit_mape")}
+    for accel_id in sorted({rb.accelerator.id for rb in inputs.bids}):
+        knobs = per_accel.get(accel_id)
+        label = accel_id if knobs is not None else f"{accel_id} (default knobs)"
+        knobs = dict(knobs if knobs is not None else described.get("default", {}))
+        curve = knobs.pop("gemm_curve", None) or []
+        knobs["gemm_curve"] = ", ".join(f"{x:.0e} s → {y:.2f}" for x, y in curve)
+        rows[label] = {k: v for k, v in knobs.items() if v is not None}
+    return rows
 
 
 def _bid_entry(inputs, rb, est, measured, scaling, econ: dict) -> dict:
