@@ -17,17 +17,28 @@ def print_terminal(doc: dict, console, lang: str = "en") -> None:
     m = f.msg
     bids = ordered_bids(doc)
     table = Table(title=escape(f"{doc['title']} — {f.date(doc['as_of'])}"), title_justify="left")
-    for key, justify in (("col.rank", "right"), ("col.bid", "left"), ("col.vendor", "left"),
-                         ("col.accel_gpus", "left"), ("col.step_time", "right"), ("col.time_to_train", "right"),
-                         ("col.total_cost", "right"), ("col.usd_mtok", "right"), ("col.mfu", "right"),
-                         ("col.flags", "left")):
-        table.add_column(m(key), justify=justify, overflow="fold")
-    for bid in bids:
-        r = ranking_row(bid, f)
-        flags = " ".join(f"[{SEVERITY_STYLE[fl['severity']]}]{escape(fl['code'])}[/]" for fl in r["flags"])
-        table.add_row(*(escape(r[k]) for k in ("rank", "id", "vendor", "accel_gpus", "step_time", "days",
-                                               "total_cost", "usd_mtok", "mfu")), flags)
-    console.print(table)
+    if console.width < 110:   # too narrow for the table: one line per bid, figures unbroken
+        console.print(f"[bold]{escape(doc['title'])} — {escape(f.date(doc['as_of']))}[/]")
+        for bid in bids:
+            r = ranking_row(bid, f)
+            flags = " ".join(f"[{SEVERITY_STYLE[fl['severity']]}]{escape(fl['code'])}[/]" for fl in r["flags"])
+            console.print(f"{escape(r['rank'])}. [bold]{escape(r['id'])}[/]  {escape(r['usd_mtok'])}/Mtok  "
+                          f"{escape(r['total_cost'])}  {escape(r['days'])}  {escape(r['step_time'])}  "
+                          f"MFU {escape(r['mfu'])}  {flags}", soft_wrap=False, overflow="fold")
+    else:
+        for key, justify in (("col.rank", "right"), ("col.bid", "left"), ("col.vendor", "left"),
+                             ("col.accel_gpus", "left"), ("col.step_time", "right"),
+                             ("col.time_to_train", "right"), ("col.total_cost", "right"),
+                             ("col.usd_mtok", "right"), ("col.mfu", "right"), ("col.flags", "left")):
+            wraps = key in ("col.vendor", "col.accel_gpus", "col.flags")   # figures and ids never wrap
+            table.add_column(m(key), justify=justify, overflow="fold", no_wrap=not wraps,
+                             min_width=12 if wraps else None)
+        for bid in bids:
+            r = ranking_row(bid, f)
+            flags = " ".join(f"[{SEVERITY_STYLE[fl['severity']]}]{escape(fl['code'])}[/]" for fl in r["flags"])
+            table.add_row(*(escape(r[k]) for k in ("rank", "id", "vendor", "accel_gpus", "step_time", "days",
+                                                   "total_cost", "usd_mtok", "mfu")), flags)
+        console.print(table)
     groups = flags_explained(bids, f)
     if not groups:
         console.print(m("summary.no_flags"))

@@ -55,3 +55,26 @@ def test_a_quote_without_flags_says_so(doc):
     for bid in clean["bids"]:
         bid["flags"] = []
     assert "No bid carries a flag." in printed(clean)
+
+
+def test_figures_never_wrap_in_a_wide_or_a_narrow_terminal():
+    import io
+    from pathlib import Path
+
+    from rich.console import Console
+
+    from procure.report import render_terminal
+
+    sample = Path(__file__).resolve().parents[1] / "fixtures" / "quote_sample.json"
+    from procure.report.json_report import load_document
+
+    doc = load_document(sample.read_bytes())
+    for width in (80, 150):
+        out = io.StringIO()
+        render_terminal(doc, Console(file=out, width=width, no_color=True))
+        text = out.getvalue()
+        for bid in doc["bids"]:
+            if bid.get("usd_per_million_tokens") is not None:
+                # the formatted cost per Mtok of every priced bid appears whole on one line
+                rate = f"{bid['usd_per_million_tokens']:.4f}"
+                assert any(rate in line for line in text.splitlines()), (width, rate)
