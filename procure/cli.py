@@ -8,7 +8,7 @@ from pathlib import Path
 
 import click
 
-EXIT_OK, EXIT_INPUT, EXIT_POLICY, EXIT_INTERNAL = 0, 1, 2, 3
+EXIT_OK, EXIT_INPUT, EXIT_POLICY, EXIT_INTERNAL = 0, 1, 2, 3   # EXIT_POLICY: PolicyError, documented by gen_docs
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 
 

@@ -27,6 +27,8 @@ class Measured:
     sources: list[dict]
     gpus: int | None = None      # the largest GPU count a source states
     busbw_nodes: int | None = None  # hosts the nccl-tests run spanned, when it printed them
+    scale_out_gbs: float | None = None  # the bus bandwidth the model uses for the inter-node tier
+    busbw_note: str | None = None       # why it is (not) used
 
 
 # A node's scale-out rate, as nccl-tests reports it for a multi-node all-reduce, shared by its
@@ -34,9 +36,9 @@ class Measured:
 SCALE_OUT_PLAUSIBLE_FACTOR = 1.25
 
 
-def scale_out_busbw(measured: "Measured | None", rb) -> tuple[float | None, str | None]:
+def scale_out_busbw(measured: Measured, rb) -> tuple[float | None, str | None]:
     """The nccl-tests bus bandwidth to use for the bid's inter-node tier, with why (not) in a note."""
-    if measured is None or not measured.busbw_gbs:
+    if not measured.busbw_gbs:
         return None, None
     per_gpu = measured.busbw_gbs / max(1, rb.accelerator.scale_up_domain)
     nic = rb.network.scale_out_bw_gbs
@@ -65,8 +67,10 @@ def measure_bid(rb) -> Measured | None:
                for s in as_dict["sources"]]
     gpus = max((s["gpus"] for s in as_dict["sources"] if s.get("gpus")), default=None)
     nodes = max(((s.get("bus_bandwidth") or {}).get("nodes") or 0 for s in as_dict["sources"]), default=0)
-    return Measured(result.step_time_summary(), result.histogram(), result.busbw_gbs(), sources, gpus,
-                    nodes or None)
+    measured = Measured(result.step_time_summary(), result.histogram(), result.busbw_gbs(), sources, gpus,
+                        nodes or None)
+    measured.scale_out_gbs, measured.busbw_note = scale_out_busbw(measured, rb)
+    return measured
 
 
 def model_workload(inputs):
@@ -94,7 +98,7 @@ def estimate_bid(inputs, rb, measured: Measured | None):
     start = time.perf_counter()
     est = estimate(inputs.arch, rb.accelerator, rb.network, rb.bid.gpus, model_workload(inputs),
                    plan=plan_spec(rb.bid), knobs=load_knobs(),
-                   measured_busbw_gbs=scale_out_busbw(measured, rb)[0], step_time_cv=cv,
+                   measured_busbw_gbs=measured.scale_out_gbs if measured else None, step_time_cv=cv,
                    elapsed_s=None)
     if est.search is not None and est.search.get("seconds") is None:
         est.search["seconds"] = round(time.perf_counter() - start, 4)
@@ -134,7 +138,6 @@ def _performance(inputs, rb, est, measured: Measured | None):
 
     w = inputs.cluster.workload
     peak = rb.accelerator.peak_flops(w.precision)
-    tokens = w.global_batch_seqs * w.seq_len
     use_measured = bool(measured and measured.summary and measured.summary.get("mean"))
     modeled = est.step_time_s if est.feasible else None
     step = float(measured.summary["mean"]) if use_measured else (modeled or 0.0)
@@ -143,7 +146,7 @@ def _performance(inputs, rb, est, measured: Measured | None):
         step_time_s=step, step_time_terms=terms,
         p99_step_time_s=(float(measured.summary["p99"]) if use_measured
                          else (est.percentiles_s or {}).get("p99")),
-        tokens_per_step=tokens, gpus=rb.bid.gpus, model_flops_per_step=est.model_flops_per_step,
+        tokens_per_step=w.tokens_per_step, gpus=rb.bid.gpus, model_flops_per_step=est.model_flops_per_step,
         hardware_flops_per_step=est.hardware_flops_per_step, peak_flops_per_gpu=peak,
         modeled_step_time_s=modeled, feasible=est.feasible or use_measured,
         infeasible_reason=None if (est.feasible or use_measured) else est.reason,
@@ -173,7 +176,8 @@ def _pricing(inputs, rb):
                        support_per_gpu_year=conv(line.support_per_gpu_year),
                        power_per_kwh=conv(book.power_usd_per_kwh), pue=book.pue,
                        colo_per_kw_month=conv(book.colo_per_kw_month), tdp_w=tdp,
-                       missing_reason=None if line.capex_per_gpu is not None else choice.missing_reason)
+                       missing_reason=None if line.capex_per_gpu is not None else
+                       f"price book {book.id} prices {line.accelerator} {line.term} without a capex per GPU")
     return Pricing(kind="rental", currency=ccy, price_per_gpu_hour=conv(line.price_per_gpu_hour),
                    min_commit_months=line.min_commit_months, storage_per_gpu_hour=conv(book.storage_per_gpu_hour),
                    network_per_gpu_hour=conv(book.network_per_gpu_hour), support_fraction=book.support_fraction,
@@ -245,7 +249,7 @@ def build_document(inputs, progress=None) -> dict:
         "as_of": inputs.cluster.as_of.isoformat(),
         "currency": inputs.cluster.currency,
         "inputs": [_fingerprint(inputs.path, "cluster", inputs.raw)]
-                  + [_fingerprint(p, "measured", p.read_bytes()) for rb in inputs.bids for p in rb.measured_paths],
+                  + [_file_fingerprint(p, "measured") for rb in inputs.bids for p in rb.measured_paths],
         "workload": _workload(inputs),
         "assumptions": _assumption_rows(inputs, assumptions),
         "fx": _fx(inputs),
@@ -260,6 +264,13 @@ def build_document(inputs, progress=None) -> dict:
 
 def _fingerprint(path: Path, role: str, data: bytes) -> dict:
     return {"path": Path(path).name, "role": role, "sha256": hashlib.sha256(data).hexdigest(), "bytes": len(data)}
+
+
+def _file_fingerprint(path: Path, role: str) -> dict:
+    """The same fingerprint, hashed in chunks so a large telemetry file is never held in memory."""
+    with open(path, "rb") as handle:
+        digest = hashlib.file_digest(handle, "sha256")
+    return {"path": Path(path).name, "role": role, "sha256": digest.hexdigest(), "bytes": Path(path).stat().st_size}
 
 
 def _workload(inputs) -> dict:
@@ -277,7 +288,7 @@ def _workload(inputs) -> dict:
                   "heads": arch.heads, "kv_heads": arch.kv_heads, "ffn_hidden": arch.ffn_hidden,
                   "vocab": arch.vocab, "gated_mlp": arch.gated_mlp, "moe": moe},
         "seq_len": w.seq_len, "global_batch_seqs": w.global_batch_seqs,
-        "global_batch_tokens": w.global_batch_seqs * w.seq_len, "train_tokens": float(w.train_tokens),
+        "global_batch_tokens": w.tokens_per_step, "train_tokens": float(w.train_tokens),
         "precision": w.precision, "deadline_days": w.deadline_days,
         "model_flops_per_token": model_flops_per_token(arch, w.seq_len),
         "attention_flops_convention": "non-causal (Megatron/PaLM)",
@@ -394,10 +405,10 @@ def _bid_entry(inputs, rb, est, measured, scaling, econ: dict) -> dict:
                     if est.feasible else None),
         "infeasible_reason": None if est.feasible else est.reason,
         "committed": bid.committed.model_dump(),
-        "measured": _measured_entry(measured, rb),
+        "measured": _measured_entry(measured),
         "memory": _memory_entry(est, accel),
         "flops": {"model_per_step": est.model_flops_per_step, "hardware_per_step": est.hardware_flops_per_step},
-        "tokens_per_step": w.global_batch_seqs * w.seq_len,
+        "tokens_per_step": w.tokens_per_step,
         "scaling": scaling,
         "mfu_convention": MFU_CONVENTION,
         "sources": sorted(filter(None, [f"accelerator:{accel.id}", f"network:{net.id}", rb.price.source_key])),
@@ -420,12 +431,12 @@ def _pricing_entry(rb) -> dict:
             "missing_reason": choice.missing_reason}
 
 
-def _measured_entry(measured: Measured | None, rb) -> dict | None:
+def _measured_entry(measured: Measured | None) -> dict | None:
     if measured is None:
         return None
-    used, note = scale_out_busbw(measured, rb)
     return {"sources": measured.sources, "step_time_s": measured.summary, "histogram": measured.histogram,
-            "busbw_gbs": measured.busbw_gbs, "busbw_used": used is not None, "busbw_note": note}
+            "busbw_gbs": measured.busbw_gbs, "busbw_used": measured.scale_out_gbs is not None,
+            "busbw_note": measured.busbw_note}
 
 
 def _memory_entry(est, accel) -> dict:

@@ -103,6 +103,10 @@ class Workload(Strict):
             return self.global_batch
         return self.global_batch_tokens // self.seq_len
 
+    @property
+    def tokens_per_step(self) -> int:
+        return self.global_batch_seqs * self.seq_len
+
 
 class AssumptionsSpec(Strict):
     power_usd_per_kwh: Optional[Money] = None

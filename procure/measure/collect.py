@@ -185,7 +185,7 @@ def _rank_groups(sources: list[SourceSummary]) -> list[tuple[list[str], Series]]
     for members in buckets.values():
         if len({m.info["rank"] for m in members}) < 2:
             continue
-        merged = _merge([m.rank_samples for m in members if m.rank_samples is not None])
+        merged = SampleArrays.concat([m.rank_samples for m in members if m.rank_samples is not None])
         series, red = per_step_max(merged)
         if red is None or not _shared_steps(members):
             continue
@@ -199,9 +199,6 @@ def _rank_groups(sources: list[SourceSummary]) -> list[tuple[list[str], Series]]
     return groups
 
 
-def _merge(parts: list[SampleArrays]) -> SampleArrays:
-    return SampleArrays(*(np.concatenate([getattr(p, f) for p in parts])
-                          for f in ("step", "rank", "step_time_s", "covers")))
 
 
 def _shared_steps(members: list[SourceSummary]) -> bool:

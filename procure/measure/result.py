@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 
 from procure.measure import stats
+from procure.measure.samples import SampleArrays
 from procure.measure.stats import Series
 from procure.measure.summarise import SourceSummary
 
@@ -40,7 +41,7 @@ class IngestResult:
             if level == "per-step":
                 parts += [series for _, series in self.groups if len(series)]
             if parts:
-                return level, _concat(parts), len(parts)
+                return level, SampleArrays.concat(parts), len(parts)
         return None
 
     def combined(self) -> dict[str, Any] | None:
@@ -89,9 +90,6 @@ class IngestResult:
         })
 
 
-def _concat(parts: list[Series]) -> Series:
-    return Series(*(np.concatenate([getattr(p, f) for p in parts])
-                    for f in ("step", "rank", "step_time_s", "covers")))
 
 
 def _source_dict(s: SourceSummary) -> dict[str, Any]:

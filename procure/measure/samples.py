@@ -65,6 +65,15 @@ class SampleArrays:
     def empty() -> SampleArrays:
         return SampleBuilder().arrays()
 
+    def tail(self, start: int) -> SampleArrays:
+        return SampleArrays(self.step[start:], self.rank[start:], self.step_time_s[start:],
+                            self.covers[start:])
+
+    @staticmethod
+    def concat(parts: list[SampleArrays]) -> SampleArrays:
+        return SampleArrays(*(np.concatenate([getattr(p, f) for p in parts])
+                              for f in ("step", "rank", "step_time_s", "covers")))
+
 
 @dataclass(frozen=True)
 class RankReduction:

@@ -18,9 +18,10 @@ Rules (also in docs/log-formats.md):
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 
 import numpy as np
+
+from procure.measure.samples import SampleArrays
 
 WARMUP_FRACTION = 0.02
 WARMUP_SLOW_RATIO = 3.0
@@ -29,21 +30,8 @@ OUTLIER_MIN_EXCESS = 0.05
 MAD_TO_SIGMA = 1.4826
 
 
-@dataclass(frozen=True)
-class Series:
-    """Samples of one source in step order."""
-
-    step: np.ndarray
-    rank: np.ndarray
-    step_time_s: np.ndarray
-    covers: np.ndarray
-
-    def __len__(self) -> int:
-        return int(self.step_time_s.size)
-
-    def tail(self, start: int) -> Series:
-        return Series(self.step[start:], self.rank[start:], self.step_time_s[start:],
-                      self.covers[start:])
+# The statistics read samples in step order; they are the parsers' own column arrays.
+Series = SampleArrays
 
 
 def starts_at_training_start(series: Series) -> bool:

@@ -74,3 +74,12 @@ def test_case_html_and_xlsx(case, documents, tmp_path):
 def test_case_is_deterministic(case, documents):
     again = api.quote_document(case / "cluster.yaml")
     assert to_json_bytes(again) == to_json_bytes(documents[case.name])
+
+
+def test_the_example_case_is_the_shipped_example():
+    """The example's goldens only guard the quick start while the case is a true copy of it."""
+    shipped = Path(__file__).resolve().parents[2] / "examples"
+    case = CASES_DIR / "example"
+    assert (case / "cluster.yaml").read_bytes() == (shipped / "cluster.yaml").read_bytes()
+    for log in (shipped / "logs").iterdir():
+        assert (case / "logs" / log.name).read_bytes() == log.read_bytes(), log.name

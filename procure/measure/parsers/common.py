@@ -14,14 +14,19 @@ _WORLD = (
 )
 
 
-def world_size(lines: list[str]) -> int | None:
-    """GPU count from the log's own world-size statement (first one found)."""
-    for pattern in _WORLD:
+def first_positive_int(patterns, lines: list[str]) -> int | None:
+    """The first positive integer group 1 of any pattern finds, patterns tried in order."""
+    for pattern in patterns:
         for text in lines:
             m = pattern.search(text)
             if m and int(m.group(1)) > 0:
                 return int(m.group(1))
     return None
+
+
+def world_size(lines: list[str]) -> int | None:
+    """GPU count from the log's own world-size statement (first one found)."""
+    return first_positive_int(_WORLD, lines)
 
 
 def interval_from_steps(steps: list[float]) -> int | None:

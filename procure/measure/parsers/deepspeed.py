@@ -13,7 +13,8 @@ import re
 
 from procure.measure.normalize import fields, parse_number
 from procure.measure.normalize import lines as split_lines
-from procure.measure.parsers.common import interval_from_steps, no_steps_note, world_size
+from procure.measure.parsers.common import (first_positive_int, interval_from_steps, no_steps_note,
+                                            world_size)
 from procure.measure.samples import Parsed, SampleBuilder
 
 _THROUGHPUT = re.compile(r"global_step=(\d+),\s*RunningAvgSamplesPerSec=([^,\s]+),\s*"
@@ -35,12 +36,7 @@ def parse(text: str, name: str = "") -> Parsed:
 
 
 def _batch_size(texts: list[str]) -> int | None:
-    for pattern in _BATCH:
-        for text in texts:
-            m = pattern.search(text)
-            if m and int(m.group(1)) > 0:
-                return int(m.group(1))
-    return None
+    return first_positive_int(_BATCH, texts)
 
 
 def _from_throughput(matches: list[re.Match[str]], batch: int | None,

@@ -10,7 +10,8 @@ import re
 
 from procure.measure.normalize import lines as split_lines
 from procure.measure.normalize import parse_number
-from procure.measure.parsers.common import finish, interval_from_steps, no_steps_note, world_size
+from procure.measure.parsers.common import (finish, first_positive_int, interval_from_steps, no_steps_note,
+                                            world_size)
 from procure.measure.samples import Parsed, SampleBuilder
 
 _ITERATION = re.compile(r"\biteration[\s=:]+(\d+)\s*/\s*(\d+)")
@@ -49,12 +50,7 @@ def parse(text: str, name: str = "") -> Parsed:
 
 
 def _log_interval(texts: list[str]) -> int | None:
-    for pattern in _LOG_INTERVAL:
-        for text in texts:
-            m = pattern.search(text)
-            if m and int(m.group(1)) > 0:
-                return int(m.group(1))
-    return None
+    return first_positive_int(_LOG_INTERVAL, texts)
 
 
 def _variant(text: str) -> str:
