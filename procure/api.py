@@ -26,10 +26,10 @@ def load_inputs(path: Path | str, allow_paths: list[Path] | None = None) -> Inpu
     """Read, validate and cross-check cluster.yaml; every problem at once as InputError."""
     from procure.catalog.load import default_catalog
     from procure.inputs.checks import check_cluster
-    from procure.inputs.loader import validate_document
+    from procure.sources.validate import validate_document
     from procure.inputs.resolve import resolve_bids, workload_arch
     from procure.inputs.schema import Cluster
-    from procure.inputs.yamlpos import read_yaml
+    from procure.sources.yamlpos import read_yaml
 
     path = Path(path)
     doc = read_yaml(path, str(path))
@@ -99,7 +99,7 @@ def quote(path: Path | str, out_dir: Path, formats: list[str], *, templates_dir:
           allow_paths: list[Path] | None = None, fail_on: list[str] | None = None,
           progress=None) -> QuoteResult:
     from procure.economics import FLAG_CODES
-    from procure.inputs.loader import suggest
+    from procure.sources.suggest import suggest
     from procure.report import FORMATS, render
 
     _check_formats(formats, FORMATS)
@@ -135,7 +135,7 @@ def _attachments(inputs: Inputs) -> list[tuple[str, bytes]]:
 
 
 def render_saved(result_json: Path, out_dir: Path, formats: list[str], **options) -> list[Path]:
-    from procure.inputs.yamlpos import read_bytes_limited
+    from procure.sources.files import read_bytes_limited
     from procure.report import FORMATS, render
     from procure.report.json_report import load_document
 
@@ -171,7 +171,7 @@ def catalog_show(entry_id: str) -> dict:
 
 def diff(old: Path, new: Path) -> dict:
     from procure.compare_rounds import diff_documents
-    from procure.inputs.yamlpos import read_bytes_limited
+    from procure.sources.files import read_bytes_limited
     from procure.report.json_report import load_document
 
     docs = [load_document(read_bytes_limited(Path(p), str(p), 200 * 1024 * 1024)) for p in (old, new)]
@@ -179,7 +179,7 @@ def diff(old: Path, new: Path) -> dict:
 
 
 def _check_formats(formats: list[str], known) -> None:
-    from procure.inputs.loader import suggest
+    from procure.sources.suggest import suggest
 
     if not formats:
         raise input_error("--format", "bad-format", f"give at least one of {', '.join(known)}")

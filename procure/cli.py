@@ -143,7 +143,7 @@ def common(command):
 def _output_format(ctx, _param, value: str) -> str:
     """A bad --format is one line with a suggestion and exit 1, like every other bad input."""
     if value not in ("text", "json"):
-        from procure.inputs.loader import suggest
+        from procure.sources.suggest import suggest
 
         click.echo(f"--format: error[bad-format]: unknown format {value!r}; use text or json"
                    f"{suggest(value, ['text', 'json'])}", err=True)

@@ -110,7 +110,8 @@ def run_backtest(path: Path) -> dict:
     from procure.catalog.calibration import load_knobs
     from procure.catalog.load import default_catalog
     from procure.errors import input_error
-    from procure.inputs.yamlpos import decode_utf8, plain, read_bytes_limited, read_yaml
+    from procure.sources.files import decode_utf8, read_bytes_limited
+    from procure.sources.yamlpos import plain, read_yaml
 
     cat = default_catalog()
     if path.suffix.lower() == ".csv":

@@ -8,7 +8,7 @@ from __future__ import annotations
 from functools import lru_cache
 from pathlib import Path
 
-from procure.model.types import AccelKnobs, Knobs
+from procure.catalog.knobs import AccelKnobs, Knobs
 from procure.resources import catalog_dir
 
 CALIBRATION_FILE = "calibration.yaml"

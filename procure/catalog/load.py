@@ -12,8 +12,9 @@ from procure.catalog.entries import (AcceleratorEntry, FxEntry, ModelEntry, Netw
 from procure.catalog.types import (Accelerator, FxTable, ModelArch, MoE, Network, PriceBook, PriceLine,
                                    Sourced)
 from procure.errors import Diagnostic, InputError
-from procure.inputs.loader import suggest, validate_document
-from procure.inputs.yamlpos import read_yaml
+from procure.sources.suggest import suggest
+from procure.sources.validate import validate_document
+from procure.sources.yamlpos import read_yaml
 from procure.resources import catalog_dir, price_books_dir
 
 

@@ -53,7 +53,7 @@ def show_entry(entry_id: str, cat: Catalog | None = None) -> dict:
         if entry_id in pool:
             return {"schema": "procure.catalog/v1", "kind": KINDS[kind], "entry": _plain(pool[entry_id]),
                     "file": cat.files.get(f"{KINDS[kind]}:{entry_id}")}
-    from procure.inputs.loader import suggest
+    from procure.sources.suggest import suggest
 
     everything = [i for k in KINDS for i in _pool(cat, k)]
     raise input_error("catalog", "unknown-id", f"no catalog entry {entry_id!r}{suggest(entry_id, everything)}")

@@ -14,8 +14,8 @@ from pathlib import Path
 
 from procure.catalog.load import Catalog
 from procure.errors import Diagnostic
-from procure.inputs.loader import suggest
-from procure.inputs.yamlpos import YamlDocument
+from procure.sources.suggest import suggest
+from procure.sources.yamlpos import YamlDocument
 
 
 def _str(value) -> str | None:

@@ -16,8 +16,8 @@ from procure import api
 from procure.cli import main
 from procure.errors import InputError
 from procure.inputs import schema as S
-from procure.inputs.loader import validate_document
-from procure.inputs.yamlpos import parse_yaml_text
+from procure.sources.validate import validate_document
+from procure.sources.yamlpos import parse_yaml_text
 
 REPO = Path(__file__).resolve().parents[2]
 DOCS = REPO / "docs"

@@ -4,9 +4,10 @@ from pathlib import Path
 import pytest
 
 from procure.errors import InputError
-from procure.inputs.loader import dotted, suggest, validate_document
+from procure.sources.suggest import suggest
+from procure.sources.validate import dotted, validate_document
 from procure.inputs.schema import Cluster
-from procure.inputs.yamlpos import parse_yaml_text
+from procure.sources.yamlpos import parse_yaml_text
 
 BASE = """\
 schema: procure/v1

@@ -4,7 +4,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from procure.errors import InputError
-from procure.inputs.yamlpos import DecimalText, parse_yaml_text, read_yaml
+from procure.sources.yamlpos import DecimalText, parse_yaml_text, read_yaml
 
 
 def parse(text):
