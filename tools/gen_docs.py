@@ -445,9 +445,9 @@ CLUSTER_SECTIONS = [
         "`global_batch_tokens` must be a multiple of `seq_len`.",
         "`model` must name a preset of `hardware_catalog/models/` (`procure catalog list --kind models`).",
     ]),
-    ("workload.architecture", S.ArchitectureSpec, "An inline transformer, for a model that is not a preset. "
+    ("workload.architecture", E.ArchitectureSpec, "An inline transformer, for a model that is not a preset. "
      "The fields mean what they mean in a Hugging Face `config.json`.", []),
-    ("workload.architecture.moe", S.MoESpec, "Mixture-of-experts layers (also used by model presets).", []),
+    ("workload.architecture.moe", E.MoESpec, "Mixture-of-experts layers (also used by model presets).", []),
     ("assumptions", S.AssumptionsSpec, "Every assumption is optional and has a documented default (the "
      "`default` column, read from `procure.economics.inputs.Assumptions`). The reports list each value "
      "used and where it came from.", []),
@@ -725,7 +725,7 @@ rail_optimised: true
 source: "https://example.com/network.html"
 as_of: "2025-06"
 """),
-    ("Model presets", "hardware_catalog/models/<id>.yaml", E.ModelEntry, [("moe", S.MoESpec)],
+    ("Model presets", "hardware_catalog/models/<id>.yaml", E.ModelEntry, [("moe", E.MoESpec)],
      "Transformer architectures a cluster.yaml names with `workload.model`.", """\
 id: example-moe-8x2b
 name: "Example MoE 8x2B"

@@ -7,9 +7,33 @@ from typing import Literal, Optional, Union
 
 from pydantic import Field, field_validator
 
-from procure.inputs.schema import Finite, Money, MoESpec, Strict
+from procure.sources.fields import Finite, Money, Strict
 
 SourceList = Union[str, list[str]]
+
+
+class MoESpec(Strict):
+    experts: int = Field(gt=1, le=4096)
+    top_k: int = Field(ge=1, le=64)
+    expert_ffn_hidden: int = Field(gt=0)
+    shared_experts: int = Field(0, ge=0)
+    dense_layers: int = Field(0, ge=0)
+    capacity_factor: Finite = Field(1.0, ge=1.0, le=8.0)
+
+
+class ArchitectureSpec(Strict):
+    """An inline model architecture (instead of a preset id)."""
+
+    name: str = "custom model"
+    layers: int = Field(gt=0, le=10_000)
+    hidden: int = Field(gt=0, le=1_000_000)
+    heads: int = Field(gt=0, le=10_000)
+    kv_heads: Optional[int] = Field(None, gt=0)
+    ffn_hidden: Optional[int] = Field(None, gt=0)
+    vocab: int = Field(gt=0, le=10_000_000)
+    gated_mlp: bool = False
+    tied_embeddings: bool = False
+    moe: Optional[MoESpec] = None
 
 
 class SourcedEntry(Strict):

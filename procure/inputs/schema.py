@@ -6,74 +6,15 @@ has a documented default (see ``procure.economics.inputs.Assumptions``).
 
 from __future__ import annotations
 
-import math
 import re
-from datetime import date
-from decimal import Decimal
-from typing import Annotated, Literal, Optional, Union
+from typing import Literal, Optional, Union
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_validator, model_validator
+from pydantic import Field, field_validator, model_validator
 
-from procure.sources.yamlpos import DecimalText
+from procure.catalog.entries import ArchitectureSpec, MoESpec  # noqa: F401  (re-exported: the inline model schema)
+from procure.sources.fields import CalendarDate, Finite, Money, Strict  # noqa: F401
 
 SLUG = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
-
-
-def _exact_decimal(value):
-    """Money from YAML keeps the text it was written as; never via a binary float."""
-    if isinstance(value, DecimalText):
-        return Decimal(value.text)
-    if isinstance(value, bool):
-        raise ValueError("expected a number, not true/false")
-    if isinstance(value, float):
-        return Decimal(repr(value))
-    return value
-
-
-def _finite(value):
-    if isinstance(value, float) and not math.isfinite(value):
-        raise ValueError("must be a finite number")
-    return value
-
-
-def _date_only(value):
-    """A calendar date (2026-12-01); YAML integers are not dates, though pydantic would take them."""
-    if isinstance(value, (int, float)) and not isinstance(value, bool):
-        raise ValueError("must be a date like 2026-12-01, not a number")
-    return value
-
-
-CalendarDate = Annotated[date, BeforeValidator(_date_only)]
-Money = Annotated[Decimal, BeforeValidator(_exact_decimal), Field(ge=0, max_digits=24, decimal_places=10)]
-Finite = Annotated[float, BeforeValidator(_finite)]
-
-
-class Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True, str_strip_whitespace=True)
-
-
-class MoESpec(Strict):
-    experts: int = Field(gt=1, le=4096)
-    top_k: int = Field(ge=1, le=64)
-    expert_ffn_hidden: int = Field(gt=0)
-    shared_experts: int = Field(0, ge=0)
-    dense_layers: int = Field(0, ge=0)
-    capacity_factor: Finite = Field(1.0, ge=1.0, le=8.0)
-
-
-class ArchitectureSpec(Strict):
-    """An inline model architecture (instead of a preset id)."""
-
-    name: str = "custom model"
-    layers: int = Field(gt=0, le=10_000)
-    hidden: int = Field(gt=0, le=1_000_000)
-    heads: int = Field(gt=0, le=10_000)
-    kv_heads: Optional[int] = Field(None, gt=0)
-    ffn_hidden: Optional[int] = Field(None, gt=0)
-    vocab: int = Field(gt=0, le=10_000_000)
-    gated_mlp: bool = False
-    tied_embeddings: bool = False
-    moe: Optional[MoESpec] = None
 
 
 class Workload(Strict):
