@@ -7,45 +7,20 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from procure.errors import InputError, PolicyError, input_error
+from procure.errors import PolicyError, input_error
 
-
-@dataclass
-class Inputs:
-    path: Path
-    cluster: object            # procure.inputs.schema.Cluster
-    doc: object                # YamlDocument
-    catalog: object            # procure.catalog.load.Catalog
-    bids: list                 # list[ResolvedBid]
-    arch: object               # ModelArch
-    raw: bytes = b""
+if TYPE_CHECKING:
+    from procure.document import QuoteDocument
+    from procure.inputs.bundle import Inputs
 
 
-def load_inputs(path: Path | str, allow_paths: list[Path] | None = None) -> Inputs:
+def load_inputs(path: Path | str, allow_paths: list[Path] | None = None) -> "Inputs":
     """Read, validate and cross-check cluster.yaml; every problem at once as InputError."""
-    from procure.catalog.load import default_catalog
-    from procure.inputs.checks import check_cluster
-    from procure.sources.validate import validate_document
-    from procure.inputs.resolve import resolve_bids, workload_arch
-    from procure.inputs.schema import Cluster
-    from procure.sources.yamlpos import read_yaml
+    from procure.inputs.bundle import load_inputs as load
 
-    path = Path(path)
-    doc = read_yaml(path, str(path))
-    cat = default_catalog()
-    base = path.resolve().parent
-    allowed = [base] + [Path(p).expanduser().resolve() for p in (allow_paths or [])]
-    problems, cluster = [], None
-    try:
-        cluster = validate_document(doc, Cluster)
-    except InputError as exc:
-        problems.extend(exc.diagnostics)
-    problems.extend(check_cluster(doc, cat, base, allowed))
-    if problems:
-        raise InputError(sorted(set(problems)))
-    return Inputs(path, cluster, doc, cat, resolve_bids(cluster, cat, base, allowed),
-                  workload_arch(cluster, cat), path.read_bytes())
+    return load(path, allow_paths)
 
 
 def validate(path: Path | str, allow_paths: list[Path] | None = None) -> Inputs:
@@ -53,6 +28,7 @@ def validate(path: Path | str, allow_paths: list[Path] | None = None) -> Inputs:
 
 
 def estimate(path: Path | str, bid_id: str | None = None, allow_paths: list[Path] | None = None) -> dict:
+    from procure.catalog.calibration import load_knobs
     from procure.pipeline import estimate_bid
 
     inputs = load_inputs(path, allow_paths)
@@ -62,7 +38,7 @@ def estimate(path: Path | str, bid_id: str | None = None, allow_paths: list[Path
         raise input_error(str(path), "unknown-bid", f"no bid {bid_id!r} (bids: {known})")
     out = []
     for rb in bids:
-        est = estimate_bid(inputs, rb, measured=None)
+        est = estimate_bid(inputs, rb, None, load_knobs())
         entry = {"id": rb.bid.id, "accelerator": rb.accelerator.id, "gpus": rb.bid.gpus,
                  "network": rb.network.id}
         entry.update(est.to_dict())
@@ -72,13 +48,13 @@ def estimate(path: Path | str, bid_id: str | None = None, allow_paths: list[Path
 
 @dataclass
 class QuoteResult:
-    document: dict
+    document: QuoteDocument
     written: list[Path] = field(default_factory=list)
     fail_on: list[str] = field(default_factory=list)
 
     def tripped(self) -> list[tuple[str, str]]:
-        return [(bid["id"], flag["code"]) for bid in self.document["bids"] for flag in bid["flags"]
-                if flag["code"] in self.fail_on]
+        return [(bid.id, flag.code) for bid in self.document.bids for flag in bid.flags
+                if flag.code in self.fail_on]
 
     def check_policy(self) -> None:
         hits = self.tripped()
@@ -87,7 +63,7 @@ class QuoteResult:
             raise PolicyError(f"--fail-on tripped: {listed}")
 
 
-def quote_document(path: Path | str, allow_paths: list[Path] | None = None, progress=None) -> dict:
+def quote_document(path: Path | str, allow_paths: list[Path] | None = None, progress=None) -> QuoteDocument:
     from procure.pipeline import build_document
 
     inputs = load_inputs(path, allow_paths)
@@ -112,7 +88,7 @@ def quote(path: Path | str, out_dir: Path, formats: list[str], *, templates_dir:
 
     inputs = load_inputs(path, allow_paths)
     document = build_document(inputs, progress=progress)
-    slug = slugify(document["title"]) or Path(path).stem
+    slug = slugify(document.title) or Path(path).stem
     attachments = _attachments(inputs)
     written = render(document, formats, Path(out_dir), slug, templates_dir=templates_dir, lang=lang,
                      page_size=page_size, force=force, attachments=attachments)
@@ -135,14 +111,21 @@ def _attachments(inputs: Inputs) -> list[tuple[str, bytes]]:
 
 
 def render_saved(result_json: Path, out_dir: Path, formats: list[str], **options) -> list[Path]:
-    from procure.sources.files import read_bytes_limited
     from procure.report import FORMATS, render
-    from procure.report.json_report import load_document
 
     _check_formats(formats, FORMATS)
-    document = load_document(read_bytes_limited(Path(result_json), str(result_json), 200 * 1024 * 1024))
-    slug = slugify(document.get("title", "")) or Path(result_json).stem
+    document = read_quote(Path(result_json))
+    slug = slugify(document.title) or Path(result_json).stem
     return render(document, formats, Path(out_dir), slug, **options)
+
+
+def read_quote(path: Path) -> QuoteDocument:
+    """A saved result document, any known version, validated against the schema."""
+    from procure.document import load_quote
+    from procure.jsontext import MAX_JSON_BYTES
+    from procure.sources.files import read_bytes_limited
+
+    return load_quote(read_bytes_limited(Path(path), str(path), MAX_JSON_BYTES), str(path))
 
 
 def backtest(runs_path: Path | str) -> dict:
@@ -171,11 +154,8 @@ def catalog_show(entry_id: str) -> dict:
 
 def diff(old: Path, new: Path) -> dict:
     from procure.compare_rounds import diff_documents
-    from procure.sources.files import read_bytes_limited
-    from procure.report.json_report import load_document
 
-    docs = [load_document(read_bytes_limited(Path(p), str(p), 200 * 1024 * 1024)) for p in (old, new)]
-    return diff_documents(*docs)
+    return diff_documents(*(read_quote(Path(p)).to_data() for p in (old, new)))
 
 
 def _check_formats(formats: list[str], known) -> None:

@@ -54,7 +54,7 @@ def _run(ctx: click.Context, action):
 
 
 def _emit_json(obj) -> None:
-    from procure.report.json_report import to_json_bytes
+    from procure.jsontext import to_json_bytes
 
     sys.stdout.buffer.write(to_json_bytes(obj))
     sys.stdout.flush()
@@ -187,7 +187,7 @@ def quote(ctx, cluster, out_dir, formats, fail_on, templates_dir, lang, page_siz
         if not state.quiet:
             from procure.report import render_terminal
 
-            render_terminal(result.document, state.console())
+            render_terminal(result.document.to_data(), state.console())
             for path in result.written:
                 click.echo(f"wrote {path}")
         result.check_policy()
@@ -317,7 +317,7 @@ def catalog(ctx, what, entry_id, kind, fmt):
 @click.option("--force", is_flag=True, help="Overwrite existing reports of the same name.")
 @click.pass_context
 def render(ctx, result_json, out_dir, formats, templates_dir, lang, page_size, force):
-    """Re-render a saved result (procure.quote/v1 JSON) without recomputing."""
+    """Re-render a saved result (procure.quote/v2 JSON, or v1) without recomputing."""
 
     def action(state: State):
         from procure import api

@@ -34,9 +34,9 @@ class Comparison:
 def rank_key(econ: BidEconomics, index: int) -> tuple:
     """Cheapest $/Mtok first, ties by time to train; bids without a cost last, by time."""
     days = INFINITY if econ.time_to_train_days is None else econ.time_to_train_days
-    if econ.usd_per_million_tokens is None:
+    if econ.cost_per_million_tokens is None:
         return (1, Decimal(0), days, index)
-    return (0, econ.usd_per_million_tokens, days, index)
+    return (0, econ.cost_per_million_tokens, days, index)
 
 
 def order(econs: list[BidEconomics]) -> list[int]:
@@ -64,7 +64,7 @@ def sensitivity_rows(index: int, cases: list[BidCase], base: list[BidEconomics],
             moved = evaluate_core(case, moved_assumptions)
             trial = [moved if i == index else econ for i, econ in enumerate(base)]
             ranked = order(trial)
-            rows.append(SensitivityRow(factor, change, moved.usd_per_million_tokens,
+            rows.append(SensitivityRow(factor, change, moved.cost_per_million_tokens,
                                        moved.time_to_train_days, ranked.index(index) + 1,
                                        winner(trial, ranked) != base_winner))
     return tuple(rows)
@@ -121,7 +121,7 @@ def _deadline_sentence(bids, ranked, pick: int, deadline: float | None) -> str:
     text = f"It finishes within the {deadline:g}-day deadline."
     if cheapest != pick:
         other = bids[cheapest]
-        price = _money(other.usd_per_million_tokens, other.currency)
+        price = _money(other.cost_per_million_tokens, other.currency)
         text += (f" The cheapest bid, {other.id} ({price}), misses it at "
                  f"{other.time_to_train_days:.1f} days.")
     return text
@@ -133,11 +133,11 @@ def _runner_up_sentence(bids, ranked, pick: int) -> str:
     if not others:
         return "It is the only bid with a cost."
     runner = bids[others[0]]
-    gap = (runner.usd_per_million_tokens / chosen.usd_per_million_tokens - 1) * 100
+    gap = (runner.cost_per_million_tokens / chosen.cost_per_million_tokens - 1) * 100
     word = "more" if gap >= 0 else "less"
     late = " (missing the deadline)" if "misses-deadline" in runner.flag_codes else ""
     return (f"The runner-up, {runner.id}, costs "
-            f"{_money(runner.usd_per_million_tokens, runner.currency)} "
+            f"{_money(runner.cost_per_million_tokens, runner.currency)} "
             f"({abs(gap):.1f}% {word}) and takes {runner.time_to_train_days:.1f} days{late}.")
 
 
@@ -165,9 +165,9 @@ def _sensitivity_sentence(summary: dict, limit: int = 4) -> str:
 
 def _band_sentence(chosen: BidEconomics) -> str:
     band = chosen.uncertainty
-    if band is None or band.usd_per_million_tokens is None:
+    if band is None or band.cost_per_million_tokens is None:
         return ""
-    p10, _, p90 = band.usd_per_million_tokens
+    p10, _, p90 = band.cost_per_million_tokens
     d10, _, d90 = band.time_to_train_days
     return (f"Its P10–P90 band is {p10:.4f}–{p90:.4f} {chosen.currency} per million tokens "
             f"and {d10:.1f}–{d90:.1f} days.")
@@ -195,7 +195,7 @@ def recommend(bids: tuple[BidEconomics, ...], ranked: list[int], summary: dict) 
     chosen = bids[pick]
     parts = [
         f"Recommend {chosen.id} ({chosen.vendor}) at "
-        f"{_money(chosen.usd_per_million_tokens, chosen.currency)} and "
+        f"{_money(chosen.cost_per_million_tokens, chosen.currency)} and "
         f"{chosen.time_to_train_days:.1f} days to train.",
         _deadline_sentence(bids, ranked, pick, chosen.deadline_days),
         _runner_up_sentence(bids, ranked, pick),

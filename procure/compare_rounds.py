@@ -1,10 +1,10 @@
-"""`procure diff`: what moved between two rounds of bids (two procure.quote/v1 documents)."""
+"""`procure diff`: what moved between two rounds of bids (two procure.quote/v2 documents)."""
 
 from __future__ import annotations
 
 from decimal import Decimal
 
-FIELDS = ("step_time_s", "time_to_train_days", "total_cost", "usd_per_million_tokens", "mfu", "gpus")
+FIELDS = ("step_time_s", "time_to_train_days", "total_cost", "cost_per_million_tokens", "mfu", "gpus")
 
 
 def _num(value):

@@ -1103,8 +1103,11 @@ CODES: dict[str, tuple[str, str, str]] = {
     "bad-json": ("saved results", "`procure render` or `diff` was given a file that is not JSON (or has NaN).",
                  "Give the `.json` file `procure quote` wrote."),
     "bad-schema": ("saved results", "A file with the wrong `schema`: a saved result that is not "
-                   "`procure.quote/v1`, or a backtest file that is not `procure.published-runs/v1`.",
+                   "`procure.quote/v2` (or v1), or a backtest file that is not `procure.published-runs/v1`.",
                    "Give the right file; the message shows the schema found."),
+    "bad-document": ("saved results", "A saved result that does not match the `procure.quote/v2` schema "
+                     "(a field missing, of the wrong type, or unknown); the message names the field.",
+                     "Re-run `procure quote`, or restore the file procure wrote; do not edit saved results."),
 }
 
 # Codes the schema loader derives from pydantic's error types (`string_type` -> `string-type`) when no
@@ -1258,6 +1261,88 @@ def render_troubleshooting() -> str:
 
 
 # =============================================================================================
+# the result document: generated from its pydantic models (procure.document)
+
+RESULT_INTRO = """\
+`procure quote` computes one document; every output (JSON, HTML, PDF, XLSX, terminal) is a pure
+function of it, and `procure render result.json` re-renders a saved one. Renderers compute
+nothing: every figure they print is a field here (formatting is theirs, arithmetic is not).
+
+Conventions: times in seconds unless the name says otherwise; money fields are JSON numbers
+written from `Decimal` with exact digits (cents for amounts, 4 decimals for rates); every other
+float carries at most six significant digits (`procure/precision.py`), so the bytes are the same
+on every machine; `null` means "not available" and is printed as "n/a". Lists are in a stable
+order (bids in input order, `ranking` in rank order). Keys are sorted on output.
+
+`procure render` and `procure diff` validate a saved document against this schema (a v1 document
+is upgraded first: `usd_per_million_tokens` became `cost_per_million_tokens`, the MFU convention
+moved to the top level). The machine-readable JSON Schema is [`quote.schema.json`](quote.schema.json),
+generated from the same models.
+"""
+
+
+def _model_tables(root) -> list[str]:
+    """One table per model reachable from ``root``, in the order first reached."""
+    from procure.document.base import Frozen
+
+    seen, order, queue = set(), [], [root]
+    while queue:
+        model = queue.pop(0)
+        if model in seen:
+            continue
+        seen.add(model)
+        order.append(model)
+        for info in model.model_fields.values():
+            for arg in _nested_models(info.annotation, Frozen):
+                queue.append(arg)
+    out = []
+    for model in order:
+        out += [f"### `{model.__name__}`", ""]
+        doc = (model.__doc__ or "").strip().split("\n\n")[0]
+        if doc and not doc.startswith("Usage docs"):
+            out += [" ".join(doc.split()), ""]
+        out += ["| field | type | meaning |", "|---|---|---|"]
+        for name, info in model.model_fields.items():
+            key = info.alias or name
+            out.append(f"| `{key}` | {_cell(_doc_type(info.annotation, Frozen))} | {_cell(info.description or '')} |")
+        out.append("")
+    return out
+
+
+def _doc_type(annotation, base) -> str:
+    """type_text, with the name of the nested model (linked to its table) instead of 'mapping'."""
+    models = _nested_models(annotation, base)
+    text = type_text(annotation)
+    if len(models) == 1:
+        name = models[0].__name__
+        text = text.replace("mapping", f"[`{name}`](#{name.lower()})", 1)
+    return text
+
+
+def _nested_models(annotation, base) -> list:
+    import typing
+
+    if isinstance(annotation, type) and issubclass(annotation, base):
+        return [annotation]
+    return [m for arg in typing.get_args(annotation) for m in _nested_models(arg, base)]
+
+
+def render_result_document() -> str:
+    from procure.document import SCHEMA, QuoteDocument
+
+    return "\n".join([f"# The result document `{SCHEMA}`", "", NOTE.format(src="procure/document/"), "",
+                      RESULT_INTRO, "## Fields", ""] + _model_tables(QuoteDocument))
+
+
+def render_quote_schema() -> str:
+    import json
+
+    from procure.document import json_schema
+
+    return json.dumps(json_schema(), indent=2, sort_keys=True, ensure_ascii=False)
+
+
+# =============================================================================================
 # entry point
 
 OUTPUTS = {
@@ -1265,6 +1350,8 @@ OUTPUTS = {
     "catalog-files.md": render_catalog_files,
     "commands.md": render_commands,
     "troubleshooting.md": render_troubleshooting,
+    "result-document.md": render_result_document,
+    "quote.schema.json": render_quote_schema,
 }
 SCHEMA_MODELS = [m for _h, m, _i, _r in CLUSTER_SECTIONS] + [E.SourcedEntry] + \
     [m for _h, _w, m, nested, _i, _e in CATALOG_FILES for m in [m] + [n for _s, n in nested]]

@@ -13,7 +13,7 @@ from procure.economics.flags import Flag, in_order
 from procure.economics.goodput import Goodput, goodput
 from procure.economics.inputs import Assumptions, BidCase
 from procure.economics.sensitivity import SensitivityRow
-from procure.economics.throughput import MFU_CONVENTION, Throughput, throughput
+from procure.economics.throughput import Throughput, throughput
 from procure.economics.uncertainty import Uncertainty, band
 
 ENERGY_QUANTUM = Decimal("0.001")  # MWh, i.e. 1 kWh
@@ -34,7 +34,7 @@ class BidEconomics:
     cost_lines: tuple[CostLine, ...]
     total_cost: Decimal | None
     residual_value: Decimal | None
-    usd_per_million_tokens: Decimal | None
+    cost_per_million_tokens: Decimal | None
     flags: tuple[Flag, ...]
     notes: tuple[str, ...] = ()
     deadline_days: float | None = None
@@ -44,7 +44,7 @@ class BidEconomics:
 
     @property
     def has_cost(self) -> bool:
-        return self.usd_per_million_tokens is not None
+        return self.cost_per_million_tokens is not None
 
     @property
     def flag_codes(self) -> tuple[str, ...]:
@@ -57,14 +57,14 @@ class BidEconomics:
             "step_time_basis": self.step_time_basis, "step_time_s": self.step_time_s,
             "tokens_per_s": tp and tp.tokens_per_s,
             "tokens_per_s_per_gpu": tp and tp.tokens_per_s_per_gpu,
-            "mfu": tp and tp.mfu, "hfu": tp and tp.hfu, "mfu_convention": MFU_CONVENTION,
+            "mfu": tp and tp.mfu, "hfu": tp and tp.hfu,
             "goodput": self.goodput and self.goodput.to_dict(),
             "time_to_train_days": self.time_to_train_days, "billed_hours": self.billed_hours,
             "energy_mwh": self.energy_mwh, "total_cost": self.total_cost,
             "currency": self.currency,
             "cost_lines": [line.to_dict() for line in self.cost_lines],
             "residual_value": self.residual_value,
-            "usd_per_million_tokens": self.usd_per_million_tokens,
+            "cost_per_million_tokens": self.cost_per_million_tokens,
             "flags": [flag.to_dict() for flag in self.flags],
             "sensitivity": [row.to_dict() for row in self.sensitivity],
             "uncertainty": self.uncertainty and self.uncertainty.to_dict(),
@@ -115,7 +115,7 @@ def evaluate_core(case: BidCase, assumptions: Assumptions) -> BidEconomics:
         energy_mwh=None if energy is None else energy.quantize(ENERGY_QUANTUM),
         cost_lines=lines, total_cost=total,
         residual_value=None if missing else residual_value(basis, list(lines)),
-        usd_per_million_tokens=(None if total is None
+        cost_per_million_tokens=(None if total is None
                                 else per_million_tokens(total, case.train_tokens)),
         flags=in_order(found), notes=tuple(_goodput_notes(gp) + cost_notes(basis)),
         deadline_days=case.deadline_days,

@@ -9,6 +9,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from decimal import Decimal
+from typing import cast
+
+from procure.assumptions import default
 
 
 @dataclass(frozen=True)
@@ -54,24 +57,27 @@ class Pricing:
     missing_reason: str | None = None
 
 
+def _float(key: str) -> float:
+    return float(cast(float, default(key)))
+
+
 @dataclass(frozen=True)
 class Assumptions:
-    """Every assumption has a documented default; cluster.yaml may override any of them."""
+    """Every assumption has a documented default (procure.assumptions); cluster.yaml may override."""
 
-    # Llama 3: 419 unexpected interruptions in 54 days on 16,384 H100 (21,233,664 GPU-hours)
-    failures_per_gpu_hour: float = 419 / 21_233_664
-    restart_min: float = 15.0               # MegaScale: catches up within ~15 min
-    checkpoint_bytes_per_param: float = 16.0  # bf16 weights + fp32 master + Adam m, v
-    checkpoint_write_gbs: float = 100.0     # aggregate storage write bandwidth, GB/s
-    checkpoint_interval_min: float | None = None  # None -> Young's optimum
-    gpu_utilisation_power: float = 0.8      # average fraction of TDP drawn
-    power_usd_per_kwh: Decimal | None = None  # overrides the purchase book's facility figure
+    failures_per_gpu_hour: float = _float("failures_per_gpu_hour")
+    restart_min: float = _float("restart_min")
+    checkpoint_bytes_per_param: float = _float("checkpoint_bytes_per_param")
+    checkpoint_write_gbs: float = _float("checkpoint_write_gbs")
+    checkpoint_interval_min: float | None = None          # None -> Young's optimum
+    gpu_utilisation_power: float = _float("gpu_utilisation_power")
+    power_usd_per_kwh: Decimal | None = None              # None -> the purchase book's figure
     pue: Decimal | None = None
-    mfu_ceiling: float = 0.65               # 'implausible' above this
-    committed_tolerance: float = 0.15       # optimistic / conservative beyond ±15 %
-    months_hours: float = 730.0             # hours per billing month (8760 / 12)
-    monte_carlo_samples: int = 2000
-    seed: int = 20261201
+    mfu_ceiling: float = _float("mfu_ceiling")
+    committed_tolerance: float = _float("committed_tolerance")
+    months_hours: float = _float("months_hours")
+    monte_carlo_samples: int = int(cast(int, default("monte_carlo_samples")))
+    seed: int = int(cast(int, default("seed")))
 
 
 @dataclass(frozen=True)

@@ -27,7 +27,7 @@ SENSITIVITY_CHANGES = (-0.2, -0.1, 0.1, 0.2)
 class SensitivityRow:
     factor: str
     change: float
-    usd_per_million_tokens: Decimal | None
+    cost_per_million_tokens: Decimal | None
     time_to_train_days: float | None
     rank: int                      # among the other bids held at base
     winner_changes: bool
@@ -37,7 +37,7 @@ class SensitivityRow:
 
     def to_dict(self) -> dict:
         return {"factor": self.factor, "change": self.change,
-                "usd_per_million_tokens": self.usd_per_million_tokens,
+                "cost_per_million_tokens": self.cost_per_million_tokens,
                 "time_to_train_days": self.time_to_train_days, "rank": self.rank,
                 "winner_changes": self.winner_changes}
 

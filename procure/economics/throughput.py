@@ -7,8 +7,8 @@ from dataclasses import dataclass
 from procure.economics.inputs import Performance
 
 MFU_CONVENTION = (
-    "model FLOPs per step / (step time × GPUs × dense peak at the workload precision); "
-    "HFU counts hardware FLOPs, recomputation included"
+    "model FLOPs per step (attention counted non-causal, as Megatron and PaLM count) / (step time × "
+    "GPUs × dense peak at the workload precision); HFU counts hardware FLOPs, recomputation included"
 )
 
 

@@ -35,14 +35,14 @@ DISTRIBUTIONS = {
 class Uncertainty:
     seed: int
     samples: int
-    usd_per_million_tokens: tuple[Decimal, Decimal, Decimal] | None   # P10, P50, P90
+    cost_per_million_tokens: tuple[Decimal, Decimal, Decimal] | None   # P10, P50, P90
     time_to_train_days: tuple[float, float, float]
 
     def to_dict(self) -> dict:
-        usd = self.usd_per_million_tokens
+        usd = self.cost_per_million_tokens
         return {
             "seed": self.seed, "samples": self.samples,
-            "usd_per_million_tokens": None if usd is None else _named(usd),
+            "cost_per_million_tokens": None if usd is None else _named(usd),
             "time_to_train_days": _named(self.time_to_train_days),
             "distributions": dict(DISTRIBUTIONS),
             "checkpoint_interval": "held at the base plan's interval",

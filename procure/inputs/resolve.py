@@ -82,3 +82,44 @@ def resolve_bids(cluster: Cluster, cat: Catalog, base: Path, allowed: list[Path]
         paths = tuple(resolve_measured(text, base, allowed) for text in bid.measured)
         resolved.append(ResolvedBid(bid, accel, network, _price(bid, cluster, cat), paths))
     return resolved
+
+
+def price_terms(rb: ResolvedBid, report_currency: str) -> dict:
+    """A bid's prices converted to the report currency, as the economics' Pricing fields.
+
+    Conversion happens here and only here: the economics never sees another currency."""
+    choice, tdp = rb.price, rb.accelerator.tdp_w
+    if choice.book is None:
+        return {"kind": choice.kind, "currency": report_currency, "price_per_gpu_hour": choice.inline_price,
+                "tdp_w": tdp}
+    book, line, fx = choice.book, choice.line, choice.fx_rate
+    if line is None:
+        return {"kind": choice.kind, "currency": report_currency, "price_per_gpu_hour": None, "tdp_w": tdp,
+                "missing_reason": choice.missing_reason}
+
+    def conv(value: Decimal | None) -> Decimal | None:
+        return None if value is None else value * fx
+
+    if choice.kind == "purchase":
+        missing = None if line.capex_per_gpu is not None else (
+            f"price book {book.id} prices {line.accelerator} {line.term} without a capex per GPU")
+        return {"kind": "purchase", "currency": report_currency, "price_per_gpu_hour": None,
+                "capex_per_gpu": conv(line.capex_per_gpu), "network_capex_per_gpu": conv(line.network_capex_per_gpu),
+                "life_years": line.life_years, "residual_fraction": line.residual_fraction,
+                "support_per_gpu_year": conv(line.support_per_gpu_year),
+                "power_per_kwh": conv(book.power_usd_per_kwh), "pue": book.pue,
+                "colo_per_kw_month": conv(book.colo_per_kw_month), "tdp_w": tdp, "missing_reason": missing}
+    return {"kind": "rental", "currency": report_currency, "price_per_gpu_hour": conv(line.price_per_gpu_hour),
+            "min_commit_months": line.min_commit_months, "storage_per_gpu_hour": conv(book.storage_per_gpu_hour),
+            "network_per_gpu_hour": conv(book.network_per_gpu_hour), "support_fraction": book.support_fraction,
+            "tdp_w": tdp, "missing_reason": choice.missing_reason}
+
+
+def assumption_overrides(cluster: Cluster, cat: Catalog, known: set[str]) -> dict:
+    """The assumptions cluster.yaml sets, among ``known`` keys, in the report currency."""
+    given = {k: v for k, v in cluster.assumptions.model_dump().items() if v is not None and k in known}
+    if "pue" in given:
+        given["pue"] = Decimal(repr(given["pue"]))
+    if "power_usd_per_kwh" in given:   # given in USD; the economics works in the report currency
+        given["power_usd_per_kwh"] *= fx_rate(cat, cluster, "USD")
+    return given

@@ -11,6 +11,7 @@ from typing import Literal, Optional, Union
 
 from pydantic import Field, field_validator, model_validator
 
+from procure.assumptions import BY_KEY as ASSUMPTION_DEFS
 from procure.catalog.entries import ArchitectureSpec, MoESpec  # noqa: F401  (re-exported: the inline model schema)
 from procure.sources.fields import CalendarDate, Finite, Money, Strict  # noqa: F401
 
@@ -49,20 +50,30 @@ class Workload(Strict):
         return self.global_batch_seqs * self.seq_len
 
 
+def _assumption(key: str):
+    """The schema field of assumption ``key``: bounds and description from procure.assumptions."""
+    spec = ASSUMPTION_DEFS[key]
+    bounds = {k: v for k, v in (("ge", spec.ge), ("gt", spec.gt), ("le", spec.le)) if v is not None}
+    return Field(None, description=f"{spec.description} Default: {spec.default_text or spec.default} "
+                                   f"({spec.source}).", **bounds)
+
+
 class AssumptionsSpec(Strict):
-    power_usd_per_kwh: Optional[Money] = None
-    pue: Optional[Finite] = Field(None, ge=1.0, le=3.0)
-    failures_per_gpu_hour: Optional[Finite] = Field(None, ge=0, le=1)
-    restart_min: Optional[Finite] = Field(None, ge=0, le=10_000)
-    checkpoint_write_gbs: Optional[Finite] = Field(None, gt=0, le=1e6)
-    checkpoint_interval_min: Optional[Finite] = Field(None, gt=0, le=1e6)
-    checkpoint_bytes_per_param: Optional[Finite] = Field(None, gt=0, le=64)
-    gpu_utilisation_power: Optional[Finite] = Field(None, gt=0, le=1)
-    mfu_ceiling: Optional[Finite] = Field(None, gt=0, le=1)
-    committed_tolerance: Optional[Finite] = Field(None, gt=0, le=1)
-    step_time_cv: Optional[Finite] = Field(None, ge=0, le=1)
-    monte_carlo_samples: Optional[int] = Field(None, ge=100, le=100_000)
-    seed: Optional[int] = Field(None, ge=0)
+    """Overrides of the documented defaults in ``procure.assumptions`` (one field per settable key)."""
+
+    power_usd_per_kwh: Optional[Money] = _assumption("power_usd_per_kwh")
+    pue: Optional[Finite] = _assumption("pue")
+    failures_per_gpu_hour: Optional[Finite] = _assumption("failures_per_gpu_hour")
+    restart_min: Optional[Finite] = _assumption("restart_min")
+    checkpoint_write_gbs: Optional[Finite] = _assumption("checkpoint_write_gbs")
+    checkpoint_interval_min: Optional[Finite] = _assumption("checkpoint_interval_min")
+    checkpoint_bytes_per_param: Optional[Finite] = _assumption("checkpoint_bytes_per_param")
+    gpu_utilisation_power: Optional[Finite] = _assumption("gpu_utilisation_power")
+    mfu_ceiling: Optional[Finite] = _assumption("mfu_ceiling")
+    committed_tolerance: Optional[Finite] = _assumption("committed_tolerance")
+    step_time_cv: Optional[Finite] = _assumption("step_time_cv")
+    monte_carlo_samples: Optional[int] = _assumption("monte_carlo_samples")
+    seed: Optional[int] = _assumption("seed")
 
 
 class PricingSpec(Strict):

@@ -1,4 +1,4 @@
-"""Reports: every output is a pure function of the ``procure.quote/v1`` result document.
+"""Reports: every output is a pure function of the ``procure.quote/v2`` result document.
 
 ``render`` checks the targets, renders every requested format to bytes, and only then writes
 them atomically; ``render_terminal`` prints the ranked table. Heavy libraries (jinja2,
@@ -11,14 +11,19 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from typing import TYPE_CHECKING, Any
+
 from procure.errors import input_error
+
+if TYPE_CHECKING:
+    from procure.document import QuoteDocument
 
 FORMATS = ("pdf", "xlsx", "json", "html")
 LANGS = ("en", "zh-TW")
 _SLUG = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
 
 
-def render(doc: dict, formats: list[str], out_dir: Path, slug: str, *, templates_dir: Path | None = None,
+def render(doc: QuoteDocument, formats: list[str], out_dir: Path, slug: str, *, templates_dir: Path | None = None,
            lang: str = "en", page_size: str = "A4", force: bool = False,
            attachments: list[tuple[str, bytes]] | tuple = ()) -> list[Path]:
     """Write ``<out_dir>/<slug>.<format>`` for each format; return the paths written."""
@@ -32,19 +37,20 @@ def render(doc: dict, formats: list[str], out_dir: Path, slug: str, *, templates
     return write_all([(paths[fmt], rendered[fmt]) for fmt in formats])
 
 
-def render_bytes(doc: dict, formats: list[str], *, templates_dir: Path | None = None, lang: str = "en",
-                 page_size: str = "A4", attachments: list[tuple[str, bytes]] | tuple = ()) -> dict[str, bytes]:
-    """Every requested format as bytes, nothing written (the PDF is made from the HTML)."""
-    from procure.report.document import check_document
+def render_bytes(document: QuoteDocument, formats: list[str], *, templates_dir: Path | None = None,
+                 lang: str = "en", page_size: str = "A4",
+                 attachments: list[tuple[str, bytes]] | tuple = ()) -> dict[str, bytes]:
+    """Every requested format as bytes, nothing written (the PDF is made from the HTML).
 
-    check_document(doc)
+    Renderers read the document's plain data (the JSON form), so each is a pure function of it."""
+    doc = document.to_data()
     out: dict[str, bytes] = {}
     html = None
     if "html" in formats or "pdf" in formats:
         html = _html(doc, lang, page_size, templates_dir, [name for name, _ in attachments])
     for fmt in formats:
         if fmt == "json":
-            from procure.report.json_report import to_json_bytes
+            from procure.jsontext import to_json_bytes
             out[fmt] = to_json_bytes(doc)
         elif fmt == "html":
             out[fmt] = html.encode("utf-8")
@@ -56,14 +62,14 @@ def render_bytes(doc: dict, formats: list[str], *, templates_dir: Path | None = 
     return out
 
 
-def _html(doc: dict, lang: str, page_size: str, templates_dir: Path | None, attached: list[str]) -> str:
+def _html(doc: dict[str, Any], lang: str, page_size: str, templates_dir: Path | None, attached: list[str]) -> str:
     from procure.report.document import build_view
     from procure.report.html_report import render_html
 
     return render_html(build_view(doc, lang, page_size, attached), templates_dir)
 
 
-def _pdf(html: str, doc: dict, templates_dir: Path | None, attachments) -> bytes:
+def _pdf(html: str, doc: dict[str, Any], templates_dir: Path | None, attachments) -> bytes:
     from procure.report.pdf_report import render_pdf
     from procure.resources import templates_dir as shipped
 
@@ -71,7 +77,7 @@ def _pdf(html: str, doc: dict, templates_dir: Path | None, attachments) -> bytes
                       as_of=str(doc["as_of"]), attachments=list(attachments))
 
 
-def render_terminal(doc: dict, console, *, lang: str = "en") -> None:
+def render_terminal(doc: dict[str, Any], console, *, lang: str = "en") -> None:
     """The ranked table and the flags explained, printed on a rich Console."""
     from procure.report.text_report import print_terminal
 

@@ -27,7 +27,7 @@ def bid_section(bid: dict, doc: dict, f: Formatter) -> dict[str, Any]:
         "plan": _plan(bid, f), "plan_origin": _plan_origin(bid, f),
         "memory": _memory(bid, f), "step": _step(bid, f), "scaling": _scaling(bid, f),
         "comparison": _comparison(bid, f), "measured": _measured(bid, f),
-        "economics": _economics(bid, f), "costs": _costs(bid, f),
+        "economics": _economics(bid, doc, f), "costs": _costs(bid, f),
         "flags": [{"code": f.text(fl.get("code")), "severity": fl.get("severity") or "info",
                    "severity_text": m.get(f"severity.{fl.get('severity')}", f.text(fl.get("severity"))),
                    "reason": f.text(fl.get("reason"))} for fl in bid.get("flags") or []],
@@ -78,7 +78,7 @@ def _plan_origin(bid: dict, f: Formatter) -> str:
         return f.msg("bid.plan_origin.given")
     s = bid.get("search") or {}
     return f.msg("bid.plan_origin.auto", evaluated=f.integer(s.get("plans_evaluated")),
-                 feasible=f.integer(s.get("feasible")), seconds=f.sig(s.get("seconds"), 2))
+                 feasible=f.integer(s.get("feasible")))
 
 
 def _memory(bid: dict, f: Formatter) -> dict:
@@ -180,7 +180,7 @@ def _measured(bid: dict, f: Formatter) -> dict | None:
     return {"sources": sources, "stats": stat_rows, "svg": svg, "note": str(meas.get("busbw_note") or "")}
 
 
-def _economics(bid: dict, f: Formatter) -> list[tuple[str, str]]:
+def _economics(bid: dict, doc: dict, f: Formatter) -> list[tuple[str, str]]:
     gp, m = bid.get("goodput") or {}, f.msg
     return [
         (m("metric.tokens_per_s"), m("unit.tokens_per_s", value=f.compact(bid.get("tokens_per_s")))),
@@ -193,7 +193,7 @@ def _economics(bid: dict, f: Formatter) -> list[tuple[str, str]]:
         (m("metric.time_to_train"), f.days(bid.get("time_to_train_days"))),
         (m("metric.billed_hours"), f.hours(bid.get("billed_hours"))),
         (m("metric.energy"), f.na if bid.get("energy_mwh") is None else m("unit.mwh", value=f.number(bid["energy_mwh"], 1))),
-        (m("metric.mfu_convention"), f.text(bid.get("mfu_convention"))),
+        (m("metric.mfu_convention"), f.text(doc.get("mfu_convention"))),
     ]
 
 

@@ -1,8 +1,8 @@
 """The view model: a result document turned into the strings and charts a report prints.
 
 Renderers compute nothing; this module only looks values up and formats them (through
-``formatting``). Required fields missing from the document raise one InputError naming all
-of them; optional ones (null or absent) print as "n/a".
+``formatting``). The document was validated against its schema before it got here (see
+``procure.document``); optional values (null) print as "n/a".
 """
 
 from __future__ import annotations
@@ -10,31 +10,13 @@ from __future__ import annotations
 from typing import Any
 
 from procure import __version__
-from procure.errors import Diagnostic, InputError
 from procure.report import charts
 from procure.report.bid_view import bid_section
 from procure.report.formatting import Formatter
 
-SOURCE = "<result document>"
-REQUIRED_TOP = ("schema", "title", "as_of", "currency", "bids", "ranking")
-REQUIRED_BID = ("id", "vendor", "rank", "accelerator", "gpus", "step_time_s", "time_to_train_days",
-                "total_cost", "usd_per_million_tokens", "mfu", "flags", "cost_lines")
 METHOD_KEYS = ("method.step", "method.compute", "method.comm", "method.bubble", "method.stragglers",
                "method.goodput", "method.economics", "method.flags")
 HTML_LANG = {"en": "en", "zh-TW": "zh-Hant-TW"}
-
-
-def check_document(doc: dict) -> None:
-    """Raise one InputError listing every required field the document lacks."""
-    missing = [key for key in REQUIRED_TOP if key not in doc]
-    for i, bid in enumerate(doc.get("bids") or []):
-        if not isinstance(bid, dict):
-            missing.append(f"bids[{i}] (not an object)")
-            continue
-        missing += [f"bids[{i}].{key}" for key in REQUIRED_BID if key not in bid]
-    if missing:
-        raise InputError([Diagnostic(SOURCE, 1, 1, "missing-field", f"required field {name} is missing")
-                          for name in missing])
 
 
 def ordered_bids(doc: dict) -> list[dict]:
@@ -47,7 +29,6 @@ def ordered_bids(doc: dict) -> list[dict]:
 def build_view(doc: dict, lang: str = "en", page_size: str = "A4",
                attached: list[str] | tuple = ()) -> dict[str, Any]:
     """``attached``: names of the files the PDF carries (the cover says so)."""
-    check_document(doc)
     f = Formatter(lang, doc["currency"])
     bids = ordered_bids(doc)
     return {
@@ -110,7 +91,7 @@ def ranking_row(bid: dict, f: Formatter) -> dict:
         "step_time": f.seconds(bid.get("step_time_s")),
         "days": f.days(bid.get("time_to_train_days")),
         "total_cost": f.money(bid.get("total_cost"), currency),
-        "usd_mtok": f.rate(bid.get("usd_per_million_tokens"), currency),
+        "usd_mtok": f.rate(bid.get("cost_per_million_tokens"), currency),
         "mfu": f.percent(bid.get("mfu")),
         "flags": [{"code": f.text(fl.get("code")), "severity": _severity(fl)} for fl in bid.get("flags") or []],
     }
@@ -144,7 +125,7 @@ def _recommendation(doc: dict, f: Formatter) -> dict:
         return {"text": text, "generated": "", "note": ""}
     currency = winner.get("currency") or f.currency
     generated = template.format(bid=winner["id"], vendor=winner["vendor"],
-                                usd_mtok=f.rate(winner.get("usd_per_million_tokens"), currency),
+                                usd_mtok=f.rate(winner.get("cost_per_million_tokens"), currency),
                                 total=f.money(winner.get("total_cost"), currency),
                                 days=f.days(winner.get("time_to_train_days")), mfu=f.percent(winner.get("mfu")))
     return {"text": text, "generated": generated, "note": f.msg("summary.recommendation_note")}
@@ -159,7 +140,7 @@ def _compare(doc: dict, bids: list[dict], f: Formatter) -> dict:
                if changes else f.msg("compare.winner_stable", winner=f.text(winner_id)))
     unc = next((b.get("uncertainty") for b in bids if b.get("uncertainty")), None) or {}
     return {
-        "usd_mtok_svg": _band_chart(bids, "usd_per_million_tokens", f, f.msg("compare.usd_mtok"),
+        "usd_mtok_svg": _band_chart(bids, "cost_per_million_tokens", f, f.msg("compare.usd_mtok"),
                                     lambda v: f.money(v), None),
         "days_svg": _band_chart(bids, "time_to_train_days", f, f.msg("compare.days"), lambda v: f.integer(v),
                                 _deadline(doc, f)),
@@ -182,7 +163,7 @@ def _band_chart(bids: list[dict], key: str, f: Formatter, title: str, tick, refe
     for i, bid in enumerate(bids):
         band = ((bid.get("uncertainty") or {}).get(key)) or {}
         value = bid.get(key)
-        text = (f.rate(value, bid.get("currency")) if key == "usd_per_million_tokens" else f.days(value))
+        text = (f.rate(value, bid.get("currency")) if key == "cost_per_million_tokens" else f.days(value))
         rows.append(charts.BarRow(label=str(bid["id"]), value=_float(value), value_text=text,
                                   lo=_float(band.get("p10")), hi=_float(band.get("p90")), highlight=i == 0))
     return charts.hbars(rows, tick, title=title, reference=reference)
@@ -197,7 +178,7 @@ def _factor_label(factor: str, f: Formatter) -> str:
 
 
 def _tornado(bid: dict, f: Formatter) -> str:
-    base = bid.get("usd_per_million_tokens")
+    base = bid.get("cost_per_million_tokens")
     if base is None or not bid.get("sensitivity"):
         return ""
     rows = []
@@ -207,9 +188,9 @@ def _tornado(bid: dict, f: Formatter) -> str:
         low = low if float(low.get("change") or 0) < 0 else None
         high = high if float(high.get("change") or 0) > 0 else None
         label = f"{_factor_label(factor, f)} " + " / ".join(f.change(e["change"]) for e in (low, high) if e)
-        rows.append((label, _float(low and low.get("usd_per_million_tokens")),
-                     _float(high and high.get("usd_per_million_tokens")),
-                     f.rate(low and low.get("usd_per_million_tokens")), f.rate(high and high.get("usd_per_million_tokens"))))
+        rows.append((label, _float(low and low.get("cost_per_million_tokens")),
+                     _float(high and high.get("cost_per_million_tokens")),
+                     f.rate(low and low.get("cost_per_million_tokens")), f.rate(high and high.get("cost_per_million_tokens"))))
     base_label = f"{f.msg('series.base')} {f.rate(base)}"
     return charts.tornado(rows, float(base), lambda v: f.money(v), title=f.msg("compare.tornado", bid=bid["id"]),
                           base_label=base_label)
@@ -224,17 +205,19 @@ def _by_factor(entries: list[dict]) -> dict[str, list[dict]]:
 
 def _sensitivity_rows(bid: dict, f: Formatter) -> list[dict]:
     return [{"factor": _factor_label(str(e.get("factor")), f), "change": f.change(e.get("change")),
-             "usd_mtok": f.rate(e.get("usd_per_million_tokens")), "days": f.days(e.get("time_to_train_days")),
+             "usd_mtok": f.rate(e.get("cost_per_million_tokens")), "days": f.days(e.get("time_to_train_days")),
              "rank": f.text(e.get("rank")),
              "winner_changes": f.msg("word.yes") if e.get("winner_changes") else f.msg("word.no")}
             for e in bid.get("sensitivity") or []]
 
 
 def _methodology(method: dict, f: Formatter) -> dict:
-    knobs = method.get("knobs") or {}
+    fit = [("fitted on", _plain(method.get("fitted_on") or [], f)),
+           ("fitted at", f.text(method.get("fitted_at"))), ("fit MAPE", _plain(method.get("fit_mape") or {}, f))]
+    rows = [(str(row.get("label")), _plain(row.get("values") or {}, f)) for row in method.get("knobs") or []]
     return {"model": f.msg("method.model", model=f.text(method.get("model"))),
             "paragraphs": [f.msg(k) for k in METHOD_KEYS],
-            "knobs": [(str(k), _plain(v, f)) for k, v in sorted(knobs.items())]}
+            "knobs": fit + rows}
 
 
 def _plain(value: object, f: Formatter) -> str:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from procure.report.document import check_document, flags_explained, ordered_bids, ranking_row
+from procure.report.document import flags_explained, ordered_bids, ranking_row
 from procure.report.formatting import Formatter
 
 SEVERITY_STYLE = {"error": "bold red", "warning": "yellow", "info": "cyan"}
@@ -12,7 +12,6 @@ def print_terminal(doc: dict, console, lang: str = "en") -> None:
     from rich.markup import escape
     from rich.table import Table
 
-    check_document(doc)
     f = Formatter(lang, doc["currency"])
     m = f.msg
     bids = ordered_bids(doc)

@@ -14,7 +14,7 @@ import re
 from decimal import Decimal
 
 from procure.money import D
-from procure.report.document import check_document, ordered_bids
+from procure.report.document import ordered_bids
 from procure.report.pdf_report import as_of_datetime
 from procure.report.xlsx_cells import (FMT, INPUT_FILL, add_table, bar_chart, column_letter, define_name,
                                        fit_columns, header, money_format, new_workbook, put, put_formula,
@@ -30,7 +30,6 @@ REL_TOL = Decimal("1e-4")
 
 
 def render_xlsx(doc: dict) -> bytes:
-    check_document(doc)
     wb = new_workbook()
     summary = wb.active
     summary.title = "Summary"

@@ -29,7 +29,7 @@ def bids_sheet(ws, bids: list[dict], doc: dict) -> None:
             (bid.get("mfu"), FMT["pct"]), (bid.get("hfu"), FMT["pct"]),
             ((bid.get("goodput") or {}).get("fraction"), FMT["pct"]), (bid.get("time_to_train_days"), FMT["days"]),
             (bid.get("billed_hours"), FMT["int"]), (bid.get("energy_mwh"), FMT["num2"]),
-            (bid.get("total_cost"), money_format(ccy)), (bid.get("usd_per_million_tokens"), money_format(ccy, 4)),
+            (bid.get("total_cost"), money_format(ccy)), (bid.get("cost_per_million_tokens"), money_format(ccy, 4)),
             (bid.get("residual_value"), money_format(ccy)),
         ]
         for c, (value, fmt) in enumerate(values, start=1):
@@ -109,7 +109,7 @@ def sensitivity_sheet(ws, bids: list[dict], doc: dict) -> None:
         ccy = bid.get("currency") or doc["currency"]
         for e in bid.get("sensitivity") or []:
             cells = [(bid["id"], None), (str(e.get("factor") or ""), None), (e.get("change"), "+0%;-0%;0%"),
-                     (e.get("usd_per_million_tokens"), money_format(ccy, 4)), (e.get("time_to_train_days"), FMT["days"]),
+                     (e.get("cost_per_million_tokens"), money_format(ccy, 4)), (e.get("time_to_train_days"), FMT["days"]),
                      (e.get("rank"), FMT["int"]), ("yes" if e.get("winner_changes") else "no", None)]
             for c, (value, fmt) in enumerate(cells, start=1):
                 put(ws, r, c, value, fmt)
@@ -120,7 +120,7 @@ def sensitivity_sheet(ws, bids: list[dict], doc: dict) -> None:
     u = start + 1
     for bid in bids:
         unc = bid.get("uncertainty") or {}
-        for key, fmt in (("usd_per_million_tokens", money_format(bid.get("currency") or doc["currency"], 4)),
+        for key, fmt in (("cost_per_million_tokens", money_format(bid.get("currency") or doc["currency"], 4)),
                          ("time_to_train_days", FMT["days"])):
             band = unc.get(key) or {}
             if not band:

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from procure import api
-from procure.report.json_report import to_json_bytes
+from procure.jsontext import to_json_bytes
 
 CASES_DIR = Path(__file__).resolve().parents[1] / "cases"
 CASES = sorted(p for p in CASES_DIR.iterdir() if (p / "cluster.yaml").is_file())
@@ -56,7 +56,7 @@ def documents():
 
 @pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
 def test_case_json(case, documents):
-    compare_golden(case, "result.json", to_json_bytes(documents[case.name]).decode())
+    compare_golden(case, "result.json", to_json_bytes(documents[case.name].to_data()).decode())
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
@@ -73,7 +73,7 @@ def test_case_html_and_xlsx(case, documents, tmp_path):
 @pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
 def test_case_is_deterministic(case, documents):
     again = api.quote_document(case / "cluster.yaml")
-    assert to_json_bytes(again) == to_json_bytes(documents[case.name])
+    assert to_json_bytes(again.to_data()) == to_json_bytes(documents[case.name].to_data())
 
 
 def test_the_example_case_is_the_shipped_example():

@@ -186,11 +186,11 @@ def test_quote_writes_the_json_report_with_the_contract_fields(tmp_path, small):
     assert result.exit_code == 0, result.output
     assert f"wrote {out / (SMALL_SLUG + '.json')}" in result.stdout
     doc = _quote_json(out)
-    assert doc["schema"] == "procure.quote/v1"
+    assert doc["schema"] == "procure.quote/v2"
     assert [bid["id"] for bid in doc["bids"]] == ["plain", "too-good"]
     for bid in doc["bids"]:
         for key in ("step_time_s", "step_time_terms", "tokens_per_s", "mfu", "time_to_train_days", "total_cost",
-                    "currency", "usd_per_million_tokens", "flags"):
+                    "currency", "cost_per_million_tokens", "flags"):
             assert key in bid, key
     assert sorted(p.name for p in out.iterdir()) == [f"{SMALL_SLUG}.json"]
 
@@ -221,7 +221,7 @@ def test_quote_refuses_to_overwrite_without_force(tmp_path, small):
     assert report.read_text(encoding="utf-8") == "an earlier report\n"
     forced = run("quote", str(small), "-o", str(out), "--format", "json", "--force")
     assert forced.exit_code == 0, forced.output
-    assert json.loads(report.read_text(encoding="utf-8"))["schema"] == "procure.quote/v1"
+    assert json.loads(report.read_text(encoding="utf-8"))["schema"] == "procure.quote/v2"
 
 
 def test_render_refuses_to_overwrite_without_force_and_reproduces_the_saved_json(tmp_path):
@@ -396,9 +396,9 @@ def test_diff_json_and_text_report_a_moved_price_and_a_new_ranking(tmp_path):
     old = json.loads(QUOTE_SAMPLE.read_text(encoding="utf-8"), parse_float=Decimal)
     new = copy.deepcopy(old)
     ranking = list(old["ranking"])
-    mover = next(bid for bid in new["bids"] if bid["id"] == ranking[-2] and bid.get("usd_per_million_tokens"))
-    old_price = mover["usd_per_million_tokens"]
-    mover["usd_per_million_tokens"] = Decimal("0.25")
+    mover = next(bid for bid in new["bids"] if bid["id"] == ranking[-2] and bid.get("cost_per_million_tokens"))
+    old_price = mover["cost_per_million_tokens"]
+    mover["cost_per_million_tokens"] = Decimal("0.25")
     new["ranking"] = [mover["id"]] + [bid for bid in ranking if bid != mover["id"]]
     (tmp_path / "old.json").write_bytes(QUOTE_SAMPLE.read_bytes())
     (tmp_path / "new.json").write_bytes(_dump_decimal(new))
@@ -407,19 +407,19 @@ def test_diff_json_and_text_report_a_moved_price_and_a_new_ranking(tmp_path):
     assert result["added"] == [] and result["removed"] == []
     (changed,) = result["changed"]
     assert changed["id"] == mover["id"]
-    move = changed["changes"]["usd_per_million_tokens"]
+    move = changed["changes"]["cost_per_million_tokens"]
     assert Decimal(str(move["old"])) == old_price and Decimal(str(move["new"])) == Decimal("0.25")
     assert Decimal(str(move["delta"])) == Decimal("0.25") - old_price
     assert result["ranking"]["changed"] is True and result["ranking"]["winner_changed"] is True
     assert result["ranking"]["new"][0] == mover["id"]
     text = run("diff", str(tmp_path / "old.json"), str(tmp_path / "new.json"))
     assert text.exit_code == 0
-    assert mover["id"] in text.stdout and "usd_per_million_tokens" in text.stdout
+    assert mover["id"] in text.stdout and "cost_per_million_tokens" in text.stdout
     assert "ranking changed" in text.stdout and "new winner" in text.stdout
 
 
 def _dump_decimal(doc: dict) -> bytes:
-    from procure.report.json_report import to_json_bytes
+    from procure.jsontext import to_json_bytes
 
     return to_json_bytes(doc)
 

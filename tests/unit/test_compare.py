@@ -23,10 +23,10 @@ def test_ranking_is_by_cost_per_million_tokens_with_uncosted_bids_last():
     assert result.ranking == ("cheap", "mid", "dear", "noprice", "oom")
     assert [b.id for b in result.bids] == ["mid", "oom", "cheap", "noprice", "dear"]
     assert [b.rank for b in result.bids] == [2, 5, 1, 4, 3]
-    costs = [b.usd_per_million_tokens for b in result.bids if b.has_cost]
-    assert sorted(costs) == [result.bids[2].usd_per_million_tokens,
-                             result.bids[0].usd_per_million_tokens,
-                             result.bids[4].usd_per_million_tokens]
+    costs = [b.cost_per_million_tokens for b in result.bids if b.has_cost]
+    assert sorted(costs) == [result.bids[2].cost_per_million_tokens,
+                             result.bids[0].cost_per_million_tokens,
+                             result.bids[4].cost_per_million_tokens]
 
 
 def test_ties_on_cost_go_to_the_faster_bid():
@@ -34,7 +34,7 @@ def test_ties_on_cost_go_to_the_faster_bid():
     slow = ex.case("slow", mfu=0.3, pricing=ex.rental("2.00", min_commit_months=12))
     fast = ex.case("fast", mfu=0.45, pricing=ex.rental("2.00", min_commit_months=12))
     result = compare([slow, fast], A)
-    assert result.bids[0].usd_per_million_tokens == result.bids[1].usd_per_million_tokens
+    assert result.bids[0].cost_per_million_tokens == result.bids[1].cost_per_million_tokens
     assert result.ranking == ("fast", "slow")
 
 
@@ -45,9 +45,9 @@ def test_a_small_price_move_flips_a_close_race():
     assert len(rows) == 16
     assert rows[("price", 0.1)].winner_changes and rows[("price", 0.1)].rank == 2
     assert not rows[("price", -0.1)].winner_changes and rows[("price", -0.1)].rank == 1
-    assert rows[("price", 0.1)].usd_per_million_tokens > result.bids[0].usd_per_million_tokens
-    base_usd = result.bids[0].usd_per_million_tokens
-    assert rows[("power_price", 0.2)].usd_per_million_tokens == base_usd
+    assert rows[("price", 0.1)].cost_per_million_tokens > result.bids[0].cost_per_million_tokens
+    base_usd = result.bids[0].cost_per_million_tokens
+    assert rows[("power_price", 0.2)].cost_per_million_tokens == base_usd
     assert rows[("efficiency", 0.2)].time_to_train_days < result.bids[0].time_to_train_days
     assert rows[("failure_rate", 0.2)].time_to_train_days > result.bids[0].time_to_train_days
     summary = result.sensitivity_summary
@@ -71,8 +71,8 @@ def test_recommendation_names_winner_runner_up_and_gap():
     a, b = result.bids
     text = result.recommendation["text"]
     assert result.recommendation["bid"] == "a"
-    gap = (b.usd_per_million_tokens / a.usd_per_million_tokens - 1) * 100
-    assert f"{a.usd_per_million_tokens:.4f} USD per million tokens" in text
+    gap = (b.cost_per_million_tokens / a.cost_per_million_tokens - 1) * 100
+    assert f"{a.cost_per_million_tokens:.4f} USD per million tokens" in text
     assert f"runner-up, b" in text and f"{gap:.1f}% more" in text
     assert f"{a.time_to_train_days:.1f} days" in text
 
@@ -108,11 +108,11 @@ def test_to_dict_has_the_result_document_fields():
     bid = result["bids"][0]
     for key in ("tokens_per_s", "mfu", "hfu", "goodput", "time_to_train_days", "billed_hours",
                 "energy_mwh", "total_cost", "cost_lines", "residual_value",
-                "usd_per_million_tokens", "flags", "sensitivity", "uncertainty", "rank"):
+                "cost_per_million_tokens", "flags", "sensitivity", "uncertainty", "rank"):
         assert key in bid, key
     assert isinstance(bid["total_cost"], Decimal)
     assert bid["total_cost"] == sum(Decimal(line["amount"]) for line in bid["cost_lines"])
-    assert bid["sensitivity"][0].keys() == {"factor", "change", "usd_per_million_tokens",
+    assert bid["sensitivity"][0].keys() == {"factor", "change", "cost_per_million_tokens",
                                             "time_to_train_days", "rank", "winner_changes"}
 
 

@@ -21,7 +21,8 @@ from procure.sources.yamlpos import parse_yaml_text
 
 REPO = Path(__file__).resolve().parents[2]
 DOCS = REPO / "docs"
-GENERATED = ("cluster-yaml.md", "catalog-files.md", "commands.md", "troubleshooting.md")
+GENERATED = ("cluster-yaml.md", "catalog-files.md", "commands.md", "troubleshooting.md", "result-document.md",
+             "quote.schema.json")
 RERUN = "run `python tools/gen_docs.py` and commit the result"
 
 

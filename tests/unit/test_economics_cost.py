@@ -29,7 +29,7 @@ def test_rental_cost_is_gpus_times_price_times_hours_to_the_cent():
     assert econ.billed_hours == Decimal("1.00")
     assert econ.total_cost == Decimal("18.80")
     assert [line.key for line in econ.cost_lines] == ["gpu_hours"]
-    assert econ.usd_per_million_tokens == Decimal("0.0052")   # 18.80 / 3.6e9 × 1e6
+    assert econ.cost_per_million_tokens == Decimal("0.0052")   # 18.80 / 3.6e9 × 1e6
 
 
 def test_rental_cost_for_a_realistic_bid():
@@ -39,7 +39,7 @@ def test_rental_cost_for_a_realistic_bid():
     assert 0 <= hours - Decimal(repr(econ.time_to_train_days * 24)) < Decimal("0.01")
     assert econ.total_cost == (4096 * hours * Decimal("2.35")).quantize(Decimal("0.01"))
     expected_rate = (econ.total_cost / Decimal(10**12) * 10**6).quantize(Decimal("0.0001"))
-    assert econ.usd_per_million_tokens == expected_rate
+    assert econ.cost_per_million_tokens == expected_rate
 
 
 def test_minimum_commitment_is_paid_even_when_training_is_shorter():
@@ -107,7 +107,7 @@ def test_no_tdp_means_no_energy_and_a_note():
 def test_price_missing_keeps_time_but_not_cost():
     econ = evaluate_core(ex.case("a", pricing=ex.rental(None)), Assumptions())
     assert econ.time_to_train_days > 0
-    assert (econ.total_cost, econ.usd_per_million_tokens, econ.cost_lines) == (None, None, ())
+    assert (econ.total_cost, econ.cost_per_million_tokens, econ.cost_lines) == (None, None, ())
     no_life = ex.purchase(capex_per_gpu="1", life_years=None)
     missing_capex = evaluate_core(ex.case("b", pricing=no_life), Assumptions())
     assert missing_capex.total_cost is None

@@ -73,7 +73,7 @@ def test_infeasible_bid_has_no_time_or_cost():
     assert econ.flags[0].severity == "error" and econ.flags[0].reason == "needs 97 GiB of 80"
     row = econ.to_dict()
     for key in ("tokens_per_s", "mfu", "goodput", "time_to_train_days", "total_cost",
-                "usd_per_million_tokens", "billed_hours", "energy_mwh"):
+                "cost_per_million_tokens", "billed_hours", "energy_mwh"):
         assert row[key] is None, key
 
 

@@ -71,3 +71,72 @@ def test_help_does_not_import_heavy_libraries():
             "print(','.join(heavy))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == ""
+
+
+# The declared layer order (docs/architecture.md), bottom up: a module may import only from its own
+# layer or the layers below. Top-level modules and packages of procure, by layer.
+LAYERS = (
+    {"errors", "money", "resources", "assumptions", "precision", "jsontext", "__init__"},   # 1 facts, policies
+    {"sources"},                                                              # 2 reading sources
+    {"catalog"},                                                              # 3
+    {"inputs"},                                                               # 4
+    {"model", "measure", "economics"},                                        # 5 pure cores
+    {"compare", "backtest"},                                                  # 6
+    {"document"},                                                             # 7
+    {"pipeline"},                                                             # 8
+    {"report", "compare_rounds"},                                             # 9
+    {"api", "cli", "cli_views", "__main__"},                                  # 10
+)
+# Inside layer 5 the cores are peers that do not import each other (economics takes plain numbers).
+PEERS_APART = {"model", "measure", "economics"}
+
+
+def _unit(path: Path) -> str:
+    rel = path.relative_to(PACKAGE)
+    return rel.parts[0] if len(rel.parts) > 1 else rel.stem
+
+
+def _layer(unit: str) -> int:
+    for i, units in enumerate(LAYERS):
+        if unit in units:
+            return i
+    raise AssertionError(f"procure.{unit} is in no declared layer: add it to LAYERS and docs/architecture.md")
+
+
+def _project_imports(path: Path):
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    for node in ast.walk(tree):
+        names = []
+        if isinstance(node, ast.Import):
+            names = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names = [node.module]
+        for name in names:
+            if name == "procure":
+                yield "__init__", node.lineno
+            elif name.startswith("procure."):
+                yield name.split(".")[1], node.lineno
+
+
+def test_every_import_points_down_the_declared_layer_order():
+    offenders = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        unit = _unit(path)
+        if unit == "_data":
+            continue
+        here = _layer(unit)
+        for target, line in _project_imports(path):
+            if target == unit:
+                continue
+            there = _layer(target)
+            if there > here or (there == here and {unit, target} <= PEERS_APART):
+                offenders.append(f"{path.relative_to(PACKAGE.parent)}:{line} ({unit}, layer {here + 1}) "
+                                 f"imports procure.{target} (layer {there + 1})")
+    assert offenders == []
+
+
+def test_the_layer_order_is_written_in_the_architecture_doc():
+    doc = (PACKAGE.parent / "docs" / "architecture.md").read_text(encoding="utf-8")
+    for units in LAYERS:
+        for unit in units - {"__init__", "__main__"}:
+            assert f"`{unit}`" in doc, unit

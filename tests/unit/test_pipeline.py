@@ -58,7 +58,7 @@ def megatron_log(step_ms: float, steps: int = 40) -> str:
 
 
 def only_bid(path: Path) -> dict:
-    return api.quote_document(path)["bids"][0]
+    return api.quote_document(path).to_data()["bids"][0]
 
 
 def test_measured_log_drives_the_economics_and_flags_an_sla_breach(tmp_path):
@@ -103,16 +103,16 @@ def test_a_term_the_book_lacks_for_this_accelerator_is_price_missing_not_a_crash
     path = write(tmp_path, pricing="{price_book: aws-2026q3, term: on-demand}")
     path.write_text(path.read_text().replace("h100-sxm5-80gb", "mi300x-oam-192gb"))
     bid = only_bid(path)
-    assert bid["total_cost"] is None and bid["usd_per_million_tokens"] is None
+    assert bid["total_cost"] is None and bid["cost_per_million_tokens"] is None
     assert "price-missing" in {f["code"] for f in bid["flags"]}
     assert bid["step_time_s"] > 0
 
 
 def test_document_is_byte_identical_across_runs(tmp_path):
-    from procure.report.json_report import to_json_bytes
+    from procure.jsontext import to_json_bytes
 
     path = write(tmp_path)
-    assert to_json_bytes(api.quote_document(path)) == to_json_bytes(api.quote_document(path))
+    assert to_json_bytes(api.quote_document(path).to_data()) == to_json_bytes(api.quote_document(path).to_data())
 
 
 def test_fail_on_policy_trips_after_reports_are_written(tmp_path):

@@ -13,7 +13,7 @@ import pytest
 from procure.report import render_bytes
 from procure.report.document import build_view
 from procure.report.html_report import page_css, render_html
-from procure.report.json_report import load_document
+from procure.document import load_quote
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 SAMPLE = FIXTURES / "quote_sample.json"
@@ -21,8 +21,13 @@ UPDATE = os.environ.get("PROCURE_UPDATE_GOLDENS") == "1"
 
 
 @pytest.fixture(scope="module")
-def doc() -> dict:
-    return load_document(SAMPLE.read_bytes())
+def doc():
+    return load_quote(SAMPLE.read_bytes(), "sample")
+
+
+@pytest.fixture(scope="module")
+def data(doc) -> dict:
+    return doc.to_data()
 
 
 @pytest.fixture(scope="module")
@@ -69,38 +74,38 @@ def test_html_is_self_contained(html_en):
     assert html_en.count("<svg ") >= 3 + 4 * 2  # comparison charts + per bid charts
 
 
-def test_every_bid_flag_and_source_is_in_the_html(doc, html_en):
-    for bid in doc["bids"]:
+def test_every_bid_flag_and_source_is_in_the_html(data, html_en):
+    for bid in data["bids"]:
         assert f">{bid['id']}<" in html_en
         for flag in bid["flags"]:
             assert flag["code"] in html_en
-    for source in doc["sources"]:
+    for source in data["sources"]:
         assert source["key"] in html_en
-    for item in doc["inputs"]:
+    for item in data["inputs"]:
         assert item["sha256"] in html_en
 
 
-def test_page_css_has_size_and_localised_page_numbers(doc):
-    css = page_css(build_view(doc, "zh-TW", "Letter"))
+def test_page_css_has_size_and_localised_page_numbers(data):
+    css = page_css(build_view(data, "zh-TW", "Letter"))
     assert "size: letter" in css
     assert '"第 " counter(page) " 頁，共 " counter(pages) " 頁"' in css
 
 
-def test_a_user_template_folder_overrides_one_file_and_keeps_the_rest(doc, tmp_path):
+def test_a_user_template_folder_overrides_one_file_and_keeps_the_rest(data, tmp_path):
     (tmp_path / "partials").mkdir()
     (tmp_path / "partials" / "cover.html.j2").write_text(
         "<section class='cover'><h1>Custom cover {{ meta.title }}</h1><p>{{ ranking[2].vendor }}</p></section>",
         encoding="utf-8")
-    html = render_html(build_view(doc, "en"), tmp_path)
+    html = render_html(build_view(data, "en"), tmp_path)
     assert "Custom cover Pretraining cluster" in html
     assert "&lt;img src=" in html and '<img src="file' not in html   # autoescape applies to user templates
     assert "Executive summary" in html
 
 
-def test_user_templates_run_in_a_sandbox(doc, tmp_path):
+def test_user_templates_run_in_a_sandbox(data, tmp_path):
     (tmp_path / "report.html.j2").write_text("{{ meta.__class__.__mro__[1].__subclasses__() }}", encoding="utf-8")
     with pytest.raises(jinja2.exceptions.SecurityError):
-        render_html(build_view(doc, "en"), tmp_path)
+        render_html(build_view(data, "en"), tmp_path)
 
 
 def test_the_cover_names_the_attached_files_only_when_there_are_some(doc, html_en):

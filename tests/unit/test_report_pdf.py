@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from procure.report import render_bytes
-from procure.report.json_report import load_document
+from procure.document import QuoteDocument, load_quote
 from procure.report.pdf_report import FetchRefused, render_pdf, safe_fetcher_class
 
 SAMPLE = Path(__file__).resolve().parents[1] / "fixtures" / "quote_sample.json"
@@ -32,17 +32,22 @@ def poppler(tool: str, pdf: bytes, tmp_path: Path) -> str:
 
 
 @pytest.fixture(scope="module")
-def doc() -> dict:
-    return load_document(SAMPLE.read_bytes())
+def doc() -> QuoteDocument:
+    return load_quote(SAMPLE.read_bytes(), "sample")
 
 
 @pytest.fixture(scope="module")
-def small(doc) -> dict:
+def data(doc) -> dict:
+    return doc.to_data()
+
+
+@pytest.fixture(scope="module")
+def small(data) -> QuoteDocument:
     """Two bids, so the variant tests render a short PDF."""
-    out = copy.deepcopy(doc)
-    out["bids"] = [b for b in doc["bids"] if b["id"] in ("tw-cloud", "acme")]
+    out = copy.deepcopy(data)
+    out["bids"] = [b for b in data["bids"] if b["id"] in ("tw-cloud", "acme")]
     out["ranking"] = ["tw-cloud", "acme"]
-    return out
+    return QuoteDocument.model_validate(out)
 
 
 @pytest.fixture(scope="module")
@@ -58,21 +63,21 @@ def test_pdf_starts_like_a_pdf_and_has_dates_from_as_of(pdf_en):
 
 
 @needs_poppler
-def test_pdf_text_has_every_bid_flag_and_source(doc, pdf_en, tmp_path):
+def test_pdf_text_has_every_bid_flag_and_source(data, pdf_en, tmp_path):
     text = pdf_text(pdf_en, tmp_path)
     flat = " ".join(text.split())
-    for bid in doc["bids"]:
+    for bid in data["bids"]:
         assert bid["id"] in flat
     assert "台灣雲端股份有限公司" in flat
     assert '<img src="file:///etc/hostname">' in flat      # printed as text
     assert '=HYPERLINK("http://x","y")' in flat
-    for code in {f["code"] for b in doc["bids"] for f in b["flags"]}:
+    for code in {f["code"] for b in data["bids"] for f in b["flags"]}:
         assert code in flat
     squeeze = lambda t: t.replace(" ", "").replace("-", "")  # noqa: E731  (lines wrap at hyphens)
     squeezed = squeeze(flat)
-    for source in doc["sources"]:
+    for source in data["sources"]:
         assert squeeze(source["key"]) in squeezed
-    for item in doc["inputs"]:
+    for item in data["inputs"]:
         assert item["sha256"][:16] in squeezed
     for heading in ("Executive summary", "Comparison", "Methodology", "Assumptions", "Sources"):
         assert heading in flat

@@ -9,14 +9,14 @@ import pytest
 from rich.console import Console
 
 from procure.report import render_terminal
-from procure.report.json_report import load_document
+from procure.document import load_quote
 
 SAMPLE = Path(__file__).resolve().parents[1] / "fixtures" / "quote_sample.json"
 
 
 @pytest.fixture(scope="module")
 def doc() -> dict:
-    return load_document(SAMPLE.read_bytes())
+    return load_quote(SAMPLE.read_bytes(), "sample").to_data()
 
 
 def printed(doc: dict, lang: str = "en") -> str:
@@ -66,15 +66,15 @@ def test_figures_never_wrap_in_a_wide_or_a_narrow_terminal():
     from procure.report import render_terminal
 
     sample = Path(__file__).resolve().parents[1] / "fixtures" / "quote_sample.json"
-    from procure.report.json_report import load_document
+    from procure.document import load_quote
 
-    doc = load_document(sample.read_bytes())
+    doc = load_quote(sample.read_bytes(), "sample").to_data()
     for width in (80, 150):
         out = io.StringIO()
         render_terminal(doc, Console(file=out, width=width, no_color=True))
         text = out.getvalue()
         for bid in doc["bids"]:
-            if bid.get("usd_per_million_tokens") is not None:
+            if bid.get("cost_per_million_tokens") is not None:
                 # the formatted cost per Mtok of every priced bid appears whole on one line
-                rate = f"{bid['usd_per_million_tokens']:.4f}"
+                rate = f"{bid['cost_per_million_tokens']:.4f}"
                 assert any(rate in line for line in text.splitlines()), (width, rate)

@@ -13,15 +13,16 @@ import pytest
 import procure.report as report
 from procure.errors import InputError
 from procure.report import FORMATS, render
-from procure.report.json_report import load_document, to_json_bytes
+from procure.jsontext import to_json_bytes
+from procure.document import QuoteDocument, load_quote
 from procure.report.writer import write_all, write_atomic
 
 SAMPLE = Path(__file__).resolve().parents[1] / "fixtures" / "quote_sample.json"
 
 
 @pytest.fixture(scope="module")
-def doc() -> dict:
-    return load_document(SAMPLE.read_bytes())
+def doc() -> QuoteDocument:
+    return load_quote(SAMPLE.read_bytes(), "sample")
 
 
 def test_formats_are_the_public_contract():
@@ -31,7 +32,7 @@ def test_formats_are_the_public_contract():
 def test_json_and_html_are_written_with_the_slug(doc, tmp_path):
     paths = render(doc, ["json", "html"], tmp_path / "out", "quote")
     assert paths == [tmp_path / "out" / "quote.json", tmp_path / "out" / "quote.html"]
-    assert (tmp_path / "out" / "quote.json").read_bytes() == to_json_bytes(doc)
+    assert (tmp_path / "out" / "quote.json").read_bytes() == to_json_bytes(doc.to_data())
     assert (tmp_path / "out" / "quote.html").read_text(encoding="utf-8").startswith("<!DOCTYPE html>")
     assert sorted(os.listdir(tmp_path / "out")) == ["quote.html", "quote.json"]
 
@@ -51,7 +52,7 @@ def test_existing_report_is_refused_before_anything_is_rendered(doc, tmp_path, m
 def test_force_overwrites(doc, tmp_path):
     (tmp_path / "quote.json").write_bytes(b"old")
     render(doc, ["json"], tmp_path, "quote", force=True)
-    assert (tmp_path / "quote.json").read_bytes() == to_json_bytes(doc)
+    assert (tmp_path / "quote.json").read_bytes() == to_json_bytes(doc.to_data())
 
 
 def test_a_renderer_that_raises_leaves_previous_reports_intact_and_no_temp_files(doc, tmp_path, monkeypatch):
@@ -115,33 +116,44 @@ def test_bad_options_are_input_errors(doc, tmp_path, kwargs, fragment):
     assert os.listdir(tmp_path) == []
 
 
-def test_a_document_missing_required_fields_writes_nothing(doc, tmp_path):
-    broken = copy.deepcopy(doc)
-    del broken["bids"][0]["usd_per_million_tokens"]
-    with pytest.raises(InputError):
-        render(broken, ["json", "html"], tmp_path, "quote")
-    assert os.listdir(tmp_path) == []
+def test_a_saved_document_missing_required_fields_writes_nothing(doc, tmp_path):
+    from procure.api import render_saved
+
+    broken = doc.to_data()
+    del broken["bids"][0]["cost_per_million_tokens"]
+    saved = tmp_path / "broken.json"
+    saved.write_bytes(to_json_bytes(broken))
+    with pytest.raises(InputError) as info:
+        render_saved(saved, tmp_path / "out", ["json", "html"])
+    assert "bids[0].cost_per_million_tokens" in str(info.value)
+    assert not (tmp_path / "out").exists()
 
 
 def test_importing_the_report_package_is_cheap():
-    code = ("import sys, procure.report, procure.report.json_report, procure.report.writer\n"
+    code = ("import sys, procure.report, procure.jsontext, procure.report.writer\n"
             "print(','.join(m for m in ('jinja2','weasyprint','openpyxl','rich') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == ""
 
 
-MINIMAL = {
-    "schema": "procure.quote/v1", "title": "Minimal", "as_of": "2026-12-01", "currency": "EUR", "ranking": ["x"],
-    "bids": [{"id": "x", "vendor": "Only Vendor", "rank": 1, "accelerator": {"id": "a100-sxm4-80gb"}, "gpus": 8,
-              "step_time_s": None, "time_to_train_days": None, "total_cost": None, "usd_per_million_tokens": None,
-              "mfu": None, "flags": [], "cost_lines": []}],
-}
+def _minimal(doc: QuoteDocument, bids: bool) -> QuoteDocument:
+    """One bid that could not be costed (no step time, no cost), or no bids at all."""
+    data = doc.to_data()
+    bare = dict(data["bids"][0], step_time_s=None, time_to_train_days=None, total_cost=None,
+                cost_per_million_tokens=None, mfu=None, hfu=None, tokens_per_s=None, tokens_per_s_per_gpu=None,
+                goodput=None, billed_hours=None, energy_mwh=None, flags=[], cost_lines=[], uncertainty=None,
+                sensitivity=[], measured=None, scaling=None, plan=None, modeled=None, step_time_terms={},
+                rank=1, id="x", vendor="Only Vendor")
+    data.update(title="Minimal", currency="EUR", bids=[bare] if bids else [], ranking=["x"] if bids else [],
+                recommendation={"bid": None, "text": "No bid can be costed."})
+    return QuoteDocument.model_validate(data)
 
 
-@pytest.mark.parametrize("document", [MINIMAL, dict(MINIMAL, bids=[], ranking=[])], ids=["one-bare-bid", "no-bids"])
-def test_a_minimal_document_renders_in_every_format(document, tmp_path):
+@pytest.mark.parametrize("bids", [True, False], ids=["one-bare-bid", "no-bids"])
+def test_a_minimal_document_renders_in_every_format(doc, bids, tmp_path):
+    document = _minimal(doc, bids)
     paths = render(document, list(FORMATS), tmp_path, "minimal")
     assert [p.suffix for p in paths] == [".pdf", ".xlsx", ".json", ".html"]
     html = (tmp_path / "minimal.html").read_text(encoding="utf-8")
-    assert "Minimal" in html and ("n/a" in html or not document["bids"])
+    assert "Minimal" in html and ("n/a" in html or not document.bids)
     assert (tmp_path / "minimal.pdf").read_bytes().startswith(b"%PDF-")

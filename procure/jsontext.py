@@ -1,4 +1,4 @@
-"""The JSON report: a deterministic writer and the loader of saved quotes.
+"""Deterministic JSON: the one writer of every JSON procure emits, and its exact reader.
 
 Deterministic means byte-identical output for equal input: keys sorted, two-space indent,
 UTF-8 without escaping, a trailing newline, and every number written from its exact value
@@ -16,7 +16,6 @@ from typing import Any
 
 from procure.errors import input_error
 
-SCHEMA = "procure.quote/v1"
 _INDENT = "  "
 
 
@@ -34,16 +33,18 @@ def _number(text: str):
     return float(text) if "e" in text else Decimal(text)
 
 
-def load_document(data: bytes, source: str = "<document>") -> dict:
-    """Parse a saved quote with exact decimals; refuse anything that is not procure.quote/v1."""
+MAX_JSON_BYTES = 200 * 1024 * 1024
+
+
+def parse_json(data: bytes, source: str) -> Any:
+    """Parse JSON with exact decimals (money never passes through a float); a problem is an
+    InputError naming ``source``, never a traceback."""
     try:
-        doc = json.loads(data, parse_float=_number, parse_constant=_refuse_constant)
+        return json.loads(data, parse_float=_number, parse_constant=_refuse_constant)
+    except RecursionError:
+        raise input_error(source, "bad-json", "the JSON nests too deeply to be a procure document") from None
     except (ValueError, UnicodeDecodeError) as exc:
-        raise input_error(source, "bad-json", f"not a JSON document: {exc}") from exc
-    found = doc.get("schema") if isinstance(doc, dict) else None
-    if found != SCHEMA:
-        raise input_error(source, "bad-schema", f"expected schema {SCHEMA!r}, found {found!r}")
-    return doc
+        raise input_error(source, "bad-json", f"not a JSON document: {exc}") from None
 
 
 def _refuse_constant(name: str) -> None:

@@ -1,0 +1,87 @@
+"""Every assumption of a quote, declared once: key, label, unit, default, bounds and source.
+
+The cluster.yaml schema (``AssumptionsSpec``), the economics defaults (``Assumptions``), the
+document's assumption rows and the generated docs all read this table; a test checks that
+they name the same keys. Layer 1: no project imports.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from decimal import Decimal
+from typing import Literal, Union
+
+Number = Union[int, float, Decimal, None]
+
+
+@dataclass(frozen=True)
+class AssumptionDef:
+    key: str
+    label: str
+    unit: str
+    default: Number
+    source: str                      # where the default comes from
+    description: str                 # what it does (the docs print it)
+    kind: Literal["float", "int", "money"] = "float"
+    ge: float | None = None
+    gt: float | None = None
+    le: float | None = None
+    settable: bool = True            # cluster.yaml may override it
+    default_text: str = ""           # how a None default is filled in, for the docs
+
+
+LLAMA3_FAILURES_PER_GPU_HOUR = 419 / 21_233_664   # 419 interruptions in 54 days on 16,384 GPUs
+
+ASSUMPTIONS: tuple[AssumptionDef, ...] = (
+    AssumptionDef("failures_per_gpu_hour", "Interruptions per GPU-hour", "1/GPU-h",
+                  LLAMA3_FAILURES_PER_GPU_HOUR,
+                  "Llama 3 Herd of Models, sec 3.3.4: 419 unplanned interruptions in 54 days on 16,384 H100",
+                  "Job interruptions per GPU-hour; drives goodput.", ge=0, le=1),
+    AssumptionDef("restart_min", "Restart cost", "min", 15.0,
+                  "MegaScale (NSDI 2024): training catches up within ~15 min",
+                  "Minutes lost per interruption (detect, restart, reload), on top of the work since "
+                  "the last checkpoint.", ge=0, le=10_000),
+    AssumptionDef("checkpoint_bytes_per_param", "Checkpoint bytes per parameter", "B", 16.0,
+                  "bf16 weights + fp32 master + Adam m, v (VAST Data via glennklockwood.com)",
+                  "Checkpoint bytes per model parameter (weights, master copy, optimizer state).",
+                  gt=0, le=64),
+    AssumptionDef("checkpoint_write_gbs", "Checkpoint write bandwidth", "GB/s", 100.0, "procure default",
+                  "Aggregate checkpoint write bandwidth to storage.", gt=0, le=1e6),
+    AssumptionDef("checkpoint_interval_min", "Checkpoint interval", "min", None,
+                  "Young 1974 optimum when not given", "Minutes between checkpoints.", gt=0, le=1e6,
+                  default_text="Young's optimum, computed per bid"),
+    AssumptionDef("gpu_utilisation_power", "Average power draw", "fraction of TDP", 0.8, "procure default",
+                  "Average power draw as a fraction of TDP (energy and power cost).", gt=0, le=1),
+    AssumptionDef("power_usd_per_kwh", "Power price", "per kWh", None,
+                  "purchase price book facility figure when not given",
+                  "Electricity price per kWh, given in USD and converted to the report currency "
+                  "(purchase bids).", kind="money", ge=0, default_text="the purchase book's facility figure"),
+    AssumptionDef("pue", "PUE", "", None, "purchase price book facility figure when not given",
+                  "Power usage effectiveness of the facility (purchase bids).", kind="money", ge=1.0, le=3.0,
+                  default_text="the purchase book's facility figure"),
+    AssumptionDef("mfu_ceiling", "MFU ceiling (implausible above)", "", 0.65,
+                  "largest published runs stay below ~0.55-0.6",
+                  "Largest plausible MFU; a commitment implying more gets the `implausible` flag.",
+                  gt=0, le=1),
+    AssumptionDef("committed_tolerance", "Committed vs modeled tolerance", "", 0.15, "product.md: 15%",
+                  "Relative gap between committed and modeled step time beyond which a bid is "
+                  "`optimistic` or `conservative`.", gt=0, le=1),
+    AssumptionDef("step_time_cv", "Per-GPU step-time variation", "CV", None,
+                  "the model's per-accelerator knob when not given",
+                  "Per-GPU step-time coefficient of variation (stragglers and the P99 band).", ge=0, le=1,
+                  default_text="the model's per-accelerator knob"),
+    AssumptionDef("months_hours", "Hours per billing month", "h", 730.0, "8760 / 12",
+                  "Hours in one billing month (minimum commitments, colocation).", settable=False),
+    AssumptionDef("monte_carlo_samples", "Monte Carlo samples", "", 2000, "procure default",
+                  "Samples of the uncertainty band.", kind="int", ge=100, le=100_000),
+    AssumptionDef("seed", "Monte Carlo seed", "", 20261201, "procure default: same inputs give the same band",
+                  "Seed of the uncertainty sampling: same inputs, same band.", kind="int", ge=0,
+                  le=2**63 - 1),
+)
+
+BY_KEY = {a.key: a for a in ASSUMPTIONS}
+
+
+def default(key: str) -> Number:
+    """The documented default of assumption ``key``."""
+    return BY_KEY[key].default

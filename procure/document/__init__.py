@@ -1,0 +1,60 @@
+"""Layer 7: the typed, versioned result document (``procure.quote/v2``) and its JSON Schema.
+
+Every output format is a pure function of a QuoteDocument. Saved documents are read back
+through ``load_quote``: older versions are upgraded, then validated against the schema, so a
+mutated or foreign file is a diagnostic, never a crash.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import ValidationError
+
+from procure.document.quote import SCHEMA, QuoteDocument
+from procure.document.upgrade import upgrade
+from procure.errors import Diagnostic, InputError
+from procure.jsontext import parse_json
+
+__all__ = ["SCHEMA", "QuoteDocument", "json_schema", "load_quote", "validate_quote"]
+KNOWN_SCHEMAS = ("procure.quote/v1", SCHEMA)
+
+
+def _where(loc: tuple) -> str:
+    text = ""
+    for part in loc:
+        text += f"[{part}]" if isinstance(part, int) else (f".{part}" if text else str(part))
+    return text or "document"
+
+
+def _said(error: dict[str, Any]) -> str:
+    if error["type"] in ("missing", "extra_forbidden"):
+        return "required field is missing" if error["type"] == "missing" else "unknown field"
+    return f"{error['msg']} (got {str(error.get('input'))[:60]!r})"
+
+
+def validate_quote(data: Any, source: str) -> QuoteDocument:
+    """A QuoteDocument from parsed JSON data (any known version), or one InputError listing every
+    problem with its path in the document."""
+    found = data.get("schema") if isinstance(data, dict) else None
+    if found not in KNOWN_SCHEMAS:
+        raise InputError(Diagnostic(source, 0, 0, "bad-schema",
+                                    f"expected schema {SCHEMA!r} (or procure.quote/v1), found {str(found)[:80]!r}"))
+    try:
+        return QuoteDocument.model_validate(upgrade(data))
+    except ValidationError as exc:
+        problems = [Diagnostic(source, 0, 0, "bad-document", f"{_where(tuple(e['loc']))}: {_said(e)}")
+                    for e in exc.errors()[:50]]
+        raise InputError(problems) from None
+
+
+def load_quote(data: bytes, source: str) -> QuoteDocument:
+    """Parse and validate a saved result document."""
+    return validate_quote(parse_json(data, source), source)
+
+
+def json_schema() -> dict[str, Any]:
+    """The JSON Schema of procure.quote/v2 (docs/quote.schema.json is generated from it)."""
+    schema = QuoteDocument.model_json_schema(by_alias=True, mode="serialization")
+    schema["$id"] = "https://procure.dev/schemas/procure.quote.v2.json"
+    return schema

@@ -1,0 +1,235 @@
+"""Assemble the typed ``procure.quote/v2`` document from what the cores produced.
+
+Each field is filled once, from its producer; nothing is merged by ``dict.update``. The pure
+results come in as typed objects (inputs, estimates, measurements, the comparison) and leave as
+one frozen QuoteDocument whose floats are at the declared precision.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from procure import __version__
+from procure.assumptions import ASSUMPTIONS
+from procure.catalog.knobs import AccelKnobs, Knobs
+from procure.catalog.types import Sourced
+from procure.compare import Comparison
+from procure.document import bid as B
+from procure.document import quote as Q
+from procure.economics.bid import BidEconomics
+from procure.economics.inputs import Assumptions
+from procure.economics.throughput import MFU_CONVENTION
+from procure.inputs.bundle import Inputs
+from procure.inputs.resolve import ResolvedBid
+from procure.measure.bid import MeasuredBid
+from procure.model import active_param_count, model_flops_per_token, param_count
+from procure.model.types import Estimate
+
+CHECKPOINT_NOTE = "checkpoint writes are charged in goodput (lost fraction), not in io_s"
+ATTENTION_CONVENTION = "non-causal (Megatron/PaLM)"
+MODEL_NAME = "procure step-time model v1 (docs: procure/model/README.md)"
+
+
+@dataclass(frozen=True)
+class BidOutcome:
+    """What the pipeline learned about one bid before the economics."""
+
+    resolved: ResolvedBid
+    estimate: Estimate
+    measured: MeasuredBid | None
+    scaling: dict[str, Any] | None
+
+
+def quote_document(inputs: Inputs, outcomes: list[BidOutcome], comparison: Comparison,
+                   assumptions: Assumptions, knobs: Knobs) -> Q.QuoteDocument:
+    cluster = inputs.cluster
+    econ_by_id = {e.id: e for e in comparison.bids}
+    return Q.QuoteDocument(
+        schema=Q.SCHEMA, procure_version=__version__, title=cluster.title, as_of=cluster.as_of,
+        currency=cluster.currency, mfu_convention=MFU_CONVENTION,
+        inputs=_fingerprints(inputs), workload=_workload(inputs), assumptions=_assumptions(inputs, assumptions),
+        fx=_fx(inputs),
+        bids=[_bid(inputs, o, econ_by_id[o.resolved.bid.id]) for o in outcomes],
+        ranking=list(comparison.ranking),
+        recommendation=Q.Recommendation(**comparison.recommendation),
+        sensitivity_summary=Q.SensitivitySummary.model_validate(comparison.sensitivity_summary),
+        sources=_sources(inputs), methodology=_methodology(inputs, knobs))
+
+
+# --- header sections -------------------------------------------------------------------------
+
+def _fingerprints(inputs: Inputs) -> list[Q.InputFingerprint]:
+    rows = [Q.InputFingerprint(path=Path(inputs.path).name, role="cluster",
+                               sha256=hashlib.sha256(inputs.raw).hexdigest(), bytes=len(inputs.raw))]
+    for rb in inputs.bids:
+        for path in rb.measured_paths:
+            with open(path, "rb") as handle:     # streamed: telemetry can be gigabytes
+                digest = hashlib.file_digest(handle, "sha256").hexdigest()
+            rows.append(Q.InputFingerprint(path=path.name, role="measured", sha256=digest,
+                                           bytes=path.stat().st_size))
+    return rows
+
+
+def _workload(inputs: Inputs) -> Q.WorkloadSummary:
+    w, arch = inputs.cluster.workload, inputs.arch
+    moe = None if arch.moe is None else Q.MoESummary(
+        experts=arch.moe.experts, top_k=arch.moe.top_k, expert_ffn_hidden=arch.moe.expert_ffn_hidden,
+        shared_experts=arch.moe.shared_experts, dense_layers=arch.moe.dense_layers)
+    model = Q.ModelSummary(id=arch.id, name=arch.name, params=param_count(arch),
+                           active_params=active_param_count(arch), layers=arch.layers, hidden=arch.hidden,
+                           heads=arch.heads, kv_heads=arch.kv_heads, ffn_hidden=arch.ffn_hidden,
+                           vocab=arch.vocab, gated_mlp=arch.gated_mlp, moe=moe)
+    return Q.WorkloadSummary(
+        model=model, seq_len=w.seq_len, global_batch_seqs=w.global_batch_seqs,
+        global_batch_tokens=w.tokens_per_step, train_tokens=float(w.train_tokens), precision=w.precision,
+        deadline_days=w.deadline_days, model_flops_per_token=model_flops_per_token(arch, w.seq_len),
+        attention_flops_convention=ATTENTION_CONVENTION)
+
+
+def _assumptions(inputs: Inputs, effective: Assumptions) -> list[Q.AssumptionRow]:
+    given = {k for k, v in inputs.cluster.assumptions.model_dump().items() if v is not None}
+    origin = Path(inputs.path).name
+    rows = []
+    for spec in ASSUMPTIONS:
+        if not hasattr(effective, spec.key):
+            continue                 # a model assumption (step_time_cv): reported with the knobs
+        set_here = spec.key in given
+        rows.append(Q.AssumptionRow(key=spec.key, label=spec.label, value=getattr(effective, spec.key),
+                                    unit=spec.unit, origin=origin if set_here else "default",
+                                    source="given in the input" if set_here else spec.source))
+    return rows
+
+
+def _fx(inputs: Inputs) -> Q.FxSummary | None:
+    table = inputs.catalog.fx_for(inputs.cluster.as_of)
+    if table is None:
+        return None
+    return Q.FxSummary(base=table.base, as_of=table.as_of, rates=dict(sorted(table.rates.items())),
+                       source="; ".join(table.sourced.source), verified=table.sourced.verified)
+
+
+def _sources(inputs: Inputs) -> list[Q.SourceRow]:
+    rows: dict[str, Q.SourceRow] = {}
+
+    def add(key: str, kind: str, label: str, sourced: Sourced | None) -> None:
+        if sourced is not None:
+            rows[key] = Q.SourceRow(key=key, kind=kind, label=label, source=list(sourced.source),
+                                    as_of=str(sourced.as_of), verified=sourced.verified)
+
+    arch, cat = inputs.arch, inputs.catalog
+    add(f"model:{arch.id}", "model", arch.name, arch.sourced)
+    for rb in inputs.bids:
+        add(f"accelerator:{rb.accelerator.id}", "accelerator", rb.accelerator.name, rb.accelerator.sourced)
+        add(f"network:{rb.network.id}", "network", rb.network.name, rb.network.sourced)
+        choice = rb.price
+        if choice.book is not None and choice.line is not None and choice.source_key:
+            line = choice.line
+            add(choice.source_key, "price", f"{choice.book.provider} {line.accelerator} {line.term}"
+                + (f" ({line.sku})" if line.sku else ""), line.sourced)
+            if choice.kind == "purchase":
+                add(f"price-book:{choice.book.id}", "price book", f"{choice.book.provider} facility figures",
+                    choice.book.sourced)
+    fx = cat.fx_for(inputs.cluster.as_of)
+    if fx is not None and any(rb.price.fx_rate != 1 for rb in inputs.bids):
+        add(f"fx:{fx.as_of.isoformat()}", "fx", f"FX rates {fx.as_of.isoformat()}", fx.sourced)
+    return [rows[k] for k in sorted(rows)]
+
+
+def _methodology(inputs: Inputs, knobs: Knobs) -> Q.Methodology:
+    """The fitted knobs of the accelerators this quote uses, one row each."""
+    rows = []
+    for accel_id in sorted({rb.accelerator.id for rb in inputs.bids}):
+        fitted = accel_id in knobs.by_accelerator
+        rows.append(Q.KnobRow(label=accel_id if fitted else f"{accel_id} (default knobs)",
+                              values=_knob_values(knobs.for_accelerator(accel_id))))
+    return Q.Methodology(model=MODEL_NAME, fitted_on=list(knobs.fitted_on), fitted_at=knobs.fitted_at,
+                         fit_mape=dict(knobs.fit_mape), knobs=rows,
+                         notes=[CHECKPOINT_NOTE, MFU_CONVENTION])
+
+
+def _knob_values(k: AccelKnobs) -> dict[str, float | str]:
+    values: dict[str, float | str] = {name: value for name, value in vars(k).items()
+                                      if isinstance(value, (int, float)) and not isinstance(value, bool)}
+    values["gemm_curve"] = ", ".join(f"{x:.0e} s → {y:.2f}" for x, y in k.gemm_curve)
+    return values
+
+
+# --- one bid ---------------------------------------------------------------------------------
+
+def _bid(inputs: Inputs, outcome: BidOutcome, econ: BidEconomics) -> B.BidResult:
+    rb, est = outcome.resolved, outcome.estimate
+    bid, accel, net = rb.bid, rb.accelerator, rb.network
+    w = inputs.cluster.workload
+    feasible = est.feasible
+    tp = econ.throughput
+    return B.BidResult(
+        id=bid.id, vendor=bid.vendor,
+        accelerator=B.AcceleratorRef(id=accel.id, name=accel.name,
+                                     peak_tflops=accel.peak_flops(w.precision) / 1e12, hbm_gb=accel.hbm_gb,
+                                     tdp_w=accel.tdp_w),
+        gpus=bid.gpus,
+        network=B.NetworkRef(id=net.id, name=net.name, scale_out_gbps_per_gpu=net.scale_out_gbps_per_gpu),
+        pricing=_pricing(rb), committed=B.Committed(**bid.committed.model_dump()),
+        sources=sorted(filter(None, [f"accelerator:{accel.id}", f"network:{net.id}", rb.price.source_key])),
+        plan=B.Plan(**est.plan) if feasible else None,
+        plan_origin="auto" if bid.plan == "auto" else "given",
+        search=B.Search(plans_evaluated=(est.search or {}).get("plans_evaluated", 0),
+                        feasible=(est.search or {}).get("feasible", 0)),
+        runners_up=[B.RunnerUp(plan=B.Plan(**r["plan"]), step_time_s=r["step_time_s"]) for r in est.runners_up],
+        step_time_terms=dict(est.terms) if feasible else {},
+        modeled=(B.Modeled(step_time_s=est.step_time_s, **{f"{k}_s": v for k, v in (est.percentiles_s or {}).items()})
+                 if feasible else None),
+        infeasible_reason=None if feasible else est.reason,
+        memory=_memory(est, accel.hbm_gb),
+        flops=B.Flops(model_per_step=est.model_flops_per_step, hardware_per_step=est.hardware_flops_per_step),
+        tokens_per_step=w.tokens_per_step,
+        scaling=B.Scaling.model_validate(outcome.scaling) if outcome.scaling else None,
+        measured=_measured(outcome.measured),
+        step_time_basis=econ.step_time_basis, step_time_s=econ.step_time_s,
+        tokens_per_s=tp and tp.tokens_per_s, tokens_per_s_per_gpu=tp and tp.tokens_per_s_per_gpu,
+        mfu=tp and tp.mfu, hfu=tp and tp.hfu,
+        goodput=econ.goodput and B.Goodput.model_validate(econ.goodput.to_dict()),
+        time_to_train_days=econ.time_to_train_days, billed_hours=econ.billed_hours, energy_mwh=econ.energy_mwh,
+        currency=econ.currency,
+        cost_lines=[B.CostLine.model_validate(line.to_dict()) for line in econ.cost_lines],
+        total_cost=econ.total_cost, residual_value=econ.residual_value,
+        cost_per_million_tokens=econ.cost_per_million_tokens,
+        flags=[B.Flag.model_validate(flag.to_dict()) for flag in econ.flags],
+        uncertainty=econ.uncertainty and B.Uncertainty.model_validate(econ.uncertainty.to_dict()),
+        sensitivity=[B.SensitivityRow.model_validate(row.to_dict()) for row in econ.sensitivity],
+        notes=list(econ.notes), rank=econ.rank or 0)
+
+
+def _pricing(rb: ResolvedBid) -> B.PricingRef:
+    choice, line = rb.price, rb.price.line
+    price = choice.inline_price
+    if line is not None and line.price_per_gpu_hour is not None:
+        price = line.price_per_gpu_hour * choice.fx_rate
+    capex = None
+    if line is not None and line.capex_per_gpu is not None:
+        capex = line.capex_per_gpu * choice.fx_rate
+    return B.PricingRef(kind=choice.kind, price_book=choice.book.id if choice.book else None,
+                        term=line.term if line else rb.bid.pricing.term, price_per_gpu_hour=price,
+                        book_currency=choice.book_currency, fx_rate=choice.fx_rate,
+                        min_commit_months=line.min_commit_months if line else 0, capex_per_gpu=capex,
+                        missing_reason=choice.missing_reason)
+
+
+def _measured(measured: MeasuredBid | None) -> B.Measured | None:
+    if measured is None:
+        return None
+    return B.Measured(sources=[B.MeasuredSource(**s) for s in measured.sources],
+                      step_time_s=measured.summary and B.StepTimeSummary.model_validate(measured.summary),
+                      histogram=measured.histogram and B.Histogram.model_validate(measured.histogram),
+                      busbw_gbs=measured.busbw_gbs, busbw_used=measured.scale_out.busbw_gbs is not None,
+                      busbw_note=measured.scale_out.note)
+
+
+def _memory(est: Estimate, hbm_gb: float) -> B.Memory:
+    mem = dict(est.memory_gib or {})
+    capacity = mem.pop("capacity", hbm_gb * 1e9 / 2**30)
+    used = mem.pop("total", None)
+    return B.Memory(fits=bool(est.feasible), hbm_gib=capacity, used_gib=used, parts_gib=mem)

@@ -1,0 +1,250 @@
+"""The typed result of one bid in ``procure.quote/v2``: every field has one producer.
+
+Producers: the inputs (identity, hardware, pricing as quoted), the step-time model (plan,
+terms, memory, FLOPs, scaling), measure (measured step times), economics (throughput, goodput,
+time, cost, flags, band, sensitivity) and compare (rank). ``assemble`` fills each field once.
+"""
+
+from __future__ import annotations
+
+from typing import Literal, Optional
+
+from pydantic import Field
+
+from procure.document.base import Amount, Count, Frozen, Real
+
+
+class AcceleratorRef(Frozen):
+    id: str = Field(description="Catalog id of the accelerator.")
+    name: str
+    peak_tflops: Real = Field(description="Dense peak at the workload precision, TFLOP/s.")
+    hbm_gb: Real = Field(description="HBM capacity as marketed, GB.")
+    tdp_w: Optional[Real] = Field(description="Thermal design power, W (null where unpublished).")
+
+
+class NetworkRef(Frozen):
+    id: str
+    name: str
+    scale_out_gbps_per_gpu: Real = Field(description="Inter-node bandwidth per GPU, Gb/s per direction.")
+
+
+class PricingRef(Frozen):
+    kind: Literal["rental", "purchase"]
+    price_book: Optional[str] = Field(description="Price book id, null for an inline price.")
+    term: Optional[str]
+    price_per_gpu_hour: Optional[Amount] = Field(
+        description="Rental price per GPU-hour in the report currency (converted when quoted in another).")
+    book_currency: str = Field(description="Currency the price was quoted in.")
+    fx_rate: Amount = Field(description="Report-currency units per unit of the quoted currency.")
+    min_commit_months: Count
+    capex_per_gpu: Optional[Amount] = Field(description="Purchase: capex per GPU in the report currency.")
+    missing_reason: Optional[str]
+
+
+class Plan(Frozen):
+    tp: Count
+    pp: Count
+    dp: Count
+    cp: Count
+    ep: Count
+    vpp: Count
+    micro_batch: Count
+    zero_stage: Count
+    recompute: Literal["none", "selective", "full"]
+    sequence_parallel: bool
+    tp_comm_overlap: bool
+    overlap_grad_reduce: bool
+
+
+class RunnerUp(Frozen):
+    plan: Plan
+    step_time_s: Real
+
+
+class Search(Frozen):
+    plans_evaluated: Count = Field(description="Candidate plans the search evaluated (1 for a fixed plan).")
+    feasible: Count = Field(description="Of those, the plans that fit in memory.")
+
+
+class Modeled(Frozen):
+    step_time_s: Real
+    p50_s: Optional[Real] = None
+    p95_s: Optional[Real] = None
+    p99_s: Optional[Real] = None
+
+
+class Committed(Frozen):
+    step_time_s: Optional[Real] = None
+    p99_step_time_s: Optional[Real] = None
+    scaling_efficiency: Optional[Real] = None
+
+
+class MeasuredSource(Frozen):
+    path: str
+    format: str
+    steps: Optional[Count]
+    warmup_excluded: Optional[Count]
+    aggregation: Optional[str]
+
+
+class StepTimeSummary(Frozen):
+    mean: Real
+    p50: Real
+    p95: Real
+    p99: Real
+    max: Real
+    std: Optional[Real] = None
+    cv: Optional[Real] = None
+    count: Count
+    aggregation: Optional[str] = None
+
+
+class Histogram(Frozen):
+    edges_s: list[Real]
+    counts: list[Count]
+
+
+class Measured(Frozen):
+    sources: list[MeasuredSource]
+    step_time_s: Optional[StepTimeSummary] = Field(description="Combined statistics of the measured steps.")
+    histogram: Optional[Histogram]
+    busbw_gbs: Optional[Real] = Field(description="nccl-tests large-message bus bandwidth, GB/s.")
+    busbw_used: bool = Field(description="Whether that bandwidth replaced the catalog's inter-node figure.")
+    busbw_note: Optional[str]
+
+
+class Memory(Frozen):
+    fits: bool
+    hbm_gib: Real
+    used_gib: Optional[Real]
+    parts_gib: dict[str, Real]
+
+
+class Flops(Frozen):
+    model_per_step: Real
+    hardware_per_step: Real
+
+
+class ScalingPoint(Frozen):
+    gpus: Count
+    step_time_s: Real
+    tokens_per_s_per_gpu: Real
+    efficiency: Real
+
+
+class Scaling(Frozen):
+    reference_gpus: Optional[Count]
+    efficiency: Optional[Real] = Field(description="Per-GPU throughput at the bid's size over the reference size.")
+    curve: list[ScalingPoint]
+    note: str
+
+
+class Goodput(Frozen):
+    fraction: Real
+    lost_fraction: Real
+    failures_per_gpu_hour: Real
+    job_mtti_h: Optional[Real]
+    checkpoint_write_s: Real
+    checkpoint_interval_min: Optional[Real]
+    restart_min: Real
+    clamped: bool
+
+
+class CostLine(Frozen):
+    key: str
+    label: str
+    quantity: Amount
+    unit: str
+    rate: Amount
+    amount: Amount = Field(description="cents(quantity × rate × Π factors / divisor).")
+    formula: str
+    factors: dict[str, Amount]
+    divisor: Amount
+
+
+class Flag(Frozen):
+    code: str
+    severity: Literal["error", "warning", "info"]
+    reason: str
+    numbers: dict[str, Real]
+
+
+class SensitivityRow(Frozen):
+    factor: str
+    change: Real
+    cost_per_million_tokens: Optional[Amount]
+    time_to_train_days: Optional[Real]
+    rank: Count
+    winner_changes: bool
+
+
+class Band(Frozen):
+    p10: Real
+    p50: Real
+    p90: Real
+
+
+class MoneyBand(Frozen):
+    p10: Amount
+    p50: Amount
+    p90: Amount
+
+
+class Uncertainty(Frozen):
+    seed: Count
+    samples: Count
+    cost_per_million_tokens: Optional[MoneyBand]
+    time_to_train_days: Band
+    distributions: dict[str, str]
+    checkpoint_interval: str
+
+
+class BidResult(Frozen):
+    # identity and hardware (inputs)
+    id: str
+    vendor: str
+    accelerator: AcceleratorRef
+    gpus: Count
+    network: NetworkRef
+    pricing: PricingRef
+    committed: Committed
+    sources: list[str] = Field(description="Keys of the sources appendix this bid's numbers come from.")
+    # the step-time model
+    plan: Optional[Plan] = Field(description="The plan modeled (searched or given); null when none fits.")
+    plan_origin: Literal["auto", "given"]
+    search: Search
+    runners_up: list[RunnerUp]
+    step_time_terms: dict[str, Real] = Field(
+        description="Seconds per step by term; the additive terms sum to the modeled step time.")
+    modeled: Optional[Modeled]
+    infeasible_reason: Optional[str]
+    memory: Memory
+    flops: Flops
+    tokens_per_step: Count
+    scaling: Optional[Scaling]
+    # measurement
+    measured: Optional[Measured]
+    # economics
+    step_time_basis: Literal["modeled", "measured"] = Field(
+        description="Which step time drives throughput, time and cost.")
+    step_time_s: Optional[Real] = Field(description="The step time that drives the economics, s.")
+    tokens_per_s: Optional[Real]
+    tokens_per_s_per_gpu: Optional[Real]
+    mfu: Optional[Real] = Field(description="Model FLOPs utilisation (see `mfu_convention` of the document).")
+    hfu: Optional[Real]
+    goodput: Optional[Goodput]
+    time_to_train_days: Optional[Real] = Field(description="Train tokens / throughput / goodput, days.")
+    billed_hours: Optional[Amount]
+    energy_mwh: Optional[Amount]
+    currency: str
+    cost_lines: list[CostLine]
+    total_cost: Optional[Amount] = Field(description="Sum of the cost lines, report currency.")
+    residual_value: Optional[Amount]
+    cost_per_million_tokens: Optional[Amount] = Field(
+        description="Total cost / train tokens × 1e6, in the report currency.")
+    flags: list[Flag]
+    uncertainty: Optional[Uncertainty]
+    sensitivity: list[SensitivityRow]
+    notes: list[str]
+    # compare
+    rank: Count = Field(description="1 = best on the ranking basis.")

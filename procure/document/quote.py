@@ -1,0 +1,141 @@
+"""``procure.quote/v2``: the one versioned result document every output is rendered from.
+
+v2 renamed ``usd_per_million_tokens`` to ``cost_per_million_tokens`` (the figure is in the
+report currency, which need not be USD); ``procure.document.upgrade`` reads v1 documents.
+"""
+
+from __future__ import annotations
+
+from datetime import date
+from decimal import Decimal
+from typing import Annotated, Literal, Optional, Union
+
+from pydantic import Field, Strict, StrictInt
+
+from procure.document.base import Amount, Count, Frozen, Real
+from procure.document.bid import BidResult
+
+SCHEMA = "procure.quote/v2"
+
+
+class InputFingerprint(Frozen):
+    path: str = Field(description="File name (no folders: the document must not leak paths).")
+    role: Literal["cluster", "measured", "price-book"]
+    sha256: str = Field(pattern=r"^[0-9a-f]{64}$")
+    bytes: Count
+
+
+class MoESummary(Frozen):
+    experts: Count
+    top_k: Count
+    expert_ffn_hidden: Count
+    shared_experts: Count
+    dense_layers: Count
+
+
+class ModelSummary(Frozen):
+    id: str
+    name: str
+    params: Count
+    active_params: Count
+    layers: Count
+    hidden: Count
+    heads: Count
+    kv_heads: Count
+    ffn_hidden: Count
+    vocab: Count
+    gated_mlp: bool
+    moe: Optional[MoESummary]
+
+
+class WorkloadSummary(Frozen):
+    model: ModelSummary
+    seq_len: Count
+    global_batch_seqs: Count
+    global_batch_tokens: Count
+    train_tokens: Real
+    precision: str
+    deadline_days: Optional[Real]
+    model_flops_per_token: Real
+    attention_flops_convention: str
+
+
+class AssumptionRow(Frozen):
+    key: str
+    label: str
+    # an int stays an int, a Decimal (money) stays exact, anything else is a float at precision
+    value: Optional[Union[StrictInt, Annotated[Decimal, Strict()], Real]] = Field(union_mode="left_to_right")
+    unit: str
+    origin: str = Field(description="`default`, or the file that set it.")
+    source: str
+
+
+class FxSummary(Frozen):
+    base: str
+    as_of: date
+    rates: dict[str, Amount]
+    source: str
+    verified: bool
+
+
+class Recommendation(Frozen):
+    bid: Optional[str]
+    text: str
+
+
+class SensitivityTested(Frozen):
+    factors: list[str]
+    changes: list[Real]
+    method: str
+
+
+class SensitivitySummary(Frozen):
+    winner: Optional[str]
+    winner_changes_under: list[str]
+    tested: SensitivityTested
+
+
+class SourceRow(Frozen):
+    key: str
+    kind: str
+    label: str
+    source: list[str]
+    as_of: str
+    verified: bool
+
+
+class KnobRow(Frozen):
+    label: str = Field(description="Accelerator id, with `(default knobs)` when none were fitted for it.")
+    values: dict[str, Union[Real, str]]
+
+
+class Methodology(Frozen):
+    model: str
+    fitted_on: list[str]
+    fitted_at: str
+    fit_mape: dict[str, Real]
+    knobs: list[KnobRow]
+    notes: list[str]
+
+
+class QuoteDocument(Frozen):
+    schema_: Literal["procure.quote/v2"] = Field(alias="schema")
+    procure_version: str
+    title: str
+    as_of: date = Field(description="Pins prices, FX rates and the report date.")
+    currency: str = Field(description="The report currency; every amount is in it.")
+    mfu_convention: str = Field(description="How MFU and HFU are counted, for every bid.")
+    inputs: list[InputFingerprint]
+    workload: WorkloadSummary
+    assumptions: list[AssumptionRow]
+    fx: Optional[FxSummary]
+    bids: list[BidResult]
+    ranking: list[str] = Field(description="Bid ids, best first.")
+    recommendation: Recommendation
+    sensitivity_summary: SensitivitySummary
+    sources: list[SourceRow]
+    methodology: Methodology
+
+    def to_data(self) -> dict:
+        """Plain data (Decimals stay Decimals, dates stay dates) with the JSON key names."""
+        return self.model_dump(mode="python", by_alias=True)

@@ -1,0 +1,45 @@
+"""Everything a quote reads, validated and resolved: the typed hand-over from the inputs layer."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from procure.catalog.load import Catalog, default_catalog
+from procure.catalog.types import ModelArch
+from procure.errors import InputError
+from procure.inputs.checks import check_cluster
+from procure.inputs.resolve import ResolvedBid, resolve_bids, workload_arch
+from procure.inputs.schema import Cluster
+from procure.sources.validate import validate_document
+from procure.sources.yamlpos import YamlDocument, read_yaml
+
+
+@dataclass(frozen=True)
+class Inputs:
+    path: Path
+    cluster: Cluster
+    doc: YamlDocument
+    catalog: Catalog
+    bids: list[ResolvedBid]
+    arch: ModelArch
+    raw: bytes = b""
+
+
+def load_inputs(path: Path | str, allow_paths: list[Path] | None = None) -> Inputs:
+    """Read, validate and cross-check cluster.yaml; every problem at once as one InputError."""
+    path = Path(path)
+    doc = read_yaml(path, str(path))
+    cat = default_catalog()
+    base = path.resolve().parent
+    allowed = [base] + [Path(p).expanduser().resolve() for p in (allow_paths or [])]
+    problems, cluster = [], None
+    try:
+        cluster = validate_document(doc, Cluster)
+    except InputError as exc:
+        problems.extend(exc.diagnostics)
+    problems.extend(check_cluster(doc, cat, base, allowed))
+    if problems or cluster is None:
+        raise InputError(sorted(set(problems)))
+    return Inputs(path, cluster, doc, cat, resolve_bids(cluster, cat, base, allowed),
+                  workload_arch(cluster, cat), path.read_bytes())

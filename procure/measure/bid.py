@@ -1,0 +1,79 @@
+"""What a bid's measured logs say, in the form the quote needs: step-time statistics, the
+histogram, and whether an nccl-tests bandwidth may stand in for the catalog's inter-node rate.
+
+The bandwidth decision belongs here because it is a judgement about a measurement: a
+single-host nccl-tests run measures NVLink, not the network, and must not replace it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+# A node's scale-out rate, as nccl-tests reports it for a multi-node all-reduce, shared by its
+# GPUs, cannot much exceed the NICs; a figure far above them was measured inside one node (NVLink).
+SCALE_OUT_PLAUSIBLE_FACTOR = 1.25
+
+
+@dataclass(frozen=True)
+class ScaleOutDecision:
+    busbw_gbs: float | None      # the bus bandwidth the model uses for the inter-node tier
+    note: str | None             # why it is (not) used
+
+
+@dataclass(frozen=True)
+class MeasuredBid:
+    summary: dict[str, Any] | None        # mean, p50, p95, p99, max, std, cv, count, aggregation
+    histogram: dict[str, Any] | None
+    busbw_gbs: float | None
+    sources: list[dict[str, Any]]
+    gpus: int | None                      # the largest GPU count a source states
+    busbw_nodes: int | None               # hosts the nccl-tests run spanned, when printed
+    scale_out: ScaleOutDecision
+
+    @property
+    def mean_s(self) -> float | None:
+        return None if not self.summary or not self.summary.get("mean") else float(self.summary["mean"])
+
+    @property
+    def p99_s(self) -> float | None:
+        return None if not self.summary or self.summary.get("p99") is None else float(self.summary["p99"])
+
+
+def decide_scale_out(busbw_gbs: float | None, nodes: int | None, gpus: int | None, scale_up_domain: int,
+                     nic_gbs_per_gpu: float, network_id: str) -> ScaleOutDecision:
+    """The nccl-tests bus bandwidth to use for the inter-node tier, with why (not) in a note."""
+    if not busbw_gbs:
+        return ScaleOutDecision(None, None)
+    per_gpu = busbw_gbs / max(1, scale_up_domain)
+    if nodes == 1:
+        return ScaleOutDecision(None, f"nccl-tests bus bandwidth {busbw_gbs:.1f} GB/s was measured on one "
+                                      "host: a scale-up figure, not used for the inter-node tier")
+    multi_node = (nodes or 0) > 1 or (gpus or 0) > scale_up_domain
+    if multi_node or per_gpu <= SCALE_OUT_PLAUSIBLE_FACTOR * nic_gbs_per_gpu:
+        return ScaleOutDecision(busbw_gbs, f"nccl-tests bus bandwidth {busbw_gbs:.1f} GB/s ({per_gpu:.1f} GB/s "
+                                           f"per GPU) replaces the catalog's {nic_gbs_per_gpu:.1f} GB/s per GPU "
+                                           "for the inter-node tier")
+    return ScaleOutDecision(None, f"nccl-tests bus bandwidth {busbw_gbs:.1f} GB/s is "
+                                  f"{per_gpu / nic_gbs_per_gpu:.1f}× the {network_id} NIC rate per GPU: a "
+                                  "single-node (scale-up) measurement, not used for the inter-node tier")
+
+
+def measure_bid(paths: list[Path], scale_up_domain: int, nic_gbs_per_gpu: float,
+                network_id: str) -> MeasuredBid | None:
+    """Ingest a bid's logs (format detected) and decide how they feed the model."""
+    if not paths:
+        return None
+    from procure.measure import ingest
+
+    result = ingest(list(paths))
+    listed = result.to_dict()["sources"]
+    sources = [{"path": Path(s["path"]).name, "format": s["format"], "steps": s["steps"],
+                "warmup_excluded": s["warmup_excluded"], "aggregation": s.get("aggregation")}
+               for s in listed]
+    gpus = max((s["gpus"] for s in listed if s.get("gpus")), default=None)
+    nodes = max(((s.get("bus_bandwidth") or {}).get("nodes") or 0 for s in listed), default=0) or None
+    busbw = result.busbw_gbs()
+    return MeasuredBid(result.step_time_summary(), result.histogram(), busbw, sources, gpus, nodes,
+                       decide_scale_out(busbw, nodes, gpus, scale_up_domain, nic_gbs_per_gpu, network_id))
