@@ -9,8 +9,10 @@ this package stays cheap.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
-
 from typing import TYPE_CHECKING, Any
 
 from procure.errors import input_error
@@ -18,7 +20,6 @@ from procure.errors import input_error
 if TYPE_CHECKING:
     from procure.document import QuoteDocument
 
-FORMATS = ("pdf", "xlsx", "json", "html")
 LANGS = ("en", "zh-TW")
 _SLUG = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
 
@@ -37,44 +38,62 @@ def render(doc: QuoteDocument, formats: list[str], out_dir: Path, slug: str, *, 
     return write_all([(paths[fmt], rendered[fmt]) for fmt in formats])
 
 
-def render_bytes(document: QuoteDocument, formats: list[str], *, templates_dir: Path | None = None,
-                 lang: str = "en", page_size: str = "A4",
-                 attachments: list[tuple[str, bytes]] | tuple = ()) -> dict[str, bytes]:
-    """Every requested format as bytes, nothing written (the PDF is made from the HTML).
+@dataclass
+class RenderContext:
+    """What every renderer may read: the document's plain data and the options. The HTML is made
+    once, on first use, because the PDF is rendered from exactly that HTML."""
 
-    Renderers read the document's plain data (the JSON form), so each is a pure function of it."""
-    doc = document.to_data()
-    out: dict[str, bytes] = {}
-    html = None
-    if "html" in formats or "pdf" in formats:
-        html = _html(doc, lang, page_size, templates_dir, [name for name, _ in attachments])
-    for fmt in formats:
-        if fmt == "json":
-            from procure.jsontext import to_json_bytes
-            out[fmt] = to_json_bytes(doc)
-        elif fmt == "html":
-            out[fmt] = html.encode("utf-8")
-        elif fmt == "pdf":
-            out[fmt] = _pdf(html, doc, templates_dir, attachments)
-        elif fmt == "xlsx":
-            from procure.report.xlsx_report import render_xlsx
-            out[fmt] = render_xlsx(doc)
-    return out
+    doc: dict[str, Any]
+    lang: str = "en"
+    page_size: str = "A4"
+    templates_dir: Path | None = None
+    attachments: list[tuple[str, bytes]] | tuple[tuple[str, bytes], ...] = ()
+
+    @cached_property
+    def html(self) -> str:
+        from procure.report.document import build_view
+        from procure.report.html_report import render_html
+
+        view = build_view(self.doc, self.lang, self.page_size, [name for name, _ in self.attachments])
+        return render_html(view, self.templates_dir)
 
 
-def _html(doc: dict[str, Any], lang: str, page_size: str, templates_dir: Path | None, attached: list[str]) -> str:
-    from procure.report.document import build_view
-    from procure.report.html_report import render_html
+def _json(ctx: RenderContext) -> bytes:
+    from procure.jsontext import to_json_bytes
 
-    return render_html(build_view(doc, lang, page_size, attached), templates_dir)
+    return to_json_bytes(ctx.doc)
 
 
-def _pdf(html: str, doc: dict[str, Any], templates_dir: Path | None, attachments) -> bytes:
+def _html(ctx: RenderContext) -> bytes:
+    return ctx.html.encode("utf-8")
+
+
+def _pdf(ctx: RenderContext) -> bytes:
     from procure.report.pdf_report import render_pdf
     from procure.resources import templates_dir as shipped
 
-    return render_pdf(html, base_dir=Path(templates_dir) if templates_dir else shipped(),
-                      as_of=str(doc["as_of"]), attachments=list(attachments))
+    return render_pdf(ctx.html, base_dir=Path(ctx.templates_dir) if ctx.templates_dir else shipped(),
+                      as_of=str(ctx.doc["as_of"]), attachments=list(ctx.attachments))
+
+
+def _xlsx(ctx: RenderContext) -> bytes:
+    from procure.report.xlsx_report import render_xlsx
+
+    return render_xlsx(ctx.doc)
+
+
+# The one table of output formats: name -> renderer. A new format is one function and one row.
+RENDERERS: dict[str, Callable[[RenderContext], bytes]] = {"pdf": _pdf, "xlsx": _xlsx, "json": _json, "html": _html}
+
+
+def render_bytes(document: QuoteDocument, formats: list[str], *, templates_dir: Path | None = None,
+                 lang: str = "en", page_size: str = "A4",
+                 attachments: list[tuple[str, bytes]] | tuple[tuple[str, bytes], ...] = ()) -> dict[str, bytes]:
+    """Every requested format as bytes, nothing written (the PDF is made from the HTML).
+
+    Renderers read the document's plain data (the JSON form), so each is a pure function of it."""
+    ctx = RenderContext(document.to_data(), lang, page_size, templates_dir, attachments)
+    return {fmt: RENDERERS[fmt](ctx) for fmt in formats}
 
 
 def render_terminal(doc: dict[str, Any], console, *, lang: str = "en") -> None:
@@ -82,6 +101,9 @@ def render_terminal(doc: dict[str, Any], console, *, lang: str = "en") -> None:
     from procure.report.text_report import print_terminal
 
     print_terminal(doc, console, lang)
+
+
+FORMATS = tuple(RENDERERS)
 
 
 def _check_options(formats, slug: str, lang: str, page_size: str, templates_dir) -> list[str]:
