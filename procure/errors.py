@@ -20,7 +20,7 @@ class Diagnostic:
     message: str
     severity: str = "error"
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         # user text quoted in a message must not drive the terminal (ANSI escapes, NULs)
         object.__setattr__(self, "message", _printable(self.message))
         object.__setattr__(self, "source", _printable(self.source))

@@ -27,7 +27,7 @@ def to_json_bytes(obj: Any) -> bytes:
     return "".join(chunks).encode("utf-8")
 
 
-def _number(text: str):
+def _number(text: str) -> float | Decimal:
     """Plain decimals (money) stay exact Decimals; a lower-case exponent is how a float's repr is
     written (a Decimal writes 'E'), so it goes back to a float and the document re-saves unchanged."""
     return float(text) if "e" in text else Decimal(text)
@@ -60,7 +60,7 @@ def _write(obj: Any, depth: int, out: list[str]) -> None:
         out.append(_scalar(obj))
 
 
-def _write_dict(obj: dict, depth: int, out: list[str]) -> None:
+def _write_dict(obj: dict[Any, Any], depth: int, out: list[str]) -> None:
     if not obj:
         out.append("{}")
         return
@@ -75,7 +75,7 @@ def _write_dict(obj: dict, depth: int, out: list[str]) -> None:
     out.append("\n" + _INDENT * depth + "}")
 
 
-def _write_list(obj: list | tuple, depth: int, out: list[str]) -> None:
+def _write_list(obj: list[Any] | tuple[Any, ...], depth: int, out: list[str]) -> None:
     if not obj:
         out.append("[]")
         return

@@ -7,6 +7,8 @@ to cents only where they become a line of a bill (``cents``), and rates per mill
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from decimal import ROUND_HALF_EVEN, ROUND_HALF_UP, Context, Decimal, InvalidOperation, localcontext
 
 MONEY_CONTEXT = Context(prec=34, rounding=ROUND_HALF_EVEN)
@@ -40,7 +42,7 @@ def rate(value: Decimal) -> Decimal:
         return D(value).quantize(RATE_QUANTUM, rounding=ROUND_HALF_UP)
 
 
-def money_sum(values) -> Decimal:
+def money_sum(values: Iterable[object]) -> Decimal:
     total = Decimal(0)
     with localcontext(MONEY_CONTEXT):
         for v in values:

@@ -110,7 +110,7 @@ def build_document(inputs: Inputs, progress: Progress | None = None) -> QuoteDoc
     return quote_document(inputs, outcomes, compare(cases, assumptions), assumptions, knobs)
 
 
-def run_backtest(path: Path) -> dict:
+def run_backtest(path: Path) -> dict[str, Any]:
     from procure.backtest import backtest, read_vtrain_csv
     from procure.catalog.calibration import load_knobs
     from procure.catalog.load import default_catalog

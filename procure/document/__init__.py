@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from pydantic import ValidationError
+from pydantic_core import ErrorDetails
 
 from procure.document.quote import SCHEMA, QuoteDocument
 from procure.document.upgrade import upgrade
@@ -20,14 +21,14 @@ __all__ = ["SCHEMA", "QuoteDocument", "json_schema", "load_quote", "validate_quo
 KNOWN_SCHEMAS = ("procure.quote/v1", SCHEMA)
 
 
-def _where(loc: tuple) -> str:
+def _where(loc: tuple[int | str, ...]) -> str:
     text = ""
     for part in loc:
         text += f"[{part}]" if isinstance(part, int) else (f".{part}" if text else str(part))
     return text or "document"
 
 
-def _said(error: dict[str, Any]) -> str:
+def _said(error: ErrorDetails) -> str:
     if error["type"] in ("missing", "extra_forbidden"):
         return "required field is missing" if error["type"] == "missing" else "unknown field"
     return f"{error['msg']} (got {str(error.get('input'))[:60]!r})"

@@ -48,7 +48,7 @@ def quote_document(inputs: Inputs, outcomes: list[BidOutcome], comparison: Compa
     cluster = inputs.cluster
     econ_by_id = {e.id: e for e in comparison.bids}
     return Q.QuoteDocument(
-        schema=Q.SCHEMA, procure_version=__version__, title=cluster.title, as_of=cluster.as_of,
+        schema_=Q.SCHEMA, procure_version=__version__, title=cluster.title, as_of=cluster.as_of,
         currency=cluster.currency, mfu_convention=MFU_CONVENTION,
         inputs=_fingerprints(inputs), workload=_workload(inputs), assumptions=_assumptions(inputs, assumptions),
         fx=_fx(inputs),

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from datetime import date
 from decimal import Decimal
-from typing import Annotated, Literal, Optional, Union
+from typing import Annotated, Any, Literal, Optional, Union
 
 from pydantic import Field, Strict, StrictInt
 
@@ -136,6 +136,6 @@ class QuoteDocument(Frozen):
     sources: list[SourceRow]
     methodology: Methodology
 
-    def to_data(self) -> dict:
+    def to_data(self) -> dict[str, Any]:
         """Plain data (Decimals stay Decimals, dates stay dates) with the JSON key names."""
         return self.model_dump(mode="python", by_alias=True)
