@@ -1,30 +1,34 @@
 """Backtest the step-time model on published runs (``procure.published-runs/v1``) and on vTrain's
-measured iteration times.
+measured iteration times: every run of a file in ONE vectorised evaluation (model.batch).
 
-Pure: runs come in as plain dicts (already parsed), the catalog as dataclasses.
+Pure: runs come in as plain dicts (already validated by ``procure.published_runs``), the catalog
+as dataclasses.
 
-Software era. The published-runs schema has no field for the attention kernel or for DP
-gradient overlap, yet both changed around 2023: Megatron-LM of 2020-2022 ran an unfused
-scale-mask-softmax attention (s x s scores in HBM) and reduced gradients after the backward
-(local DDP); FlashAttention (mid-2022) and --overlap-grad-reduce (2023) came later. A run may
-state ``attention: flash|unfused`` and ``overlap_dp: true|false``; when it does not, a run whose
-id or source names a year before 2023 gets the old defaults. This describes the software the
-run used; it is not a fitted factor.
+Software era. Older files have no ``software:``, yet what a run ran changed around 2023:
+Megatron-LM of 2020-2022 ran an unfused scale-mask-softmax attention (s x s scores in HBM) and
+reduced gradients after the backward (local DDP); FlashAttention (mid-2022) and
+--overlap-grad-reduce (2023) came later. A run may state ``attention: flash|unfused`` and
+``overlap_dp: true|false``; when it does not, a run whose id or source names a year before 2023
+gets the old defaults. This describes the software the run used; it is not a fitted factor.
+A run that states ``software:`` is timed with that release's features and attention kernel.
 """
 
 from __future__ import annotations
 
-import csv
-import io
 import math
 import re
 from dataclasses import replace
+from typing import Any
 
 import numpy as np
 
+from procure.catalog.software import SoftwareStack, known_versions, resolve_software
 from procure.catalog.types import Accelerator, ModelArch, MoE, Network, Sourced
-from procure.model import estimate, param_count
+from procure.model import param_count
+from procure.model.batch import Case, batch_rows
+from procure.model.error_model import evaluation_family
 from procure.model.types import Knobs, PlanSpec, Workload
+from procure.published_runs import parse_vtrain_rows
 
 SCHEMA = "procure.backtest/v1"
 IB_LATENCY_US = 5.0            # NCCL net hop latency (tree LL), facts networks.yaml
@@ -32,6 +36,7 @@ MODERN_SOFTWARE_YEAR = 2023
 VTRAIN_ACCELERATOR = "a100-sxm4-80gb"
 VTRAIN_VOCAB = 50257
 VTRAIN_GBPS_PER_GPU = 100.0    # 800 Gb/s per 8-GPU node
+UNSPLIT = "unsplit"
 
 
 # Facts a published-runs file lacks or contradicts, taken from the run's own cited source. Keyed
@@ -52,7 +57,7 @@ SOURCE_CORRECTIONS = {
 }
 
 
-def corrections(run: dict) -> tuple[dict, str | None]:
+def corrections(run: dict[str, Any]) -> tuple[dict[str, Any], str | None]:
     for prefix, (fields, why) in SOURCE_CORRECTIONS.items():
         if str(run.get("id", "")).startswith(prefix):
             return fields, why
@@ -63,32 +68,53 @@ class Unpredictable(Exception):
     """A run the model cannot predict; the message is the reason."""
 
 
-def _year(run: dict) -> int | None:
+def _year(run: dict[str, Any]) -> int | None:
     found = re.findall(r"(20[12]\d)", f"{run.get('id', '')} {run.get('source', '')}")
     return min(int(y) for y in found) if found else None
 
 
-def _software(run: dict) -> tuple[str, bool]:
+def software_era(run: dict[str, Any], software: SoftwareStack | None = None) -> tuple[str, bool]:
+    """(attention kernel, DP overlap) of the run's software: what the run states, else what its
+    stack release runs, else (older files) what its year suggests."""
     year = _year(run)
     old = year is not None and year < MODERN_SOFTWARE_YEAR
-    attention = run.get("attention") or ("unfused" if old else "flash")
+    if software is not None:
+        default_attention = "unfused" if software.attention_kernel == "unfused" else "flash"
+        default_overlap = software.has("dp_overlap")
+    else:
+        default_attention, default_overlap = ("unfused" if old else "flash"), not old
+    attention = run.get("attention") or default_attention
     overlap = run.get("overlap_dp")
-    return attention, (not old) if overlap is None else bool(overlap)
+    return attention, default_overlap if overlap is None else bool(overlap)
 
 
-def run_arch(run: dict) -> ModelArch:
+def run_arch(run: dict[str, Any]) -> ModelArch:
     mdl = run["model"]
+    if mdl.get("mla"):
+        raise Unpredictable("multi-head latent attention is not modelled yet (issue 11)")
+    if mdl.get("attention_window"):
+        raise Unpredictable("sliding-window attention is not modelled yet (issue 11)")
     moe = mdl.get("moe")
+    moe_arch = None
+    if moe:
+        layers = int(mdl["layers"])
+        dense = int(moe.get("dense_layers", 0))
+        moe_layers = math.ceil((layers - dense) / int(moe.get("moe_layer_freq", 1)))
+        moe_arch = MoE(experts=int(moe["experts"]), top_k=int(moe["top_k"]),
+                       expert_ffn_hidden=int(moe["expert_ffn_hidden"]),
+                       shared_experts=int(moe.get("shared_experts", 0)),
+                       dense_layers=layers - moe_layers,
+                       capacity_factor=float(moe.get("capacity_factor") or 1.0))
     return ModelArch(
         id=str(run.get("id", "run")), name=str(run.get("id", "run")), layers=int(mdl["layers"]),
         hidden=int(mdl["hidden"]), heads=int(mdl["heads"]),
         kv_heads=int(mdl.get("kv_heads") or mdl["heads"]), ffn_hidden=int(mdl["ffn_hidden"]),
         vocab=int(mdl["vocab"]), gated_mlp=bool(mdl.get("gated_mlp", False)),
-        tied_embeddings=bool(mdl.get("tied_embeddings", False)),
-        moe=MoE(**moe) if moe else None)
+        tied_embeddings=bool(mdl.get("tied_embeddings", False)), moe=moe_arch,
+        head_dim=int(mdl["head_dim"]) if mdl.get("head_dim") else None)
 
 
-def run_network(gbps: float, networks_by_gbps: dict | None) -> Network:
+def run_network(gbps: float, networks_by_gbps: dict[float, Network] | None) -> Network:
     if networks_by_gbps and gbps in networks_by_gbps:
         return networks_by_gbps[gbps]
     return Network(id=f"ib-{gbps:g}g", name=f"InfiniBand {gbps:g} Gb/s per GPU", kind="infiniband",
@@ -96,8 +122,48 @@ def run_network(gbps: float, networks_by_gbps: dict | None) -> Network:
                    rail_optimised=True, sourced=Sourced(("published run hardware block",), ""))
 
 
-def run_inputs(run: dict, accelerators: dict[str, Accelerator], networks_by_gbps=None):
-    """(arch, accel, network, gpus, workload, plan) of a published run, or Unpredictable."""
+def run_software(run: dict[str, Any]) -> SoftwareStack | None:
+    """The release a run states (its version when the catalog knows it, else its date); None
+    for runs that state no software (the older files)."""
+    sw = run.get("software")
+    if not sw:
+        return None
+    version = sw.get("version")
+    if version is not None and str(version) not in known_versions(sw["stack"]):
+        version = None
+    when = sw.get("date") or (f"{_year(run)}-12" if _year(run) else None)
+    return resolve_software(sw["stack"], version, when)
+
+
+def _plan_features(plan: PlanSpec, precision: str) -> set[str]:
+    used = {"tp": (plan.tp or 1) > 1, "pp": (plan.pp or 1) > 1, "interleaved_pp": (plan.vpp or 1) > 1,
+            "cp": (plan.cp or 1) > 1, "ep": (plan.ep or 1) > 1,
+            "sequence_parallel": bool(plan.sequence_parallel),
+            "tp_comm_overlap": bool(plan.tp_comm_overlap),
+            "distributed_optimizer": plan.zero_stage == 1, "zero2": plan.zero_stage == 2,
+            "zero3": plan.zero_stage == 3, "selective_recompute": plan.recompute == "selective",
+            "full_recompute": plan.recompute == "full", "activation_offload": bool(plan.activation_offload)}
+    return {k for k, v in used.items() if v}
+
+
+def _what_ran(software: SoftwareStack | None, plan: PlanSpec, precision: str,
+              accel: Accelerator) -> tuple[SoftwareStack | None, str | None]:
+    """A published run ran: a feature it used that the catalog's release lacks is added (and
+    reported), never a reason to drop the run."""
+    if software is None:
+        return None, None
+    missing = _plan_features(plan, precision) - set(software.features)
+    if precision == "fp8" and software.fp8_recipe(accel) is None and "fp8" in accel.peak_tflops:
+        missing.add("mxfp8" if accel.architecture.lower().startswith("blackwell") else "fp8_delayed")
+    if not missing:
+        return software, None
+    note = f"the catalog's {software.label} lacks {', '.join(sorted(missing))}, which the run used"
+    return replace(software, features=software.features | frozenset(missing)), note
+
+
+def run_case(run: dict[str, Any], accelerators: dict[str, Accelerator],
+             networks_by_gbps: dict[float, Network] | None = None) -> tuple[Case, str | None]:
+    """The model's inputs for a published run (and a note on the software), or Unpredictable."""
     hw = run["hardware"]
     par = {**run["parallelism"], **corrections(run)[0]}
     accel = accelerators.get(hw["accelerator"])
@@ -106,23 +172,38 @@ def run_inputs(run: dict, accelerators: dict[str, Accelerator], networks_by_gbps
     gpn = int(hw.get("gpus_per_node") or accel.scale_up_domain)
     if gpn != accel.scale_up_domain:
         accel = replace(accel, scale_up_domain=gpn)
-    attention, overlap = _software(run)
+    stated = run_software(run)
+    attention, overlap = software_era(run, stated)
+    precision = str(run.get("precision", "bf16"))
     workload = Workload(seq_len=int(run["model"]["seq_len"]), global_batch=int(par["global_batch"]),
-                        precision=str(run.get("precision", "bf16")), attention=attention)
+                        precision=precision, attention=attention,
+                        frozen_base=bool(run.get("finetune")))
+    zero = 3 if par.get("fsdp") else int(par.get("zero_stage", 0))
     plan = PlanSpec(
         tp=int(par["tp"]), pp=int(par["pp"]), dp=int(par["dp"]), cp=int(par.get("cp", 1)),
         ep=int(par.get("ep", 1)), vpp=int(par.get("vpp", 1)), micro_batch=int(par["micro_batch"]),
-        zero_stage=int(par.get("zero_stage", 0)), recompute=str(par.get("recompute", "none")),
+        zero_stage=zero, recompute=str(par.get("recompute", "none")),
         sequence_parallel=bool(par.get("sequence_parallel", False)),
-        tp_comm_overlap=bool(par.get("tp_comm_overlap", False)), overlap_grad_reduce=overlap)
+        tp_comm_overlap=bool(par.get("tp_comm_overlap", False)), overlap_grad_reduce=overlap,
+        activation_offload=bool(par.get("activation_offload", False)),
+        fsdp_shard_group=par.get("fsdp_shard_group"), recompute_layers=par.get("recompute_layers"))
     network = run_network(float(hw["scale_out_gbps_per_gpu"]), networks_by_gbps)
-    return run_arch(run), accel, network, int(hw["gpus"]), workload, plan
+    software, note = _what_ran(stated, plan, precision, accel)
+    return Case(run_arch(run), accel, network, int(hw["gpus"]), workload, plan, software), note
 
 
-def _row(run: dict) -> dict:
-    row = {"id": run["id"], "predicted_step_time_s": None,
-           "measured_step_time_s": float(run["measured"]["step_time_s"]), "error": None, "terms": {}}
-    for key in ("group", "tier"):
+def run_inputs(run: dict[str, Any], accelerators: dict[str, Accelerator],
+               networks_by_gbps: dict[float, Network] | None = None) -> tuple[Any, ...]:
+    """(arch, accel, network, gpus, workload, plan) of a published run (v1 interface)."""
+    case, _ = run_case(run, accelerators, networks_by_gbps)
+    return case.arch, case.accel, case.network, case.gpus, case.workload, case.plan
+
+
+def _row(run: dict[str, Any]) -> dict[str, Any]:
+    row: dict[str, Any] = {"id": run["id"], "predicted_step_time_s": None,
+                           "measured_step_time_s": float(run["measured"]["step_time_s"]),
+                           "error": None, "terms": {}}
+    for key in ("group", "tier", "family", "split", "source_family"):
         if key in run:
             row[key] = run[key]
     fixed, why = corrections(run)
@@ -131,47 +212,77 @@ def _row(run: dict) -> dict:
     return row
 
 
-UNBOUNDED_HBM_GB = 1e6
+def _fill(row: dict[str, Any], run: dict[str, Any], case: Case, res: dict[str, Any],
+          check_memory: bool) -> None:
+    row.setdefault("family", evaluation_family(case.arch, case.accel, case.workload, case.plan))
+    if res["reason"] is not None:
+        row["reason"] = res["reason"]
+        return
+    row["predicted_peak_memory_gib"] = res["memory_total_gib"] - res["memory_reserve_gib"]
+    peak = run["measured"].get("peak_memory_gib")
+    if peak:
+        row["measured_peak_memory_gib"] = float(peak)
+        row["memory_error"] = row["predicted_peak_memory_gib"] / float(peak) - 1.0
+    if not res["fits"]:
+        if check_memory:
+            row["reason"] = res["memory_reason"]
+            return
+        row["memory_note"] = res["memory_reason"]
+    row["predicted_step_time_s"] = res["step_time_s"]
+    row["error"] = (res["step_time_s"] - row["measured_step_time_s"]) / row["measured_step_time_s"]
+    row["terms"] = res["terms"]
+    row["mfu"] = res["mfu"]
 
 
-def _estimate(arch, accel, network, gpus, workload, plan, knobs, check_memory: bool):
-    """The run's estimate; with ``check_memory`` False a plan the memory model rejects is still
-    timed (a published run DID fit: its framework saved memory in ways the model does not count,
-    e.g. fp8 activation caching) and the memory verdict is returned as a note."""
-    est = estimate(arch, accel, network, gpus, workload, plan, knobs)
-    if est.feasible or check_memory or not est.memory_gib:
-        return est, None
-    return (estimate(arch, replace(accel, hbm_gb=UNBOUNDED_HBM_GB), network, gpus, workload, plan,
-                     knobs), est.reason)
-
-
-def backtest(runs: list[dict], accelerators: dict[str, Accelerator], networks_by_gbps=None,
-             knobs: Knobs | None = None, check_memory: bool = True) -> dict:
-    """Predict every run; unpredictable runs are listed with a reason, never dropped.
-    ``check_memory`` False times runs the memory model says do not fit (listed in the row's
-    ``memory_note``)."""
-    rows = []
+def backtest(runs: list[dict[str, Any]], accelerators: dict[str, Accelerator],
+             networks_by_gbps: dict[float, Network] | None = None, knobs: Knobs | None = None,
+             check_memory: bool = True) -> dict[str, Any]:
+    """Predict every run in one vectorised evaluation; unpredictable runs are listed with a
+    reason, never dropped. ``check_memory`` False times runs the memory model says do not fit
+    (listed in the row's ``memory_note``)."""
+    rows, cases, where = [], [], []
     for run in runs:
         row = _row(run)
+        rows.append(row)
         try:
-            arch, accel, network, gpus, workload, plan = run_inputs(run, accelerators, networks_by_gbps)
+            case, note = run_case(run, accelerators, networks_by_gbps)
         except Unpredictable as exc:
             row["reason"] = str(exc)
-            rows.append(row)
             continue
-        est, memory_note = _estimate(arch, accel, network, gpus, workload, plan, knobs, check_memory)
-        if memory_note:
-            row["memory_note"] = memory_note
-        if not est.feasible:
-            row["reason"] = est.reason
-        else:
-            row["predicted_step_time_s"] = est.step_time_s
-            row["error"] = (est.step_time_s - row["measured_step_time_s"]) / row["measured_step_time_s"]
-            row["terms"] = est.terms
-            row["mfu"] = est.mfu
-        rows.append(row)
-    errors = [abs(r["error"]) for r in rows if r["error"] is not None]
-    return {"schema": SCHEMA, "runs": rows, "mape": float(np.mean(errors)) if errors else None}
+        if note:
+            row["software_note"] = note
+        cases.append(case)
+        where.append(len(rows) - 1)
+    for i, case, res in zip(where, cases, batch_rows(cases, knobs)):
+        _fill(rows[i], runs[i], case, res, check_memory)
+    return summarise(rows)
+
+
+def _stats(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    errors = np.array([r["error"] for r in rows if r["error"] is not None], dtype=float)
+    if not len(errors):
+        return {"n": 0, "mape": None, "bias": None}
+    return {"n": int(len(errors)), "mape": float(np.mean(np.abs(errors))), "bias": float(np.mean(errors))}
+
+
+def summarise(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """The backtest document: rows, MAPE and mean signed error overall, by family, by split and
+    by (split, family)."""
+    by_family: dict[str, list[dict[str, Any]]] = {}
+    by_split: dict[str, list[dict[str, Any]]] = {}
+    by_both: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    for r in rows:
+        fam, split = str(r.get("family") or "other"), str(r.get("split") or UNSPLIT)
+        by_family.setdefault(fam, []).append(r)
+        by_split.setdefault(split, []).append(r)
+        by_both.setdefault((split, fam), []).append(r)
+    overall = _stats(rows)
+    return {
+        "schema": SCHEMA, "runs": rows, "mape": overall["mape"], "bias": overall["bias"],
+        "by_family": {k: _stats(v) for k, v in sorted(by_family.items())},
+        "by_split": {k: _stats(v) for k, v in sorted(by_split.items())},
+        "groups": [{"split": s, "family": f, **_stats(v)} for (s, f), v in sorted(by_both.items())],
+    }
 
 
 # ---------------------------------------------------------------------------- vTrain CSV
@@ -182,30 +293,29 @@ def _padded_vocab(tp: int) -> int:
     return int(math.ceil(VTRAIN_VOCAB / unit) * unit)
 
 
-def read_vtrain_csv(text: str, multi: bool) -> list[dict]:
-    """vTrain ``ground_truth_{single,multi}.csv`` rows as published-run dicts.
+def read_vtrain_csv(text: str, multi: bool, source: str = "vtrain.csv") -> list[dict[str, Any]]:
+    """vTrain ``ground_truth_{single,multi}.csv`` rows as published-run dicts (bad rows are an
+    InputError with their line and column).
 
     Megatron-DeepSpeed on A100 80GB, fp16, full recomputation, 1F1B, no gradient bucketing (the
     DP all-reduce runs after the backward: ``overlap_dp: false``), unfused attention, 8 GPUs per
     node, 800 Gb/s per node; GPT-2 vocabulary padded to a multiple of 128 x tp, d_ff = 4h."""
-    reader = csv.reader(io.StringIO(text.lstrip("\ufeff")))
-    next(reader)
     runs = []
-    for i, cells in enumerate(r for r in reader if r):
-        vals = [float(x) for x in cells]
+    for i, (_line, vals) in enumerate(parse_vtrain_rows(text, multi, source)):
+        vals = list(vals)
         params_b = vals.pop(0) if multi else None
         gpus, batch, mb, hidden, heads, layers, seq, tp, dp, pp, ms = vals
-        tp = int(tp)
+        tp_i = int(tp)
         model = {"layers": int(layers), "hidden": int(hidden), "heads": int(heads),
-                 "kv_heads": int(heads), "ffn_hidden": 4 * int(hidden), "vocab": _padded_vocab(tp),
+                 "kv_heads": int(heads), "ffn_hidden": 4 * int(hidden), "vocab": _padded_vocab(tp_i),
                  "seq_len": int(seq), "gated_mlp": False}
-        run = {
+        run: dict[str, Any] = {
             "id": f"vtrain_{'multi' if multi else 'single'}_{i:04d}",
             "source": "vTrain (MICRO 2024) ground truth, MIT licence",
             "tier": "A", "model": model,
             "hardware": {"accelerator": VTRAIN_ACCELERATOR, "gpus": int(gpus), "gpus_per_node": 8,
                          "scale_out_gbps_per_gpu": VTRAIN_GBPS_PER_GPU},
-            "parallelism": {"tp": tp, "pp": int(pp), "dp": int(dp), "cp": 1, "ep": 1, "vpp": 1,
+            "parallelism": {"tp": tp_i, "pp": int(pp), "dp": int(dp), "cp": 1, "ep": 1, "vpp": 1,
                             "micro_batch": int(mb), "global_batch": int(batch), "zero_stage": 0,
                             "recompute": "full", "sequence_parallel": False},
             "precision": "fp16", "attention": "unfused", "overlap_dp": False,
@@ -233,14 +343,14 @@ def _ranks(values: np.ndarray) -> np.ndarray:
     return ranks
 
 
-def spearman(x, y) -> float:
+def spearman(x: Any, y: Any) -> float:
     rx, ry = _ranks(np.asarray(x, dtype=float)), _ranks(np.asarray(y, dtype=float))
     rx, ry = rx - rx.mean(), ry - ry.mean()
     denom = math.sqrt(float((rx ** 2).sum() * (ry ** 2).sum()))
     return float((rx * ry).sum() / denom) if denom else 0.0
 
 
-def spearman_by_group(result: dict) -> float | None:
+def spearman_by_group(result: dict[str, Any]) -> float | None:
     """Mean Spearman correlation of predicted vs measured within groups of >= 3 predicted runs."""
     groups: dict[str, list[tuple[float, float]]] = {}
     for row in result["runs"]:
@@ -249,3 +359,4 @@ def spearman_by_group(result: dict) -> float | None:
                 (row["predicted_step_time_s"], row["measured_step_time_s"]))
     rhos = [spearman([p for p, _ in g], [m for _, m in g]) for g in groups.values() if len(g) >= 3]
     return float(np.mean(rhos)) if rhos else None
+

@@ -51,8 +51,17 @@ def render_backtest(result: dict, console) -> None:
         table.add_row(run["id"], _f(pred) if pred is not None else f"— {run.get('reason', '')}",
                       _f(run.get("measured_step_time_s")), _f(run.get("error"), "{:+.1%}"))
     console.print(table)
+    groups = result.get("groups") or []
+    if len(groups) > 1:
+        summary = _table("by split and evaluation family", ["split", "family", "runs", "MAPE", "mean signed error"])
+        for g in groups:
+            summary.add_row(g["split"], g["family"], str(g["n"]), _f(g.get("mape"), "{:.1%}"),
+                            _f(g.get("bias"), "{:+.1%}"))
+        for split, g in (result.get("by_split") or {}).items():
+            summary.add_row(split, "all", str(g["n"]), _f(g.get("mape"), "{:.1%}"), _f(g.get("bias"), "{:+.1%}"))
+        console.print(summary)
     extra = f"   spearman (within groups) {_f(result['spearman'], '{:.2f}')}" if result.get("spearman") is not None else ""
-    console.print(f"MAPE {_f(result.get('mape'), '{:.2%}')} over "
+    console.print(f"MAPE {_f(result.get('mape'), '{:.2%}')}, mean signed error {_f(result.get('bias'), '{:+.2%}')} over "
                   f"{sum(1 for r in result['runs'] if r.get('predicted_step_time_s') is not None)} runs{extra}")
 
 

@@ -42,11 +42,15 @@ def estimate_bid(inputs: Inputs, rb: ResolvedBid, measured: MeasuredBid | None, 
 
     # A log's step-time CV is the job's (already the max over GPUs): only the assumption overrides
     # the per-GPU variation, or the tail would be counted twice.
+    from procure.catalog.software import software_for
+
     start = time.perf_counter()
     est = estimate(inputs.arch, rb.accelerator, rb.network, rb.bid.gpus, model_workload(inputs),
                    plan=plan_spec(rb), knobs=knobs,
                    measured_busbw_gbs=measured.scale_out.busbw_gbs if measured else None,
-                   step_time_cv=inputs.cluster.assumptions.step_time_cv, elapsed_s=None)
+                   step_time_cv=inputs.cluster.assumptions.step_time_cv, elapsed_s=None,
+                   software=software_for(rb.bid.software, inputs.cluster.workload.software,
+                                         inputs.cluster.as_of, rb.accelerator))
     if est.search is not None and est.search.get("seconds") is None:
         est.search["seconds"] = round(time.perf_counter() - start, 4)
     return est
@@ -111,22 +115,13 @@ def build_document(inputs: Inputs, progress: Progress | None = None) -> QuoteDoc
 
 
 def run_backtest(path: Path) -> dict[str, Any]:
-    from procure.backtest import backtest, read_vtrain_csv
+    from procure.backtest import backtest
     from procure.catalog.calibration import load_knobs
     from procure.catalog.load import default_catalog
-    from procure.errors import input_error
-    from procure.sources.files import decode_utf8, read_bytes_limited
-    from procure.sources.yamlpos import plain, read_yaml
+    from procure.published_runs import load_runs_file
 
     cat = default_catalog()
-    if path.suffix.lower() == ".csv":
-        text = decode_utf8(read_bytes_limited(path, str(path)), str(path))
-        runs = read_vtrain_csv(text, multi="multi" in path.name or "Parameters" in text.splitlines()[0])
-    else:
-        data = plain(read_yaml(path).data)
-        if not isinstance(data, dict) or data.get("schema") != "procure.published-runs/v1":
-            raise input_error(str(path), "bad-schema", "expected `schema: procure.published-runs/v1`")
-        runs = data.get("runs") or []
+    runs = load_runs_file(path)     # validated: a broken file is file:line:col diagnostics
     result = backtest(runs, cat.accelerators, knobs=load_knobs())
     if any(run.get("group") for run in result["runs"]):
         from procure.backtest import spearman_by_group

@@ -1,46 +1,130 @@
 """Read the fitted step-time knobs (``hardware_catalog/calibration.yaml``) into ``Knobs``.
 
-I/O edge: the model itself never reads files. ``tools/calibrate.py`` writes the YAML.
+I/O edge: the model itself never reads files. ``benchmarks/refit.py`` writes the YAML. The file is
+read like every other input: YAML with positions, then a frozen pydantic schema, so a broken file
+is a ``file:line:col`` diagnostic, never a traceback.
 """
 
 from __future__ import annotations
 
 from functools import lru_cache
 from pathlib import Path
+from typing import Any, Literal, Optional
 
-from procure.catalog.knobs import AccelKnobs, Knobs
+from pydantic import Field, field_validator
+
+from procure.catalog.knobs import AccelKnobs, Knobs, StepTimeError
 from procure.resources import catalog_dir
+from procure.sources.fields import Finite, Strict
 
 CALIBRATION_FILE = "calibration.yaml"
-_FIELDS = ("gemm_top", "membound_factor", "launch_overhead_s", "scale_up_bw_eff",
-           "scale_out_bw_eff", "overlap_efficiency", "step_time_cv")
+SCHEMA = "procure.calibration/v1"
 
 
-def _accel_knobs(block: dict, base: AccelKnobs) -> AccelKnobs:
-    values = {k: block[k] for k in _FIELDS if k in block}
-    for key, value in values.items():
-        if value is not None:
-            values[key] = float(value)
-    if "gemm_curve" in block:
-        values["gemm_curve"] = tuple((float(t), float(f)) for t, f in block["gemm_curve"])
+class ErrorBlock(Strict):
+    bias: Finite = Field(ge=-2.0, le=2.0)
+    sigma_log: Finite = Field(gt=0.0, le=3.0)
+    n: int = Field(ge=0)
+
+
+class KnobBlock(Strict):
+    """One accelerator's knobs; an absent knob takes the ``default`` block's value."""
+
+    gemm_top: Optional[Finite] = Field(None, gt=0.0, le=1.0)
+    gemm_curve: Optional[list[list[Finite]]] = Field(None, min_length=2)
+    membound_factor: Optional[Finite] = Field(None, gt=0.0, le=20.0)
+    launch_overhead_s: Optional[Finite] = Field(None, ge=0.0, le=0.1)
+    scale_up_bw_eff: Optional[Finite] = Field(None, gt=0.0, le=1.0)
+    scale_out_bw_eff: Optional[Finite] = Field(None, gt=0.0, le=1.0)
+    overlap_efficiency: Optional[Finite] = Field(None, ge=0.0, le=1.0)
+    step_time_cv: Optional[Finite] = Field(None, ge=0.0, le=1.0)
+    attention_ratio: Optional[Finite] = Field(None, gt=0.0, le=1.0)
+    fp8_gemm_scale: Optional[Finite] = Field(None, gt=0.0, le=1.5)
+    ceiling_scale: Optional[Finite] = Field(None, gt=0.0, le=1.0)
+    fitted: bool = False
+    fitted_on: list[str] = Field(default_factory=list)
+    sources: list[str] = Field(default_factory=list)
+    notes: str = ""
+
+    @field_validator("gemm_curve")
+    @classmethod
+    def _curve(cls, points: Optional[list[list[float]]]) -> Optional[list[list[float]]]:
+        if points is None:
+            return None
+        if any(len(p) != 2 for p in points):
+            raise ValueError("each gemm_curve point is [ideal seconds at peak, fraction of gemm_top]")
+        for t, f in points:
+            if not (t > 0.0 and 0.0 < f <= 1.0):
+                raise ValueError("each gemm_curve point is [ideal seconds > 0, fraction in (0, 1]]")
+        times, fracs = [t for t, _ in points], [f for _, f in points]
+        if times != sorted(times) or len(set(times)) != len(times):
+            raise ValueError("gemm_curve points must be in increasing order of time")
+        if fracs != sorted(fracs):
+            raise ValueError("gemm_curve fractions must not fall as GEMMs grow")
+        return points
+
+
+class CalibrationDocument(Strict):
+    schema_: Literal["procure.calibration/v1"] = Field(alias="schema")
+    fitted_on: list[str] = Field(default_factory=list)
+    fitted_at: str = ""
+    fit_mape: dict[str, Finite] = Field(default_factory=dict)
+    notes: str = ""
+    default: KnobBlock = KnobBlock()
+    accelerators: dict[str, KnobBlock] = Field(default_factory=dict)
+    step_time_errors: dict[str, ErrorBlock] = Field(default_factory=dict)
+
+    @field_validator("fitted_at", mode="before")
+    @classmethod
+    def _date_text(cls, value: Any) -> Any:
+        return value.isoformat() if hasattr(value, "isoformat") else value
+
+
+_SCALARS = ("gemm_top", "membound_factor", "launch_overhead_s", "scale_up_bw_eff",
+            "scale_out_bw_eff", "overlap_efficiency", "step_time_cv", "attention_ratio", "fp8_gemm_scale",
+            "ceiling_scale")
+
+
+def _accel_knobs(block: KnobBlock, base: AccelKnobs) -> AccelKnobs:
+    values: dict[str, Any] = {k: float(v) for k in _SCALARS if (v := getattr(block, k)) is not None}
+    if block.gemm_curve is not None:
+        values["gemm_curve"] = tuple((float(t), float(f)) for t, f in block.gemm_curve)
+    values["fitted"] = block.fitted
+    values["fitted_on"] = tuple(block.fitted_on)
+    values["sources"] = tuple(block.sources)
     return AccelKnobs(**{**base.__dict__, **values})
 
 
-def knobs_from_document(doc: dict) -> Knobs:
-    """Knobs from a parsed ``procure.calibration/v1`` document."""
-    default = _accel_knobs(doc.get("default") or {}, AccelKnobs())
-    by_id = {str(i): _accel_knobs(b or {}, default)
-             for i, b in (doc.get("accelerators") or {}).items()}
-    return Knobs(default=default, by_accelerator=by_id,
-                 fitted_on=tuple(doc.get("fitted_on") or ()), fitted_at=str(doc.get("fitted_at", "")),
-                 fit_mape={k: float(v) for k, v in (doc.get("fit_mape") or {}).items()})
+def knobs_from_model(doc: CalibrationDocument) -> Knobs:
+    default = _accel_knobs(doc.default, AccelKnobs())
+    by_id = {str(i): _accel_knobs(b, default) for i, b in doc.accelerators.items()}
+    errors = {fam: StepTimeError(fam, float(e.bias), float(e.sigma_log), int(e.n))
+              for fam, e in doc.step_time_errors.items()}
+    return Knobs(default=default, by_accelerator=by_id, fitted_on=tuple(doc.fitted_on),
+                 fitted_at=doc.fitted_at, fit_mape={k: float(v) for k, v in doc.fit_mape.items()},
+                 step_time_errors=errors)
+
+
+def knobs_from_document(doc: dict[str, Any], source: str = "calibration document") -> Knobs:
+    """Knobs from a parsed ``procure.calibration/v1`` document (validated; InputError when not)."""
+    from procure.sources.validate import validate_document
+    from procure.sources.yamlpos import YamlDocument
+
+    return knobs_from_model(validate_document(YamlDocument(source, doc), CalibrationDocument))
+
+
+def read_calibration(path: Path) -> CalibrationDocument:
+    """The validated document at ``path``; every problem is a ``file:line:col`` InputError."""
+    from procure.sources.validate import validate_document
+    from procure.sources.yamlpos import read_yaml
+
+    doc: CalibrationDocument = validate_document(read_yaml(path), CalibrationDocument)
+    return doc
 
 
 @lru_cache(maxsize=4)
 def _load(path: Path) -> Knobs:
-    import yaml
-
-    return knobs_from_document(yaml.safe_load(path.read_text(encoding="utf-8")) or {})
+    return knobs_from_model(read_calibration(path))
 
 
 def load_knobs(path: Path | None = None) -> Knobs:

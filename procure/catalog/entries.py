@@ -29,6 +29,7 @@ class ArchitectureSpec(Strict):
     hidden: int = Field(gt=0, le=1_000_000)
     heads: int = Field(gt=0, le=10_000)
     kv_heads: Optional[int] = Field(None, gt=0)
+    head_dim: Optional[int] = Field(None, gt=0, le=4096)
     ffn_hidden: Optional[int] = Field(None, gt=0)
     vocab: int = Field(gt=0, le=10_000_000)
     gated_mlp: bool = False
@@ -89,6 +90,7 @@ class ModelEntry(SourcedEntry):
     hidden: int = Field(gt=0)
     heads: int = Field(gt=0)
     kv_heads: int = Field(gt=0)
+    head_dim: Optional[int] = Field(None, gt=0, le=4096)
     ffn_hidden: int = Field(gt=0)
     vocab: int = Field(gt=0)
     gated_mlp: bool

@@ -7,12 +7,35 @@ model reads; the model imports them from here, never the other way round.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Mapping
+from typing import Any, Mapping
+
+# The step-time error of a part nobody fitted: no bias assumed, a wide spread. sigma_log 0.25 is
+# about the spread of the v1 model on parts it was never fitted to (issue 10: B200/GB200/MI300X
+# predicted 30-60% too fast, 26 of 29 unseen runs optimistic, mean signed error -19%).
+UNCALIBRATED_SIGMA_LOG = 0.25
+UNCALIBRATED_FAMILY = "uncalibrated"
+
+
+@dataclass(frozen=True)
+class StepTimeError:
+    """How far measured step times fall from the model's, in log space, over one evaluation family
+    of the FIT split: measured = predicted x exp(bias + sigma_log x z)."""
+
+    family: str
+    bias: float                 # mean of log(measured / predicted)
+    sigma_log: float            # spread of log(measured / predicted)
+    n: int                      # runs it was estimated from (0: a prior, not a fit)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"family": self.family, "bias": self.bias, "sigma_log": self.sigma_log, "n": self.n}
+
+
+UNCALIBRATED_ERROR = StepTimeError(UNCALIBRATED_FAMILY, 0.0, UNCALIBRATED_SIGMA_LOG, 0)
 
 
 @dataclass(frozen=True)
 class AccelKnobs:
-    """The few fitted numbers of one accelerator (see README.md "Knobs").
+    """The few fitted numbers of one accelerator (see procure/model/README.md "Knobs").
 
     ``gemm_curve``: (ideal GEMM time in seconds at peak, fraction of ``gemm_top``) points,
     interpolated linearly in log10(time) and clamped at both ends. Using the ideal time F/peak
@@ -23,15 +46,28 @@ class AccelKnobs:
 
     gemm_top: float | None = None           # best fraction of peak; None -> matmul_ceiling/peak
     gemm_curve: tuple[tuple[float, float], ...] = (
-        (1.928e-06, 0.1), (1.928e-05, 0.2566), (1.928e-04, 0.8538), (1.928e-03, 0.8784),
-        (1.928e-02, 0.8784), (5.785e-02, 1.0))
-    membound_factor: float = 1.5007         # x the physical byte count of elementwise kernels
-    launch_overhead_s: float = 8.223e-4     # host time per layer per forward-equivalent pass
-    scale_up_bw_eff: float = 0.7572         # achieved / per-direction scale-up link bandwidth
+        (3.125e-06, 0.256), (3.125e-05, 0.256), (3.125e-04, 0.8209), (3.125e-03, 0.8394),
+        (3.125e-02, 0.8666), (9.376e-02, 1.0))
+    membound_factor: float = 0.701          # x the physical byte count of elementwise kernels
+    launch_overhead_s: float = 8.248e-4     # host time per layer per forward-equivalent pass
+    scale_up_bw_eff: float = 0.8179         # achieved / per-direction scale-up link bandwidth
     scale_out_bw_eff: float = 0.9           # achieved / per-direction NIC bandwidth
     overlap_efficiency: float = 1.0         # share of overlappable comm that runs under compute
     #                                         (its contention cost: core.OVERLAP_CONTENTION)
     step_time_cv: float = 0.01              # default per-GPU step-time coefficient of variation
+    # The fused-attention kernel's forward+backward efficiency on long non-causal sequences at
+    # head dim 128, as a fraction of the GEMM ceiling (model/attention.py shapes it by sequence,
+    # head dim and causal masking; never above 1).
+    attention_ratio: float = 0.675
+    # Fraction of the measured fp8/bf16 ceiling ratio that training-shaped fp8 GEMMs keep (the fp8
+    # casts are counted separately): the fp8 top = 16-bit top x (fp8 / bf16 MAMF fraction) x this.
+    fp8_gemm_scale: float = 1.2582
+    # Fraction of the measured 16-bit matmul ceiling (MAMF) the largest training GEMMs reach: it
+    # carries over to a part of the same family with its own ceiling (MI355X from MI300X/MI325X).
+    ceiling_scale: float = 1.0
+    fitted: bool = False                    # fitted on this part's own runs
+    fitted_on: tuple[str, ...] = ()         # what it was fitted on (files or source families)
+    sources: tuple[str, ...] = ()           # where the priors it was not fitted on come from
 
 
 DEFAULT_GEMM_TOP = 0.80                     # when an accelerator has no measured matmul ceiling
@@ -39,23 +75,32 @@ DEFAULT_GEMM_TOP = 0.80                     # when an accelerator has no measure
 
 @dataclass(frozen=True)
 class Knobs:
-    """Per-accelerator knobs plus a default for parts without calibration data."""
+    """Per-accelerator knobs plus a default for parts without calibration data, and the step-time
+    error of each evaluation family (from the backtest residuals on the fit split)."""
 
     default: AccelKnobs = field(default_factory=AccelKnobs)
     by_accelerator: Mapping[str, AccelKnobs] = field(default_factory=dict)
     fitted_on: tuple[str, ...] = ()
     fitted_at: str = ""
     fit_mape: Mapping[str, float] = field(default_factory=dict)
+    step_time_errors: Mapping[str, StepTimeError] = field(default_factory=dict)
 
     def for_accelerator(self, accel_id: str) -> AccelKnobs:
         return self.by_accelerator.get(accel_id, self.default)
 
-    def describe(self) -> dict:
+    def error_for(self, family: str, fitted: bool) -> StepTimeError:
+        """The family's fitted error; a part without its own fit gets the wide prior."""
+        if not fitted:
+            return UNCALIBRATED_ERROR
+        return self.step_time_errors.get(family, UNCALIBRATED_ERROR)
+
+    def describe(self) -> dict[str, Any]:
         """JSON-ready summary for a report's methodology section."""
-        def block(k: AccelKnobs) -> dict:
-            out = {name: getattr(k, name) for name in (
+        def block(k: AccelKnobs) -> dict[str, Any]:
+            out: dict[str, Any] = {name: getattr(k, name) for name in (
                 "gemm_top", "membound_factor", "launch_overhead_s", "scale_up_bw_eff",
-                "scale_out_bw_eff", "overlap_efficiency", "step_time_cv")}
+                "scale_out_bw_eff", "overlap_efficiency", "step_time_cv", "attention_ratio",
+                "fp8_gemm_scale", "ceiling_scale")}
             out["gemm_curve"] = [list(p) for p in k.gemm_curve]
             return out
 

@@ -48,7 +48,7 @@ def model_arch(e, sourced: Sourced | None = None, model_id: str | None = None) -
     return ModelArch(id=model_id or getattr(e, "id", "custom"), name=e.name, layers=e.layers, hidden=e.hidden,
                      heads=e.heads, kv_heads=kv_heads, ffn_hidden=ffn, vocab=e.vocab, gated_mlp=e.gated_mlp,
                      tied_embeddings=e.tied_embeddings, moe=moe, max_seq_len=getattr(e, "max_seq_len", None),
-                     sourced=sourced, notes=getattr(e, "notes", ""))
+                     sourced=sourced, notes=getattr(e, "notes", ""), head_dim=e.head_dim)
 
 
 def _price_book(e: PriceBookEntry) -> PriceBook:

@@ -92,6 +92,12 @@ class ModelArch:
     max_seq_len: int | None = None
     sourced: Sourced | None = None
     notes: str = ""
+    head_dim: int | None = None               # None: hidden / heads (Qwen3, Gemma decouple it)
+
+    @property
+    def head_width(self) -> int:
+        """The per-head width of Q, K and V."""
+        return self.head_dim or self.hidden // self.heads
 
 
 @dataclass(frozen=True)

@@ -18,6 +18,29 @@ from procure.sources.fields import CalendarDate, Finite, Money, Strict  # noqa: 
 SLUG = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 
 
+class SoftwareSpec(Strict):
+    """The training stack a bid runs (hardware_catalog/software/); default: the mainstream stack of
+    the accelerator's vendor, its newest release on or before ``date`` (else the quote's as_of)."""
+
+    stack: Optional[str] = None
+    version: Optional[str] = None
+    date: Optional[str] = Field(None, pattern=r"^\d{4}-\d{2}(-\d{2})?$")
+
+    @field_validator("version", "date", mode="before")
+    @classmethod
+    def _as_text(cls, value):
+        if hasattr(value, "isoformat"):
+            return value.isoformat()
+        return getattr(value, "text", value) if not isinstance(value, (str, bool)) else value
+
+    @model_validator(mode="after")
+    def _known(self):
+        from procure.catalog.software import check_software
+
+        check_software(self.stack, self.version)
+        return self
+
+
 class Workload(Strict):
     model: Optional[str] = None
     architecture: Optional[ArchitectureSpec] = None
@@ -27,6 +50,7 @@ class Workload(Strict):
     train_tokens: Finite = Field(gt=0, le=1e18)
     precision: Literal["bf16", "fp16", "fp8"] = "bf16"
     deadline_days: Optional[Finite] = Field(None, gt=0, le=36500)
+    software: Optional[SoftwareSpec] = None
 
     @model_validator(mode="after")
     def _one_model_one_batch(self):
@@ -130,6 +154,7 @@ class Bid(Strict):
     committed: CommittedSpec = CommittedSpec()
     plan: Union[Literal["auto"], PlanSpecModel] = "auto"
     measured: list[str] = Field(default_factory=list, max_length=10_000)
+    software: Optional[SoftwareSpec] = None
 
     @field_validator("vendor")
     @classmethod

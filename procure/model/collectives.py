@@ -20,66 +20,71 @@ intra-node hops at ``lat_up`` and inter-node hops at ``lat_net``.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
+import numpy.typing as npt
+
+Vec = npt.NDArray[np.float64]
 
 BASE_LATENCY_S = 8.4e-6      # NCCL baseLat (ring/tree Simple), facts networks.yaml latency_constants
 INTRA_HOP_S = 2.0e-6         # NCCL NVLink hwLat, ring LL128 1.9 us
 
 
-def group_layout(n, gpn, stride):
+def group_layout(n: Any, gpn: Any, stride: Any) -> tuple[Vec, Vec]:
     """(ranks per node g, nodes k) of a group of ``n`` ranks whose members sit ``stride`` global
     ranks apart (Megatron order tp, cp, dp/ep, pp), on nodes of ``gpn`` GPUs."""
     n = np.asarray(n, dtype=float)
     per_node = np.maximum(1.0, np.floor(np.asarray(gpn, dtype=float) / np.maximum(stride, 1)))
     g = np.minimum(n, per_node)
     k = np.ceil(n / g)
-    return g, k
+    return np.asarray(g, dtype=float), np.asarray(k, dtype=float)
 
 
-def _latency(steps_intra, steps_inter, lat_net, n):
+def _latency(steps_intra: Any, steps_inter: Any, lat_net: Any, n: Any) -> Vec:
     lat = BASE_LATENCY_S + steps_intra * INTRA_HOP_S + steps_inter * lat_net
-    return np.where(n > 1, lat, 0.0)
+    return np.asarray(np.where(n > 1, lat, 0.0), dtype=float)
 
 
-def all_reduce_s(size_b, n, g, k, bw_up, bw_nic, lat_net):
+def all_reduce_s(size_b: Any, n: Any, g: Any, k: Any, bw_up: Any, bw_nic: Any, lat_net: Any) -> Vec:
     """Ring/hierarchical all-reduce of ``size_b`` bytes per rank."""
     vol = 2.0 * (n - 1.0) / np.maximum(n, 1.0) * size_b
     intra = vol / bw_up
     inter = np.where(k > 1, vol / (g * bw_nic), 0.0)
     bw_term = np.where(n > 1, np.maximum(intra, inter), 0.0)
-    return bw_term + _latency(2.0 * (g - 1.0), 2.0 * (k - 1.0), lat_net, n)
+    return np.asarray(bw_term + _latency(2.0 * (g - 1.0), 2.0 * (k - 1.0), lat_net, n), dtype=float)
 
 
-def reduce_scatter_s(size_b, n, g, k, bw_up, bw_nic, lat_net):
+def reduce_scatter_s(size_b: Any, n: Any, g: Any, k: Any, bw_up: Any, bw_nic: Any, lat_net: Any) -> Vec:
     """Reduce-scatter (or all-gather) where ``size_b`` is the full (unsharded) buffer per rank."""
     vol = (n - 1.0) / np.maximum(n, 1.0) * size_b
     intra = vol / bw_up
     inter = np.where(k > 1, vol / (g * bw_nic), 0.0)
     bw_term = np.where(n > 1, np.maximum(intra, inter), 0.0)
-    return bw_term + _latency(g - 1.0, k - 1.0, lat_net, n)
+    return np.asarray(bw_term + _latency(g - 1.0, k - 1.0, lat_net, n), dtype=float)
 
 
 all_gather_s = reduce_scatter_s
 
 
-def all_to_all_s(size_b, n, g, k, bw_up, bw_nic, lat_net):
+def all_to_all_s(size_b: Any, n: Any, g: Any, k: Any, bw_up: Any, bw_nic: Any, lat_net: Any) -> Vec:
     """All-to-all where one rank sends ``size_b`` bytes in total (1/n to each peer, itself
     included). The off-node share (n-g)/n leaves through the rank's own NIC share; the
     on-node share (g-1)/n goes over the scale-up links; both run at once."""
     intra = (g - 1.0) / n * size_b / bw_up
     inter = (n - g) / n * size_b / bw_nic
     bw_term = np.where(n > 1, np.maximum(intra, inter), 0.0)
-    return bw_term + _latency(g - 1.0, k - 1.0, lat_net, n)
+    return np.asarray(bw_term + _latency(g - 1.0, k - 1.0, lat_net, n), dtype=float)
 
 
-def send_recv_s(size_b, cross_node, bw_up, bw_nic, lat_net):
+def send_recv_s(size_b: Any, cross_node: Any, bw_up: Any, bw_nic: Any, lat_net: Any) -> Vec:
     """One point-to-point message (pipeline stage boundary, CP ring step)."""
     bw = np.where(cross_node, bw_nic, bw_up)
     lat = np.where(cross_node, lat_net, INTRA_HOP_S)
-    return BASE_LATENCY_S + lat + size_b / bw
+    return np.asarray(BASE_LATENCY_S + lat + size_b / bw, dtype=float)
 
 
-def flat_ring_all_reduce_s(size_b, n, bw_per_gpu, lat):
+def flat_ring_all_reduce_s(size_b: Any, n: Any, bw_per_gpu: Any, lat: Any) -> Any:
     """The textbook flat ring at one link's bandwidth: 2(n-1)a + 2(n-1)/n S/BW (for tests and
     for comparison with the hierarchical form)."""
     return 2.0 * (n - 1.0) * lat + 2.0 * (n - 1.0) / n * size_b / bw_per_gpu

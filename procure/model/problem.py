@@ -1,23 +1,31 @@
 """The numbers the vectorised core needs, gathered from the catalog types.
 
-Every field is a float (or a numpy array of shape (n,) when many problems are evaluated at once,
-as the calibration does: one row per published run). Units are SI: bytes, B/s, FLOP/s, seconds.
+Every field is a numpy array: of shape () for one problem (the plan search broadcasts it over its
+candidate plans) or (n,) when many problems are evaluated at once (the backtest and the refit:
+one row per published run). Units are SI: bytes, B/s, FLOP/s, seconds.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, fields
+from operator import attrgetter
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
+from procure.catalog.knobs import DEFAULT_GEMM_TOP, AccelKnobs
+from procure.catalog.software import SoftwareStack
 from procure.catalog.types import Accelerator, ModelArch, Network
-from procure.model.types import AccelKnobs, DEFAULT_GEMM_TOP, Workload
+from procure.model.attention import kernel_factor
+from procure.model.types import Workload
+
+Vec = npt.NDArray[np.float64]
 
 ACT_BYTES = 2.0                 # activations and TP/PP/CP messages in bf16/fp16 (fp8 too: TE keeps bf16 I/O)
 WEIGHT_BYTES = 2.0              # bf16/fp16 model weights
 OPTIMIZER_BYTES = 12.0          # fp32 master weights + two Adam moments
-OPTIMIZER_STEP_BYTES = 32.0       # HBM traffic of the Adam step per parameter held (read+write states, grads)
+OPTIMIZER_STEP_BYTES = 32.0     # HBM traffic of the Adam step per parameter held (read+write states, grads)
 # HBM capacities are quoted in binary units: an "80 GB" A100/H100 holds 80 GiB (5 stacks of
 # 16 GiB; nvidia-smi 81920 / 81559 MiB), H200 "141 GB" 143771 MiB, B200 "180 GB" 183359 MiB.
 HBM_UNIT_BYTES = 2.0 ** 30
@@ -26,12 +34,29 @@ HBM_UNIT_BYTES = 2.0 ** 30
 # SM-light p2p kernels) is built and supported for Hopper and later; on these parts TP comm
 # runs serially after the GEMM it feeds.
 NO_TP_OVERLAP_ARCHS = frozenset({"volta", "turing", "ampere", "ada lovelace"})
+# fp8 casts, in 2-byte element accesses per GEMM-input element: read bf16 (1) + write fp8 (0.5)
+# + the transposed fp8 copy Hopper's fp8 GEMMs need for the weight gradient (0.5). Current
+# (per-tensor, just-in-time) scaling reads the input once more for its amax; MXFP8 writes row-
+# and column-wise copies with 1-in-32 scales (Transformer Engine's cast_transpose kernels).
+FP8_CAST_ACCESSES = {"fp8_delayed": 2.0, "fp8_current": 3.0, "mxfp8": 2.06, "fp8_blockwise": 2.1}
+FP8_DEFAULT_RECIPE = "fp8_delayed"
+SELECTIVE_POLICIES = ("attention_core", "dots_except_mlp_in", "qkv_proj")
+DEFAULT_LOGIT_BYTES = 8.0       # fp32 logits and their gradient in the vocab-parallel cross entropy
+PCIE_BW = 25e9                  # B/s host<->device per GPU (PCIe Gen4/5 x16 achieved, shared)
 
 
-def grad_bytes(precision: str) -> float:
-    """Gradient bytes per parameter: Megatron keeps fp32 main grads for bf16 (and fp8) training;
-    fp16 runs of the 2020-2023 era reduce fp16 gradients."""
-    return 2.0 if precision == "fp16" else 4.0
+def grad_bytes(precision: str, software: SoftwareStack | None) -> float:
+    """Gradient bytes per parameter: fp32 main grads (Megatron) or fp32 reduce (FSDP2) for bf16
+    and fp8 training unless the stack says otherwise; fp16 runs of 2020-2023 reduce fp16."""
+    if precision == "fp16":
+        return 2.0
+    return 4.0 if software is None or software.fp32_grads else 2.0
+
+
+def _fp8_params(workload: Workload, software: SoftwareStack | None) -> bool:
+    if workload.fp8_params is not None:
+        return bool(workload.fp8_params)
+    return workload.frozen_base or (software is not None and software.fp8_params)
 
 
 def uses_dropout(workload: Workload) -> bool:
@@ -47,6 +72,7 @@ class Problem:
     hidden: Any
     heads: Any
     kv_heads: Any
+    head_dim: Any
     ffn: Any
     vocab: Any
     mlp_mats: Any               # 2 plain, 3 gated
@@ -62,15 +88,20 @@ class Problem:
     batch: Any                  # global batch in sequences
     flash: Any                  # 1.0 fused causal attention, 0.0 unfused (s x s in HBM)
     dropout: Any                # 1.0 when dropout masks are kept for the backward
-    fp8: Any                    # 1.0 fp8 GEMMs (TE saves the fp8 cast of GEMM inputs)
+    fp8: Any                    # 1.0 fp8 linear-layer GEMMs (TE saves the fp8 cast of GEMM inputs)
+    fp8_head: Any               # 1.0 when the LM head runs in fp8 too
+    fp8_cast: Any               # element accesses per GEMM-input element for the fp8 casts (0 without)
     grad_bytes: Any
+    frozen: Any                 # 1.0 LoRA-style: base weights frozen (no wgrad, grads, optimizer)
+    weight_bytes: Any           # bytes per model weight held for compute (2; 1 with fp8 parameters)
     ckpt_interval: Any          # steps; 0 = no checkpoint term
     storage_bw: Any             # B/s aggregate
     ckpt_async: Any
     data_stall_s: Any
     # hardware
     n_gpus: Any
-    peak: Any                   # FLOP/s of the matmul precision
+    peak: Any                   # FLOP/s of the 16-bit matmul (attention core, LM head)
+    lin_peak: Any               # FLOP/s of the linear layers' GEMMs (fp8 peak under fp8)
     hbm_bytes: Any
     hbm_bw: Any                 # B/s
     up_bw: Any                  # B/s per direction, raw
@@ -79,6 +110,12 @@ class Problem:
     lat_net: Any                # s per inter-node hop
     nic_measured: Any           # 1.0 when nic_bw is a measured, already-achieved figure
     tp_overlap_ok: Any          # 1.0 where TP comm can overlap GEMMs (see NO_TP_OVERLAP_ARCHS)
+    # software
+    attn_kernel: Any            # the stack's attention kernel relative to the reference (attention.py)
+    host_factor: Any            # host time per layer-pass relative to the fitted launch overhead
+    zero3_prefetch: Any         # share of ZeRO-3 gathers the stack's prefetch can hide
+    sel_mode: Any               # "selective" keeps: 0 all but the core (Megatron), 1 GEMM outputs, 2 Q/K/V
+    logit_bytes: Any            # bytes per logit held by the cross entropy
 
     def as_arrays(self) -> "Problem":
         return Problem(**{f.name: np.asarray(getattr(self, f.name), dtype=float) for f in fields(self)})
@@ -86,54 +123,131 @@ class Problem:
 
 @dataclass
 class CoreKnobs:
-    """AccelKnobs resolved to numbers (gemm_top filled in), scalar or per-row arrays."""
+    """AccelKnobs resolved to numbers (the GEMM tops filled in), scalars or per-row arrays.
 
-    gemm_top: Any
-    curve_log_t: np.ndarray
-    curve_frac: np.ndarray
+    ``curve_log_t``/``curve_frac``: shape (k,) for one curve, or (n, k) for one curve per row."""
+
+    gemm_top: Any               # 16-bit GEMMs
+    gemm_top_lin: Any           # the linear layers' GEMMs (fp8 top under fp8)
+    curve_log_t: Vec
+    curve_frac: Vec
     membound_factor: Any
     launch_overhead_s: Any
     scale_up_bw_eff: Any
     scale_out_bw_eff: Any
     overlap_efficiency: Any
     step_time_cv: Any
+    attention_ratio: Any
+
+
+def _ceiling_fraction(accel: Accelerator, prec: str) -> float | None:
+    ceiling = accel.matmul_ceiling_tflops.get(prec)
+    peak = accel.peak_tflops.get(prec) or (accel.peak_tflops.get("fp16") if prec == "bf16" else None)
+    return min(1.0, ceiling / peak) if ceiling and peak else None
+
+
+def gemm_tops(accel: Accelerator, precision: str, knobs: AccelKnobs) -> tuple[float, float]:
+    """(16-bit top, linear-layer top): the fraction of peak the largest GEMMs reach.
+
+    The measured matmul ceiling / peak (MAMF), or the calibrated ``gemm_top`` (a 16-bit figure),
+    times ``ceiling_scale``;
+    an fp8 top is the 16-bit one scaled by the ratio of the measured fp8 and bf16 fractions (the
+    bf16 fraction where no fp8 ceiling was measured). Never above the measured ceiling."""
+    bf16 = _ceiling_fraction(accel, "bf16")
+    top16 = knobs.gemm_top if knobs.gemm_top is not None else (bf16 or DEFAULT_GEMM_TOP)
+    top16 *= knobs.ceiling_scale
+    if bf16 is not None:
+        top16 = min(top16, bf16)
+    if precision != "fp8" or "fp8" not in accel.peak_tflops:
+        return top16, top16
+    fp8 = _ceiling_fraction(accel, "fp8")
+    ratio = (fp8 / bf16) if (fp8 and bf16) else 1.0
+    return top16, min(top16 * ratio * knobs.fp8_gemm_scale, fp8 or 1.0)
 
 
 def gemm_top_for(accel: Accelerator, precision: str, knobs: AccelKnobs) -> float:
-    """The calibrated top efficiency, else the measured matmul ceiling / peak, else a default."""
-    if knobs.gemm_top is not None:
-        return knobs.gemm_top
-    matmul_prec = "fp8" if precision == "fp8" and "fp8" in accel.peak_tflops else "bf16"
-    ceiling = accel.matmul_ceiling_tflops.get(matmul_prec)
-    peak = accel.peak_tflops.get(matmul_prec) or accel.peak_tflops.get("fp16")
-    if ceiling and peak:
-        return min(1.0, ceiling / peak)
-    return DEFAULT_GEMM_TOP
+    """The top efficiency of the workload's matmul precision (v1 name, kept)."""
+    return gemm_tops(accel, precision, knobs)[1]
 
 
-def core_knobs(knobs: AccelKnobs, gemm_top: float) -> CoreKnobs:
+def _curve(knobs: AccelKnobs) -> tuple[Vec, Vec]:
     pts = sorted(knobs.gemm_curve)
+    return (np.log10(np.array([x for x, _ in pts], dtype=float)),
+            np.array([y for _, y in pts], dtype=float))
+
+
+def core_knobs(knobs: AccelKnobs, tops: tuple[float, float] | float) -> CoreKnobs:
+    top16, top_lin = (tops, tops) if isinstance(tops, float) else tops
+    log_t, frac = _curve(knobs)
     return CoreKnobs(
-        gemm_top=gemm_top,
-        curve_log_t=np.log10([x for x, _ in pts]),
-        curve_frac=np.array([y for _, y in pts], dtype=float),
+        gemm_top=top16, gemm_top_lin=top_lin, curve_log_t=log_t, curve_frac=frac,
         membound_factor=knobs.membound_factor,
         launch_overhead_s=knobs.launch_overhead_s,
         scale_up_bw_eff=knobs.scale_up_bw_eff,
         scale_out_bw_eff=knobs.scale_out_bw_eff,
         overlap_efficiency=knobs.overlap_efficiency,
         step_time_cv=knobs.step_time_cv,
+        attention_ratio=knobs.attention_ratio,
     )
 
 
+def stack_knobs(per_row: list[tuple[AccelKnobs, tuple[float, float]]]) -> CoreKnobs:
+    """One CoreKnobs whose every knob is an array with one row per problem (curves padded to
+    one length by repeating their last point). Distinct rows are built once and indexed."""
+    keys: dict[tuple[int, tuple[float, float]], int] = {}
+    uniq: list[tuple[AccelKnobs, tuple[float, float]]] = []
+    index = []
+    for k, tops in per_row:
+        key = (id(k), tops)
+        if key not in keys:
+            keys[key] = len(uniq)
+            uniq.append((k, tops))
+        index.append(keys[key])
+    rows = np.array(index, dtype=np.int64)
+    curves = [_curve(k) for k, _ in uniq]
+    width = max(len(t) for t, _ in curves)
+
+    def pad(a: Vec) -> Vec:
+        return np.concatenate([a, np.full(width - len(a), a[-1])])
+
+    def col(name: str) -> Vec:
+        return np.array([float(getattr(k, name)) for k, _ in uniq])[rows]
+
+    return CoreKnobs(
+        gemm_top=np.array([t[0] for _, t in uniq])[rows], gemm_top_lin=np.array([t[1] for _, t in uniq])[rows],
+        curve_log_t=np.array([pad(t) for t, _ in curves])[rows],
+        curve_frac=np.array([pad(f) for _, f in curves])[rows],
+        membound_factor=col("membound_factor"), launch_overhead_s=col("launch_overhead_s"),
+        scale_up_bw_eff=col("scale_up_bw_eff"), scale_out_bw_eff=col("scale_out_bw_eff"),
+        overlap_efficiency=col("overlap_efficiency"), step_time_cv=col("step_time_cv"),
+        attention_ratio=col("attention_ratio"))
+
+
 def matmul_peak_flops(accel: Accelerator, precision: str) -> float:
+    """The dense peak of the workload's matmul precision (the MFU denominator)."""
     prec = "fp8" if precision == "fp8" and "fp8" in accel.peak_tflops else (
         "fp16" if precision == "fp16" and "fp16" in accel.peak_tflops else "bf16")
     return accel.peak_flops(prec)
 
 
+def _sixteen_bit_peak(accel: Accelerator, precision: str) -> float:
+    prec = "fp16" if precision == "fp16" and "fp16" in accel.peak_tflops else "bf16"
+    return accel.peak_flops(prec)
+
+
+def fp8_recipe(accel: Accelerator, software: SoftwareStack | None) -> str | None:
+    """The fp8 recipe a run on ``accel`` uses (None: fp8 GEMMs are not available)."""
+    if "fp8" not in accel.peak_tflops:
+        return None
+    if software is None:
+        blackwell = accel.architecture.lower().startswith("blackwell")
+        return "mxfp8" if blackwell else FP8_DEFAULT_RECIPE
+    return software.fp8_recipe(accel)
+
+
 def build_problem(arch: ModelArch, accel: Accelerator, network: Network, gpus: int,
-                  workload: Workload, measured_busbw_gbs: float | None = None) -> Problem:
+                  workload: Workload, measured_busbw_gbs: float | None = None,
+                  software: SoftwareStack | None = None) -> Problem:
     moe = arch.moe
     moe_layers = 0 if moe is None else max(0, arch.layers - moe.dense_layers)
     gpn = max(1, accel.scale_up_domain)
@@ -142,8 +256,12 @@ def build_problem(arch: ModelArch, accel: Accelerator, network: Network, gpus: i
         nic_bw, nic_measured = measured_busbw_gbs * 1e9 / gpn, 1.0
     else:
         nic_bw, nic_measured = network.scale_out_bw_gbs * 1e9, 0.0
+    recipe = fp8_recipe(accel, software) if workload.precision == "fp8" else None
+    fp8 = recipe is not None
+    generation = accel.architecture.strip().lower()
     return Problem(
         layers=arch.layers, hidden=arch.hidden, heads=arch.heads, kv_heads=arch.kv_heads,
+        head_dim=arch.head_dim or arch.hidden / arch.heads,
         ffn=arch.ffn_hidden, vocab=arch.vocab, mlp_mats=3 if arch.gated_mlp else 2,
         tied=1.0 if arch.tied_embeddings else 0.0,
         experts=moe.experts if moe else 0, top_k=moe.top_k if moe else 0,
@@ -153,21 +271,32 @@ def build_problem(arch: ModelArch, accel: Accelerator, network: Network, gpus: i
         seq=workload.seq_len, batch=workload.global_batch,
         flash=0.0 if workload.attention == "unfused" else 1.0,
         dropout=1.0 if uses_dropout(workload) else 0.0,
-        fp8=1.0 if workload.precision == "fp8" else 0.0,
-        grad_bytes=grad_bytes(workload.precision),
+        fp8=1.0 if fp8 else 0.0, fp8_head=1.0 if fp8 and workload.fp8_lm_head else 0.0,
+        fp8_cast=FP8_CAST_ACCESSES[recipe] if recipe else 0.0,
+        grad_bytes=grad_bytes(workload.precision, software),
+        frozen=1.0 if workload.frozen_base else 0.0,
+        weight_bytes=1.0 if fp8 and _fp8_params(workload, software) else WEIGHT_BYTES,
         ckpt_interval=workload.checkpoint_interval_steps or 0,
         storage_bw=workload.checkpoint_storage_gbs * 1e9,
         ckpt_async=1.0 if workload.checkpoint_async else 0.0,
         data_stall_s=workload.data_stall_s,
-        n_gpus=gpus, peak=matmul_peak_flops(accel, workload.precision),
+        n_gpus=gpus, peak=_sixteen_bit_peak(accel, workload.precision),
+        lin_peak=accel.peak_flops("fp8") if fp8 else _sixteen_bit_peak(accel, workload.precision),
         hbm_bytes=accel.hbm_gb * HBM_UNIT_BYTES, hbm_bw=accel.hbm_bw_tbs * 1e12,
         up_bw=accel.scale_up_bw_gbs * 1e9, gpn=gpn, nic_bw=nic_bw,
         lat_net=network.latency_us * 1e-6, nic_measured=nic_measured,
-        tp_overlap_ok=0.0 if accel.architecture.strip().lower() in NO_TP_OVERLAP_ARCHS else 1.0,
+        tp_overlap_ok=0.0 if generation in NO_TP_OVERLAP_ARCHS else 1.0,
+        attn_kernel=kernel_factor(software.attention_kernel if software else None, accel),
+        host_factor=software.host_overhead_factor if software else 1.0,
+        zero3_prefetch=software.zero3_prefetch_efficiency if software else 1.0,
+        sel_mode=float(SELECTIVE_POLICIES.index(software.selective_policy)) if software else 0.0,
+        logit_bytes=software.logit_bytes if software else DEFAULT_LOGIT_BYTES,
     )
 
 
 def stack(problems: list[Problem]) -> Problem:
     """One Problem whose fields are arrays with one row per input problem (batch evaluation)."""
-    return Problem(**{f.name: np.array([float(getattr(p, f.name)) for p in problems])
-                      for f in fields(Problem)})
+    names = [f.name for f in fields(Problem)]
+    get = attrgetter(*names)
+    table = np.array([get(p) for p in problems], dtype=float).reshape(len(problems), len(names))
+    return Problem(**{name: table[:, j].copy() for j, name in enumerate(names)})

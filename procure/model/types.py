@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Mapping
 
-from procure.catalog.knobs import DEFAULT_GEMM_TOP, AccelKnobs, Knobs  # noqa: F401  (the model's knob types)
+from procure.catalog.knobs import DEFAULT_GEMM_TOP, AccelKnobs, Knobs, StepTimeError
+from procure.catalog.software import SoftwareStack
+
+__all__ = ["AccelKnobs", "DEFAULT_GEMM_TOP", "Estimate", "INFO_TERMS", "Knobs", "PLAN_KEYS",
+           "PlanSpec", "RECOMPUTE", "SUM_TERMS", "SoftwareStack", "StepTimeError", "Workload"]
 
 PLAN_KEYS = ("tp", "pp", "dp", "cp", "ep", "vpp", "micro_batch", "zero_stage", "recompute",
-             "sequence_parallel", "tp_comm_overlap", "overlap_grad_reduce")
+             "sequence_parallel", "tp_comm_overlap", "overlap_grad_reduce", "activation_offload")
 RECOMPUTE = ("none", "selective", "full")
 
 
@@ -19,7 +23,7 @@ class Workload:
 
     seq_len: int
     global_batch: int
-    precision: str = "bf16"                 # bf16 | fp16 | fp8 (fp8: matmuls at the fp8 peak where present)
+    precision: str = "bf16"                 # bf16 | fp16 | fp8 (fp8: the linear layers' GEMMs)
     checkpoint_interval_steps: int | None = None   # None -> no checkpoint IO term
     checkpoint_storage_gbs: float = 100.0          # aggregate write GB/s to storage
     checkpoint_async: bool = True                  # async -> only the GPU->host copy blocks
@@ -31,6 +35,16 @@ class Workload:
     # the unfused-attention era (GPT-2/3, Megatron 2020-22: 0.1) had it; modern pretraining
     # recipes (Llama, Mistral, DeepSeek, NeMo/MLPerf) run without.
     dropout: bool | None = None
+    # Under fp8 the LM head (output layer) stays bf16 in Megatron-Core/NeMo (a plain
+    # ColumnParallelLinear) and torchtitan (kept nn.Linear, #469); a recipe may say otherwise.
+    fp8_lm_head: bool = False
+    # Parameter-efficient fine-tuning (LoRA): the base weights are frozen, so their weight
+    # gradients, gradient reduction and optimizer state do not exist (adapters are negligible).
+    frozen_base: bool = False
+    # Weights kept only in fp8 (Transformer Engine fp8 parameters / fp8_model_init; the fp32
+    # master copy stays in the optimizer). None: only a frozen (LoRA) base under fp8, which must
+    # be: a 70B base in 16 bits (140 GB) does not fit the 8-GPU MLPerf LoRA plans at tp 1.
+    fp8_params: bool | None = None
 
 
 @dataclass(frozen=True)
@@ -51,13 +65,24 @@ class PlanSpec:
     # Bucketed DP gradient reduce overlapped with the backward (Megatron --overlap-grad-reduce,
     # torch DDP). False models "all-reduce after the backward" (old Megatron local DDP, vTrain).
     overlap_grad_reduce: bool | None = None
+    # Stored activations moved to host memory during the forward and back for the backward
+    # (NeMo cpu_offloading, Megatron-Core fine-grained activation offloading).
+    activation_offload: bool | None = None
+    # Not searched; stated by a fixed plan. Hybrid sharding: ZeRO-3/FSDP shards over groups of
+    # this many ranks and all-reduces the shards across the replicas (None: all of dp x cp).
+    fsdp_shard_group: int | None = None
+    # Full recomputation of only this many layers per stage (Megatron --recompute-num-layers
+    # with the block method); the rest keep their activations. None: every layer.
+    recompute_layers: int | None = None
 
     @classmethod
     def from_dict(cls, plan: Mapping[str, Any]) -> "PlanSpec":
-        return cls(**{k: plan.get(k) for k in PLAN_KEYS})
+        extra = {k: plan.get(k) for k in ("fsdp_shard_group", "recompute_layers")}
+        return cls(**{k: plan.get(k) for k in PLAN_KEYS}, **extra)
 
     def is_complete(self) -> bool:
-        return all(getattr(self, k) is not None for k in PLAN_KEYS)
+        """Every dimension stated (activation offload unstated means none)."""
+        return all(getattr(self, k) is not None for k in PLAN_KEYS if k != "activation_offload")
 
 
 @dataclass
@@ -70,11 +95,15 @@ class Estimate:
     dimension. Informational, not summed: comm_overlappable_s (all comm that may run under
     compute: bucketed DP, ZeRO-3 gathers, CP ring, TP with comm overlap) and comm_exposed_s (the
     part of it that did not hide = dp_comm_exposed_s + cp_comm_s + exposed overlapped TP).
+
+    ``calibration`` says whether the accelerator's knobs were fitted on its own runs, on what,
+    and the step-time error of the evaluation family this estimate belongs to (the fit split's
+    backtest residuals): ``procure.model.step_time_band`` turns it into P10-P90.
     """
 
     feasible: bool
     reason: str | None
-    plan: dict
+    plan: dict[str, Any]
     step_time_s: float
     terms: dict[str, float]
     percentiles_s: dict[str, float]
@@ -83,13 +112,15 @@ class Estimate:
     hardware_flops_per_step: float
     mfu: float
     hfu: float
-    search: dict
-    runners_up: list[dict]
+    search: dict[str, Any]
+    runners_up: list[dict[str, Any]]
     tokens_per_step: int = 0
     tokens_per_s: float = 0.0
     gpus: int = 0
+    calibration: dict[str, Any] = field(default_factory=dict)
+    software: dict[str, Any] | None = None
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         """JSON-ready, keys as one bid of ``procure.estimate/v1`` (no step time: null)."""
         return {
             "feasible": self.feasible,
@@ -108,6 +139,8 @@ class Estimate:
             "gpus": self.gpus,
             "search": dict(self.search),
             "runners_up": [dict(r) for r in self.runners_up],
+            "calibration": dict(self.calibration),
+            "software": dict(self.software) if self.software is not None else None,
         }
 
 

@@ -1,6 +1,6 @@
 """Hold-out validation: published runs with the plans the search picks (selective or no
 recompute, sequence parallelism, TP comm overlap, H100, GQA, fp8), NEVER fitted on
-(benchmarks/holdout_runs.yaml; tools/calibrate.py does not read it)."""
+(benchmarks/holdout_runs.yaml; benchmarks/refit.py does not read it)."""
 
 from __future__ import annotations
 
@@ -36,7 +36,7 @@ def test_holdout_file_is_schema_shaped():
 
 
 def test_holdout_is_never_fitted_on():
-    text = (ROOT / "tools" / "calibrate.py").read_text(encoding="utf-8")
+    text = (ROOT / "benchmarks" / "refit.py").read_text(encoding="utf-8")
     assert "holdout" not in text.lower()
 
 

@@ -10,9 +10,9 @@ from procure.model.memory import RESERVE_FRACTION, layer_activation_bytes, state
 from procure.model.problem import build_problem
 
 try:
-    from test_model_fixtures import A100_80, HDR, gpt
+    from test_model_fixtures import A100_80, H100, HDR, gpt
 except ImportError:  # pragma: no cover
-    from .test_model_fixtures import A100_80, HDR, gpt
+    from .test_model_fixtures import A100_80, H100, HDR, gpt
 
 GPT3 = gpt(96, 12288, 96)
 S, H, A = 2048, 12288, 96
@@ -22,7 +22,8 @@ SBH = S * 1 * H
 def _pb(attention="unfused", dropout=None, precision="fp16"):
     wl = Workload(seq_len=S, global_batch=1536, precision=precision, attention=attention,
                   dropout=dropout)
-    return build_problem(GPT3, A100_80, HDR, 1024, wl).as_arrays()
+    accel = H100 if precision == "fp8" else A100_80       # A100 has no fp8
+    return build_problem(GPT3, accel, HDR, 1024, wl).as_arrays()
 
 
 @pytest.mark.parametrize("rc,sp,expected", [

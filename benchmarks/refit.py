@@ -1,0 +1,324 @@
+"""Re-fit the per-accelerator knobs of the step-time model and write
+``hardware_catalog/calibration.yaml`` (one command, deterministic output).
+
+    python benchmarks/refit.py [--shared ../shared] [--check]
+
+Fitted ONLY on: ``published_runs/calibration.yaml`` and ``vtrain/ground_truth_single.csv`` (../shared)
+and the runs of ``benchmarks/corpus/*.yaml`` marked ``split: fit`` in the dense evaluation families
+(MoE and long-context runs are issue 11's). The hold-out runs of the corpus, the multi-node vTrain
+file and the older hold-out file of this folder are never read for fitting. Needs scipy (dev time
+only; the runtime reads the YAML). Each group minimises the soft-L1 of log(predicted / measured),
+every data source weighted to the same total so 1,440 vTrain runs do not drown 20 corpus runs.
+
+Groups (accelerators sharing silicon share knobs):
+- Ampere (A100 40/80 GB): the five GEMM-curve points, the memory-bound factor, the host launch
+  overhead and the achieved scale-up / scale-out bandwidth (bounded to nccl-tests' 0.7-0.9).
+- Hopper (H100, H200, H800): one shift of the Ampere curve along the ideal-time axis, the
+  memory-bound factor, the fp8 GEMM scale, the DP/TP overlap efficiency and the scale-out factor.
+- Blackwell (B200, GB200; B300 and GB300 take them unfitted): the share of the measured matmul
+  ceiling reached, the fp8 scale and the memory-bound factor; the curve, the overlap efficiency
+  and the link factors are Hopper's.
+- CDNA3 (MI300X, MI325X; MI355X takes them unfitted, with its own ceiling): the share of the
+  ceiling only (five fit runs, all the same fp8 LoRA workload: nothing else is separable); the
+  rest is Hopper's.
+Then every family's step-time error (mean and spread of log(measured / predicted) over its fit
+runs) is written for the economics' Monte Carlo and procure.model.step_time_band.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from procure.backtest import Unpredictable, backtest, read_vtrain_csv, run_case
+from procure.catalog.calibration import knobs_from_document
+from procure.catalog.knobs import AccelKnobs, Knobs
+from procure.catalog.load import default_catalog
+from procure.model.batch import case_knobs, evaluate_prepared, prepare
+from procure.published_runs import read_runs
+
+FITTED_AT = "2026-12-01"                 # fixed for determinism (not the clock)
+CORPUS = ROOT / "benchmarks" / "corpus"
+CORPUS_FILES = ("dense.yaml", "moe_longctx.yaml")
+FIT_FAMILIES = ("dense-bf16-hopper", "fp8-hopper", "blackwell", "amd", "a100", "fsdp-zero3")
+CURVE_T = (1e-6, 1e-5, 1e-4, 1e-3, 1e-2)
+# The largest GEMMs reach the measured matmul ceiling (that is what MAMF measures): the curve
+# ends at 1.0 for a GEMM that takes 30 ms at peak.
+CURVE_ANCHOR = (3e-2, 1.0)
+GROUPS = {
+    "ampere": ("a100-sxm4-80gb", "a100-sxm4-40gb"),
+    "hopper": ("h100-sxm5-80gb", "h200-sxm-141gb", "h800-sxm-80gb"),
+    "blackwell": ("b200-sxm-180gb", "gb200-nvl72-186gb"),
+    "cdna3": ("mi300x-oam-192gb", "mi325x-oam-256gb"),
+}
+# Parts that take a group's knobs without runs of their own (fitted: false).
+PROXIES = {"b300-sxm-288gb": "blackwell", "gb300-nvl72-288gb": "blackwell",
+           "mi355x-oam-288gb": "cdna3", "h20-hgx-96gb": "hopper", "h100-nvl-94gb": "hopper",
+           "h100-pcie-80gb": "hopper"}
+# Priors of the knobs nobody fits, each with its source (written into calibration.yaml).
+ATTENTION_RATIO = {
+    "ampere": (0.74, "FlashAttention-2 paper (Dao 2023) fig. 4: ~200 TFLOP/s forward+backward at hd128, 16k, A100 (0.74 of the 271 TFLOP/s ceiling)"),
+    "hopper": (0.675, "FlashAttention-3 paper (Shah et al. 2024) fig. 5-6, H100 SXM5 hd128 16k: cuDNN 595 fwd / 516 bwd TFLOP/s = 536 combined, 0.675 of the 794.5 ceiling"),
+    "blackwell": (0.675, "no Blackwell attention measurement in the facts: Hopper's cuDNN ratio"),
+    "cdna3": (0.70, "no CDNA3 attention measurement in the facts: prior between FA2 and cuDNN ratios"),
+}
+SIGMA_FLOOR = 0.03                       # published step times themselves scatter by a few %
+
+
+@dataclass
+class Data:
+    name: str                            # what it was fitted on (a file or a corpus source family)
+    runs: list[dict[str, Any]]
+
+
+def load_fit_data(shared: Path) -> list[Data]:
+    """Every fit data set; never a hold-out run (the corpus is filtered on split == fit)."""
+    pub = read_runs(shared / "data/published_runs/calibration.yaml")
+    single = read_vtrain_csv((shared / "data/published_runs/vtrain/ground_truth_single.csv")
+                             .read_text(encoding="utf-8"), multi=False)
+    out = [Data("published_runs/calibration.yaml", pub),
+           Data("published_runs/vtrain/ground_truth_single.csv", single)]
+    corpus: dict[str, list[dict[str, Any]]] = {}
+    for name in CORPUS_FILES:
+        for run in read_runs(CORPUS / name):
+            if run.get("split") == "fit" and run.get("family") in FIT_FAMILIES:
+                corpus.setdefault(str(run["source_family"]), []).append(run)
+    out += [Data(f"corpus:{fam}", runs) for fam, runs in sorted(corpus.items())]
+    return out
+
+
+class Batch:
+    """The fit runs of one accelerator group as one prepared evaluation."""
+
+    def __init__(self, data: list[Data], ids: tuple[str, ...], accelerators: dict[str, Any]):
+        cases, measured, weights, sources = [], [], [], []
+        for d in data:
+            mine = []
+            for run in d.runs:
+                if run["hardware"]["accelerator"] not in ids:
+                    continue
+                try:
+                    case, _ = run_case(run, accelerators)
+                except Unpredictable:
+                    continue
+                mine.append((case, float(run["measured"]["step_time_s"])))
+            for case, step in mine:
+                cases.append(case)
+                measured.append(step)
+                weights.append(1.0 / len(mine))
+                sources.append(d.name)
+        self.cases = cases
+        self.prep = prepare(cases)
+        ok = np.array([r is None for r in self.prep.reasons])
+        self.measured = np.array(measured)
+        self.weights = np.array(weights) * ok / max(1e-12, float(np.sum(np.array(weights) * ok))) * ok.sum()
+        self.sources = sorted(set(s for s, good in zip(sources, ok) if good))
+
+    def predict(self, knobs: Knobs) -> np.ndarray:
+        return evaluate_prepared(self.prep, case_knobs(self.cases, knobs))["step_time_s"]
+
+
+def _fit(batch: Batch, to_knobs: Callable[[np.ndarray], Knobs], x0: list[float], lower: list[float],
+         upper: list[float]) -> np.ndarray:
+    from scipy.optimize import least_squares
+
+    use = batch.weights > 0
+
+    def resid(x: np.ndarray) -> np.ndarray:
+        pred = batch.predict(to_knobs(np.asarray(x)))
+        return (np.sqrt(batch.weights) * np.log(pred / batch.measured))[use]
+
+    res = least_squares(resid, x0, bounds=(lower, upper), loss="soft_l1", f_scale=0.05,
+                        x_scale="jac", max_nfev=300)
+    return np.asarray(res.x)
+
+
+def _monotone(points: list[tuple[float, float]]) -> tuple[tuple[float, float], ...]:
+    fracs = np.minimum.accumulate(np.array([f for _, f in points])[::-1])[::-1]
+    return tuple((t, float(f)) for (t, _), f in zip(points, fracs))
+
+
+def _with(base: Knobs, ids: tuple[str, ...], k: AccelKnobs) -> Knobs:
+    return replace(base, by_accelerator={**base.by_accelerator, **{i: k for i in ids}})
+
+
+def fit_ampere(data: list[Data], cat: Any) -> AccelKnobs:
+    batch = Batch(data, GROUPS["ampere"], cat.accelerators)
+    names = [f"curve_{i}" for i in range(len(CURVE_T))] + ["membound", "launch_ms", "up", "out"]
+    x0 = [min(1.0, 0.3 + 0.15 * i) for i in range(len(CURVE_T))] + [1.5, 0.8, 0.8, 0.8]
+    lo = [0.1] * len(CURVE_T) + [0.3, 0.0, 0.7, 0.7]
+    hi = [1.0] * len(CURVE_T) + [6.0, 3.0, 0.9, 0.9]
+
+    def knobs(x: np.ndarray) -> AccelKnobs:
+        v = dict(zip(names, x))
+        pts = [(t, float(v[f"curve_{i}"])) for i, t in enumerate(CURVE_T)] + [CURVE_ANCHOR]
+        return AccelKnobs(gemm_curve=_monotone(pts), membound_factor=float(v["membound"]),
+                          launch_overhead_s=float(v["launch_ms"]) * 1e-3, scale_up_bw_eff=float(v["up"]),
+                          scale_out_bw_eff=float(v["out"]), attention_ratio=ATTENTION_RATIO["ampere"][0])
+
+    x = _fit(batch, lambda x: _with(Knobs(), GROUPS["ampere"], knobs(x)), x0, lo, hi)
+    return replace(knobs(x), fitted=True, fitted_on=tuple(batch.sources),
+                   sources=(ATTENTION_RATIO["ampere"][1],))
+
+
+def fit_hopper(data: list[Data], cat: Any, ampere: AccelKnobs) -> AccelKnobs:
+    batch = Batch(data, GROUPS["hopper"], cat.accelerators)
+
+    def knobs(x: np.ndarray) -> AccelKnobs:
+        shift = 10.0 ** float(x[0])      # the same curve, reached at shift x the ideal GEMM time
+        return replace(ampere, gemm_curve=tuple((t * shift, f) for t, f in ampere.gemm_curve),
+                       membound_factor=float(x[1]), fp8_gemm_scale=float(x[2]),
+                       overlap_efficiency=float(x[3]), scale_out_bw_eff=float(x[4]),
+                       attention_ratio=ATTENTION_RATIO["hopper"][0], fitted=False, fitted_on=(),
+                       sources=())
+
+    x = _fit(batch, lambda x: _with(Knobs(), GROUPS["hopper"], knobs(x)),
+             [0.3, ampere.membound_factor, 1.0, 0.9, 0.85], [-1.0, 0.3, 0.5, 0.0, 0.7],
+             [1.0, 6.0, 1.5, 1.0, 0.9])
+    return replace(knobs(x), fitted=True, fitted_on=tuple(batch.sources),
+                   sources=(ATTENTION_RATIO["hopper"][1],
+                            "launch overhead, scale-up factor and curve shape: the Ampere fit"))
+
+
+def fit_top_group(name: str, data: list[Data], cat: Any, base: AccelKnobs,
+                  with_fp8_scale: bool) -> AccelKnobs:
+    """Blackwell and CDNA3: the share of the measured ceiling reached (Blackwell also the fp8
+    scale and the memory-bound factor)."""
+    ids = GROUPS[name]
+    batch = Batch(data, ids, cat.accelerators)
+
+    def knobs(x: np.ndarray) -> AccelKnobs:
+        return replace(base, ceiling_scale=float(x[0]),
+                       membound_factor=float(x[1]) if with_fp8_scale else base.membound_factor,
+                       fp8_gemm_scale=float(x[2]) if with_fp8_scale else 1.0,
+                       attention_ratio=ATTENTION_RATIO[name][0], fitted=False, fitted_on=(), sources=())
+
+    x0, lo, hi = [0.8], [0.2], [1.0]
+    if with_fp8_scale:
+        x0, lo, hi = x0 + [base.membound_factor, 1.0], lo + [0.3, 0.5], hi + [6.0, 1.5]
+    x = _fit(batch, lambda x: _with(Knobs(), ids, knobs(x)), x0, lo, hi)
+    return replace(knobs(x), fitted=True, fitted_on=tuple(batch.sources),
+                   sources=(ATTENTION_RATIO[name][1],
+                            "curve shape, launch overhead and link factors: the Hopper fit"))
+
+
+def fit(shared: Path) -> tuple[Knobs, list[Data], Any]:
+    cat = default_catalog()
+    data = load_fit_data(shared)
+    ampere = fit_ampere(data, cat)
+    hopper = fit_hopper(data, cat, ampere)
+    blackwell = fit_top_group("blackwell", data, cat, hopper, with_fp8_scale=True)
+    cdna3 = fit_top_group("cdna3", data, cat, hopper, with_fp8_scale=False)
+    fitted = {"ampere": ampere, "hopper": hopper, "blackwell": blackwell, "cdna3": cdna3}
+    by_id = {i: fitted[g] for g, ids in GROUPS.items() for i in ids}
+    for accel_id, group in PROXIES.items():
+        by_id[accel_id] = replace(fitted[group], fitted=False, fitted_on=(),
+                                  sources=fitted[group].sources + (
+                                      f"no runs of its own: the {group} fit ({', '.join(GROUPS[group])})",))
+    default = replace(hopper, fitted=False, fitted_on=(), sources=(
+        "no runs of its own: the Hopper fit (the most-measured generation), its own matmul ceiling",))
+    knobs = Knobs(default=default, by_accelerator=by_id, fitted_on=tuple(d.name for d in data),
+                  fitted_at=FITTED_AT)
+    return knobs, data, cat
+
+
+def _sig(x: float, digits: int = 4) -> float:
+    return float(f"{x:.{digits}g}")
+
+
+def _block(k: AccelKnobs) -> dict[str, Any]:
+    return {
+        "gemm_top": None if k.gemm_top is None else round(k.gemm_top, 4),
+        "gemm_curve": [[_sig(t), round(f, 4)] for t, f in k.gemm_curve],
+        "membound_factor": round(k.membound_factor, 4),
+        "launch_overhead_s": _sig(k.launch_overhead_s),
+        "scale_up_bw_eff": round(k.scale_up_bw_eff, 4),
+        "scale_out_bw_eff": round(k.scale_out_bw_eff, 4),
+        "overlap_efficiency": round(k.overlap_efficiency, 4),
+        "step_time_cv": k.step_time_cv,
+        "attention_ratio": round(k.attention_ratio, 4),
+        "fp8_gemm_scale": round(k.fp8_gemm_scale, 4),
+        "ceiling_scale": round(k.ceiling_scale, 4),
+        "fitted": k.fitted,
+        "fitted_on": list(k.fitted_on),
+        "sources": list(k.sources),
+    }
+
+
+def step_time_errors(knobs: Knobs, data: list[Data], cat: Any) -> dict[str, dict[str, Any]]:
+    """Per evaluation family over the fit runs (vTrain excluded: its 1,440 single-node fp16 runs
+    of 2021-era software would set the A100 spread alone): mean and spread of
+    log(measured / predicted); the spread is the prediction spread of a new run,
+    s x sqrt(1 + 1/n), never below SIGMA_FLOOR."""
+    logs: dict[str, list[float]] = {}
+    for d in data:
+        if "vtrain" in d.name:
+            continue
+        result = backtest(d.runs, cat.accelerators, knobs=knobs, check_memory=False)
+        for row in result["runs"]:
+            if row["error"] is not None:
+                logs.setdefault(str(row["family"]), []).append(-math.log1p(row["error"]))
+    out = {}
+    for fam, values in sorted(logs.items()):
+        v = np.array(values)
+        n = len(v)
+        spread = float(np.std(v, ddof=1)) if n > 1 else 0.0
+        out[fam] = {"bias": round(float(np.mean(v)), 4),
+                    "sigma_log": round(max(SIGMA_FLOOR, spread * math.sqrt(1.0 + 1.0 / n)), 4), "n": n}
+    return out
+
+
+def document(knobs: Knobs, data: list[Data], cat: Any) -> dict[str, Any]:
+    """The YAML document, with the MAPE of the rounded knobs on each data set fitted on."""
+    doc: dict[str, Any] = {
+        "schema": "procure.calibration/v1",
+        "fitted_on": list(knobs.fitted_on),
+        "fitted_at": knobs.fitted_at,
+        "fit_mape": {},
+        "notes": "Written by benchmarks/refit.py from the fit split only. gemm_curve: [ideal GEMM "
+                 "seconds at peak, fraction of gemm_top]; gemm_top null = measured matmul ceiling / "
+                 "peak. fitted: false = no runs of its own (its knobs are a fitted group's or the "
+                 "default). step_time_errors: log(measured / predicted) over each family's fit runs.",
+        "default": _block(knobs.default),
+        "accelerators": {i: _block(k) for i, k in sorted(knobs.by_accelerator.items())},
+    }
+    rounded = knobs_from_document(doc)
+    for d in data:
+        result = backtest(d.runs, cat.accelerators, knobs=rounded, check_memory=False)
+        if result["mape"] is not None:
+            doc["fit_mape"][d.name] = round(float(result["mape"]), 4)
+    doc["step_time_errors"] = step_time_errors(rounded, data, cat)
+    return doc
+
+
+def main(argv: list[str] | None = None) -> int:
+    import yaml
+
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--shared", type=Path, default=ROOT.parent / "shared")
+    ap.add_argument("--check", action="store_true", help="fit and print, do not write")
+    args = ap.parse_args(argv)
+    doc = document(*fit(args.shared))
+    text = yaml.safe_dump(doc, sort_keys=False, default_flow_style=None, width=100)
+    out = ROOT / "hardware_catalog" / "calibration.yaml"
+    if args.check:
+        print(text)
+    else:
+        out.write_text("# Fitted step-time knobs; regenerate with: python benchmarks/refit.py\n" + text,
+                       encoding="utf-8")
+        print(f"wrote {out}: fit MAPE {doc['fit_mape']}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,232 @@
+"""Training software stacks as catalog data (``hardware_catalog/software/<stack>.yaml``).
+
+A stack release says which parallelism and precision features exist (TP comm overlap, context
+parallelism, fp8 recipes, the distributed optimizer, FSDP, interleaved pipelines, DP overlap) and
+which attention kernel it runs. The model's plan search only proposes what the stack can run.
+
+One file per stack, each release with its date and source. ``resolve_software`` picks the release
+a bid runs: the one named, else the newest released on or before the date given (or the quote's
+``as_of``); with no stack named, the mainstream stack of the accelerator's vendor.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import date
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Literal, Optional, Union
+
+from pydantic import Field, field_validator
+
+from procure.catalog.types import Accelerator, Sourced
+from procure.errors import Diagnostic, InputError
+from procure.resources import catalog_dir
+from procure.sources.fields import Strict
+from procure.sources.suggest import suggest
+
+SOFTWARE_FOLDER = "software"
+STACKS = ("megatron-core", "megatron-lm", "nemo", "megatron-bridge", "torchtitan", "deepspeed",
+          "fsdp", "maxtext", "primus", "other")
+# Names that run another stack's engine: NeMo 2 and Megatron-Bridge drive Megatron-Core; the
+# Megatron-LM repository ships it.
+ALIASES = {"megatron-lm": "megatron-core"}
+FEATURES = (
+    "tp", "sequence_parallel", "tp_comm_overlap", "pp", "interleaved_pp", "uneven_pp", "cp",
+    "ep", "distributed_optimizer", "zero2", "zero3", "zero3_with_pp", "dp_overlap",
+    "param_gather_overlap", "fp8_delayed", "fp8_current", "mxfp8", "fp8_blockwise",
+    "selective_recompute", "full_recompute", "activation_offload", "cuda_graphs",
+)
+FP8_RECIPES = ("mxfp8", "fp8_current", "fp8_delayed", "fp8_blockwise")   # preference order
+ATTENTION_KERNELS = ("fa2", "fa3", "cudnn", "ck", "unfused")
+# The mainstream training stack by accelerator vendor (what a bid without `software:` runs).
+MAINSTREAM = {"NVIDIA": "megatron-core", "AMD": "primus"}
+MAINSTREAM_FALLBACK = "megatron-core"
+
+
+@dataclass(frozen=True)
+class SoftwareStack:
+    """One release of a training stack: what it can run and how well."""
+
+    stack: str
+    version: str
+    released: date
+    features: frozenset[str]
+    attention_kernel: str            # on Hopper and later; Ampere always runs FlashAttention-2
+    # Host time per layer-pass relative to the fitted launch overhead (CUDA graphs lower it).
+    host_overhead_factor: float = 1.0
+    # Share of ZeRO-3/FSDP parameter gathers that the stack's prefetch hides (1 = FSDP2's
+    # explicit one-layer-ahead prefetch on its own stream).
+    zero3_prefetch_efficiency: float = 1.0
+    # Gradients reduced and held in fp32 (Megatron main grads, FSDP2 reduce_dtype fp32); NVIDIA's
+    # performance recipes reduce in bf16 (grad_reduce_in_fp32 = False).
+    fp32_grads: bool = True
+    # fp8 runs keep the weights only in fp8 (Megatron fp8_param_gather / TE fp8 primary weights).
+    fp8_params: bool = False
+    # What "selective" recomputation keeps: Megatron's (everything but the attention core), or a
+    # MaxText remat policy: save_dot_except_mlpwi (the Q/K/V, attention-output and MLP-output GEMM
+    # results) or save_qkv_proj (only the Q/K/V projections); the rest is recomputed.
+    selective_policy: str = "attention_core"
+    # Bytes per logit held for the cross entropy: fp32 logits and gradient (8), or a fused
+    # cross entropy on bf16 logits computing the gradient in place (Transformer Engine's: 4).
+    logit_bytes: float = 8.0
+    sourced: Sourced = Sourced(("",), "")
+    notes: str = ""
+
+    @property
+    def label(self) -> str:
+        return f"{self.stack} {self.version}"
+
+    def has(self, feature: str) -> bool:
+        return feature in self.features
+
+    def fp8_recipe(self, accel: Accelerator) -> str | None:
+        """The fp8 recipe this stack runs on ``accel`` (None: it cannot run fp8 there)."""
+        if "fp8" not in accel.peak_tflops:
+            return None
+        blackwell = accel.architecture.lower().startswith("blackwell")
+        for recipe in FP8_RECIPES:
+            if recipe == "mxfp8" and not blackwell:
+                continue
+            if recipe in self.features:
+                return recipe
+        return None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"stack": self.stack, "version": self.version, "released": self.released.isoformat(),
+                "features": sorted(self.features), "attention_kernel": self.attention_kernel}
+
+
+# ---------------------------------------------------------------------------------------- schema
+
+
+class ReleaseEntry(Strict):
+    version: str
+    released: date
+    features: list[Literal[FEATURES]]   # type: ignore[valid-type]
+    attention_kernel: Literal[ATTENTION_KERNELS]   # type: ignore[valid-type]
+    host_overhead_factor: float = Field(1.0, gt=0.0, le=4.0)
+    zero3_prefetch_efficiency: float = Field(1.0, ge=0.0, le=1.0)
+    fp32_grads: bool = True
+    fp8_params: bool = False
+    selective_policy: Literal["attention_core", "dots_except_mlp_in", "qkv_proj"] = "attention_core"
+    logit_bytes: float = Field(8.0, gt=0.0, le=16.0)
+    source: Union[str, list[str]]
+    verified: bool = True
+    notes: str = ""
+
+    @field_validator("version", mode="before")
+    @classmethod
+    def _version_text(cls, value: Any) -> Any:
+        return getattr(value, "text", value) if not isinstance(value, str) else value
+
+
+class StackEntry(Strict):
+    stack: Literal[STACKS]   # type: ignore[valid-type]
+    name: str
+    runs_on: Optional[str] = None     # the engine it drives (nemo -> megatron-core)
+    notes: str = ""
+    releases: list[ReleaseEntry] = Field(min_length=1)
+
+
+def _release(stack: str, e: ReleaseEntry) -> SoftwareStack:
+    sources = (e.source,) if isinstance(e.source, str) else tuple(e.source)
+    return SoftwareStack(
+        stack=stack, version=e.version, released=e.released, features=frozenset(e.features),
+        attention_kernel=e.attention_kernel, host_overhead_factor=e.host_overhead_factor,
+        zero3_prefetch_efficiency=e.zero3_prefetch_efficiency, fp32_grads=e.fp32_grads,
+        fp8_params=e.fp8_params, selective_policy=e.selective_policy, logit_bytes=e.logit_bytes,
+        sourced=Sourced(sources, e.released.isoformat(), e.verified), notes=e.notes)
+
+
+@lru_cache(maxsize=4)
+def load_software(root: Path | None = None) -> dict[str, tuple[SoftwareStack, ...]]:
+    """Every stack's releases, oldest first; InputError with every broken file's positions."""
+    from procure.sources.validate import validate_document
+    from procure.sources.yamlpos import read_yaml
+
+    folder = Path(root or catalog_dir()) / SOFTWARE_FOLDER
+    out: dict[str, tuple[SoftwareStack, ...]] = {}
+    problems: list[Diagnostic] = []
+    for path in sorted(folder.glob("*.yaml")):
+        try:
+            doc = read_yaml(path)
+            entry = validate_document(doc, StackEntry)
+        except InputError as exc:
+            problems.extend(exc.diagnostics)
+            continue
+        if entry.stack != path.stem:
+            problems.append(Diagnostic(str(path), *doc.position(("stack",)), "id-mismatch",
+                                       f"stack {entry.stack!r} must equal the file name {path.stem!r}"))
+            continue
+        out[entry.stack] = tuple(sorted((_release(entry.stack, r) for r in entry.releases),
+                                        key=lambda s: s.released))
+    if problems:
+        raise InputError(problems)
+    return out
+
+
+def known_versions(stack: str) -> list[str]:
+    return [s.version for s in load_software().get(ALIASES.get(stack, stack), ())]
+
+
+def _as_date(value: Union[str, date, None]) -> date | None:
+    if value is None or isinstance(value, date):
+        return value
+    text = str(value).strip()
+    parts = [int(p) for p in text.split("-")]
+    return date(parts[0], parts[1] if len(parts) > 1 else 12, parts[2] if len(parts) > 2 else 28)
+
+
+def resolve_software(stack: str | None, version: str | None = None,
+                     when: Union[str, date, None] = None,
+                     accel: Accelerator | None = None) -> SoftwareStack:
+    """The release a bid runs. ``stack`` None: the mainstream stack of ``accel``'s vendor.
+    ``version`` given: that release (ValueError naming the known ones when absent); else the
+    newest released on or before ``when`` (its oldest release when all are newer)."""
+    catalog = load_software()
+    if stack is None:
+        vendor = accel.vendor if accel is not None else ""
+        stack = MAINSTREAM.get(vendor, MAINSTREAM_FALLBACK)
+    key = ALIASES.get(stack, stack)
+    releases = catalog.get(key)
+    if not releases:
+        raise ValueError(f"no software stack {stack!r} in the catalog{suggest(stack, catalog)}")
+    if version is not None:
+        for rel in releases:
+            if rel.version == str(version):
+                return rel
+        raise ValueError(f"{stack} has no release {version!r} in the catalog (known: "
+                         f"{', '.join(r.version for r in releases)})")
+    day = _as_date(when)
+    if day is None:
+        return releases[-1]
+    eligible = [r for r in releases if r.released <= day]
+    return eligible[-1] if eligible else releases[0]
+
+
+def check_software(stack: str | None, version: str | None) -> None:
+    """ValueError (a schema diagnostic) when the stack or the release is not in the catalog."""
+    catalog = load_software()
+    if stack is None:
+        if version is not None:
+            raise ValueError("a software `version` needs its `stack`")
+        return
+    key = ALIASES.get(stack, stack)
+    if key not in catalog:
+        raise ValueError(f"unknown software stack {stack!r}{suggest(stack, list(catalog))}")
+    if version is not None and str(version) not in known_versions(stack):
+        raise ValueError(f"{stack} has no release {version!r} in the catalog (known: "
+                         f"{', '.join(known_versions(stack))})")
+
+
+def software_for(bid_spec: Any, workload_spec: Any, as_of: Union[str, date, None],
+                 accel: Accelerator) -> SoftwareStack:
+    """The release a bid runs: the bid's ``software:`` over the workload's, its date over the
+    quote's ``as_of`` (specs are anything with stack/version/date attributes, or None)."""
+    spec = bid_spec if bid_spec is not None else workload_spec
+    stack = getattr(spec, "stack", None)
+    if bid_spec is not None and stack is None and workload_spec is not None:
+        stack = getattr(workload_spec, "stack", None)
+    return resolve_software(stack, getattr(spec, "version", None),
+                            getattr(spec, "date", None) or as_of, accel)

@@ -1,0 +1,74 @@
+"""How wrong the model is, by evaluation family: the step-time error an estimate carries.
+
+The refit (benchmarks/refit.py) backtests the FIT split and writes, per evaluation family, the mean
+and spread of log(measured / predicted) into calibration.yaml. An estimate takes the error of
+the family it belongs to when its accelerator's knobs were fitted on its own runs, and a wide
+prior (knobs.UNCALIBRATED_ERROR) otherwise. ``step_time_band`` turns it into P10-P90 of the step
+time the measured run will show; the economics Monte Carlo draws from the same log-normal.
+"""
+
+from __future__ import annotations
+
+import math
+from statistics import NormalDist
+from typing import Any
+
+from procure.catalog.knobs import AccelKnobs, Knobs, StepTimeError
+from procure.catalog.types import Accelerator, ModelArch
+from procure.model.types import Estimate, PlanSpec, Workload
+
+FAMILIES = ("dense-bf16-hopper", "fp8-hopper", "blackwell", "amd", "a100", "fsdp-zero3", "moe",
+            "long-context")
+LONG_CONTEXT_TOKENS = 32768          # sequences from here on are the long-context family
+BAND = (0.10, 0.90)
+
+
+def evaluation_family(arch: ModelArch, accel: Accelerator, workload: Workload,
+                      plan: PlanSpec | dict[str, Any] | None) -> str:
+    """The corpus's evaluation family of a run or a bid (benchmarks/corpus/*.yaml `family`)."""
+    zero = plan.get("zero_stage") if isinstance(plan, dict) else (plan.zero_stage if plan else None)
+    gen = accel.architecture.strip().lower()
+    if workload.seq_len >= LONG_CONTEXT_TOKENS:      # long-context MoE runs too (corpus rule)
+        return "long-context"
+    if arch.moe is not None:
+        return "moe"
+    if zero == 3:                       # FSDP/ZeRO-3 plans, whatever the hardware (corpus rule)
+        return "fsdp-zero3"
+    if accel.vendor.upper() == "AMD":
+        return "amd"
+    if gen.startswith("blackwell"):
+        return "blackwell"
+    if gen == "ampere":
+        return "a100"
+    if gen == "hopper":
+        return "fp8-hopper" if workload.precision == "fp8" else "dense-bf16-hopper"
+    return "other"
+
+
+def calibration_info(knobs: Knobs, accel_knobs: AccelKnobs, accel: Accelerator,
+                     family: str) -> dict[str, Any]:
+    """Estimate.calibration: fitted or not, on what, and the family's step-time error."""
+    fitted = accel_knobs.fitted and accel.id in knobs.by_accelerator
+    error = knobs.error_for(family, fitted)
+    return {"accelerator": accel.id, "fitted": fitted, "fitted_on": list(accel_knobs.fitted_on),
+            "step_time_error": error.to_dict()}
+
+
+def _error(est: Estimate) -> StepTimeError:
+    err = (est.calibration or {}).get("step_time_error") or {}
+    return StepTimeError(str(err.get("family", "uncalibrated")), float(err.get("bias", 0.0)),
+                         float(err.get("sigma_log", 0.25)), int(err.get("n", 0)))
+
+
+def step_time_quantile(est: Estimate, q: float) -> float:
+    """Quantile q of the step time a measurement will show, from the estimate's error model:
+    step_time_s x exp(bias + sigma_log x Phi^-1(q))."""
+    if not est.feasible or not math.isfinite(est.step_time_s):
+        return math.nan
+    err = _error(est)
+    return est.step_time_s * math.exp(err.bias + err.sigma_log * NormalDist().inv_cdf(q))
+
+
+def step_time_band(est: Estimate, band: tuple[float, float] = BAND) -> tuple[float, float]:
+    """(P10, P90) of the measured step time around the estimate (NaN when infeasible)."""
+    return step_time_quantile(est, band[0]), step_time_quantile(est, band[1])

@@ -1,0 +1,112 @@
+"""Published vendor-tuned recipes next to the plan search (issue 10 item 5).
+
+``search_vs_tuned`` runs the plan search on every corpus run that publishes a vendor-tuned recipe
+(``tuned_recipe: true``: MLPerf submissions, performance tables) at that run's model, hardware,
+GPU count, global batch, precision and software, and compares the best plan's predicted step time
+with the recipe's MEASURED one: a search that out-tunes the vendors by more than the model's own
+error is finding fiction. ``nearest_tuned_recipe`` / ``compare_with_recipe`` put the nearest such
+recipe next to a bid's best plan (the report wires them in).
+
+Pure: runs come in as validated dicts (procure.published_runs), the catalog as dataclasses.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from procure.backtest import Unpredictable, run_case
+from procure.catalog.software import SoftwareStack
+from procure.catalog.types import Accelerator, ModelArch, Network
+from procure.model import estimate
+from procure.model.types import Estimate, Knobs, PlanSpec, Workload
+
+SHAPE_KEYS = ("layers", "hidden", "heads", "ffn_hidden", "vocab")
+
+
+def _same_model(arch: ModelArch, run: dict[str, Any]) -> bool:
+    mdl = run["model"]
+    mine = {"layers": arch.layers, "hidden": arch.hidden, "heads": arch.heads,
+            "ffn_hidden": arch.ffn_hidden, "vocab": arch.vocab}
+    close_vocab = abs(int(mdl["vocab"]) - arch.vocab) <= max(1024, 0.02 * arch.vocab)
+    return all(int(mdl[k]) == mine[k] for k in SHAPE_KEYS if k != "vocab") and close_vocab
+
+
+def nearest_tuned_recipe(arch: ModelArch, accel: Accelerator, gpus: int, workload: Workload,
+                         runs: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """The tuned recipe of the same model shape, sequence length and precision closest to this
+    bid: the same accelerator before its generation, then the nearest GPU count (log scale)."""
+    candidates = [r for r in runs if r.get("tuned_recipe") and _same_model(arch, r)
+                  and int(r["model"]["seq_len"]) == workload.seq_len and r["precision"] == workload.precision]
+    if not candidates:
+        return None
+
+    def distance(run: dict[str, Any]) -> tuple[int, float]:
+        same = run["hardware"]["accelerator"] == accel.id
+        return (0 if same else 1, abs(math.log(int(run["hardware"]["gpus"]) / max(gpus, 1))))
+
+    return min(candidates, key=lambda r: (distance(r), str(r["id"])))
+
+
+def compare_with_recipe(est: Estimate, run: dict[str, Any], accelerators: dict[str, Accelerator],
+                        knobs: Knobs | None = None) -> dict[str, Any]:
+    """The bid's best plan next to a published tuned recipe: the recipe's plan, its measured step
+    time, the model's time for that plan, and the search's best plan at the RECIPE's scale
+    (GPUs, batch, software), so the two are compared like for like."""
+    case, _ = run_case(run, accelerators)
+    recipe = estimate(case.arch, case.accel, case.network, case.gpus, case.workload, case.plan, knobs,
+                      software=case.software)
+    searched = estimate(case.arch, case.accel, case.network, case.gpus, case.workload, None, knobs,
+                        software=case.software)
+    measured = float(run["measured"]["step_time_s"])
+    return {
+        "recipe_id": run["id"], "recipe_source": run.get("source"), "recipe_url": run.get("url"),
+        "recipe_gpus": case.gpus, "recipe_accelerator": case.accel.id,
+        "recipe_plan": _plan(case.plan),
+        "recipe_measured_step_time_s": measured,
+        "recipe_predicted_step_time_s": recipe.step_time_s if recipe.feasible else None,
+        "search_plan_at_recipe_scale": searched.plan if searched.feasible else None,
+        "search_step_time_at_recipe_scale_s": searched.step_time_s if searched.feasible else None,
+        "search_to_measured": (searched.step_time_s / measured) if searched.feasible else None,
+        "bid_plan": est.plan, "bid_step_time_s": est.step_time_s if est.feasible else None,
+    }
+
+
+def _plan(plan: PlanSpec) -> dict[str, Any]:
+    return {k: v for k, v in plan.__dict__.items() if v is not None}
+
+
+def search_vs_tuned(runs: list[dict[str, Any]], accelerators: dict[str, Accelerator],
+                    knobs: Knobs | None = None,
+                    networks_by_gbps: dict[float, Network] | None = None) -> dict[str, Any]:
+    """For every tuned-recipe run the model can time: the search's best step time over the
+    measured one (>= 1: the search does not beat the vendor; < 1: it claims to), and the median."""
+    rows = []
+    for run in runs:
+        if not run.get("tuned_recipe"):
+            continue
+        try:
+            case, _ = run_case(run, accelerators, networks_by_gbps)
+        except Unpredictable:
+            continue
+        best = estimate(case.arch, case.accel, case.network, case.gpus, case.workload, None, knobs,
+                        software=case.software)
+        if not best.feasible:
+            continue
+        measured = float(run["measured"]["step_time_s"])
+        rows.append({"id": run["id"], "family": run.get("family"), "split": run.get("split"),
+                     "measured_step_time_s": measured, "search_step_time_s": best.step_time_s,
+                     "ratio": best.step_time_s / measured, "search_plan": best.plan,
+                     "recipe_plan": _plan(case.plan)})
+    ratios = np.array([r["ratio"] for r in rows])
+    return {"runs": rows, "median_ratio": float(np.median(ratios)) if len(ratios) else None,
+            "n": len(rows)}
+
+
+def software_of(run: dict[str, Any]) -> SoftwareStack | None:
+    """The release a recipe ran (for callers that build their own comparison)."""
+    from procure.backtest import run_software
+
+    return run_software(run)

@@ -1,0 +1,128 @@
+"""The software stack as an input: the catalog, its resolution, and a search that never proposes
+what the stack cannot run."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from datetime import date
+
+import pytest
+
+from procure.catalog.load import default_catalog
+from procure.catalog.software import (FEATURES, load_software, resolve_software, software_for)
+from procure.model import PlanSpec, Workload, estimate
+
+try:
+    from test_model_fixtures import NDR, gpt
+except ImportError:  # pragma: no cover
+    from .test_model_fixtures import NDR, gpt
+
+CAT = default_catalog()
+H100 = CAT.accelerators["h100-sxm5-80gb"]
+B200 = CAT.accelerators["b200-sxm-180gb"]
+A100 = CAT.accelerators["a100-sxm4-80gb"]
+MI300X = CAT.accelerators["mi300x-oam-192gb"]
+ARCH = gpt(32, 4096, 32, vocab=128256, kv_heads=8, ffn=14336, gated=True)
+WL = Workload(seq_len=8192, global_batch=512)
+
+
+def test_every_release_is_sourced_dated_and_uses_known_features():
+    catalog = load_software()
+    assert {"megatron-core", "nemo", "megatron-bridge", "torchtitan", "deepspeed"} <= set(catalog)
+    for releases in catalog.values():
+        dates = [r.released for r in releases]
+        assert dates == sorted(dates)
+        for rel in releases:
+            assert rel.sourced.source and all(s.strip() for s in rel.sourced.source)
+            assert rel.features <= set(FEATURES)
+
+
+def test_resolution_by_version_date_and_vendor():
+    assert resolve_software("megatron-lm", "0.9").label == "megatron-core 0.9"
+    assert resolve_software("nemo", when="2024-12").version == "24.09"
+    assert resolve_software("torchtitan", when=date(2024, 9, 1)).version == "2024.07"
+    assert resolve_software(None, when="2026-11-01", accel=MI300X).stack == "primus"
+    assert resolve_software(None, when="2026-11-01", accel=H100).stack == "megatron-core"
+    with pytest.raises(ValueError, match="no release"):
+        resolve_software("nemo", "99.99")
+
+
+def test_bid_software_overrides_the_workload_and_as_of_dates_it():
+    class Spec:
+        def __init__(self, stack=None, version=None, date=None):
+            self.stack, self.version, self.date = stack, version, date
+
+    assert software_for(None, Spec("torchtitan"), "2025-01-15", H100).version == "2024.10"
+    assert software_for(Spec("deepspeed"), Spec("torchtitan"), "2025-01-15", H100).stack == "deepspeed"
+    assert software_for(Spec(date="2024-01"), Spec("nemo"), "2026-11-01", H100).version == "23.05"
+
+
+def _search(software, precision="bf16", accel=H100, plan=None):
+    return estimate(ARCH, accel, NDR, 512, replace(WL, precision=precision), plan, software=software)
+
+
+@pytest.mark.parametrize("stack,when,forbidden", [
+    ("torchtitan", "2024-08", {"zero_stage": {1, 2}, "cp": lambda c: c > 1}),
+    ("deepspeed", "2024-04", {"tp_comm_overlap": {True}}),
+    ("megatron-core", "2023-06", {"tp_comm_overlap": {True}, "cp": lambda c: c > 1,
+                                  "overlap_grad_reduce": {True}}),
+    ("other", "2024-01", {"cp": lambda c: c > 1, "tp_comm_overlap": {True}}),
+])
+def test_the_search_never_proposes_what_the_stack_cannot_run(stack, when, forbidden):
+    est = _search(resolve_software(stack, when=when))
+    assert est.feasible
+    for plan in [est.plan] + [r["plan"] for r in est.runners_up]:
+        for key, bad in forbidden.items():
+            value = plan[key]
+            assert not (bad(value) if callable(bad) else value in bad), (stack, key, value)
+    assert est.software["stack"] == ("megatron-core" if stack == "megatron-lm" else stack)
+
+
+def test_a_fixed_plan_the_stack_cannot_run_is_infeasible_with_the_reason():
+    plan = PlanSpec(tp=8, pp=1, dp=64, cp=1, ep=1, vpp=1, micro_batch=1, zero_stage=1, recompute="none",
+                    sequence_parallel=True, tp_comm_overlap=True, overlap_grad_reduce=True)
+    est = _search(resolve_software("deepspeed", "0.14"), plan=plan)
+    assert not est.feasible and "cannot run" in est.reason and "TP comm overlap" in est.reason
+
+
+def test_fp8_needs_a_recipe_for_the_part():
+    est = _search(resolve_software("megatron-core", "0.16"), precision="fp8", accel=A100)
+    assert not est.feasible and "fp8" in est.reason
+    assert _search(resolve_software("megatron-core", "0.16"), precision="fp8", accel=B200).feasible
+
+
+def test_the_stack_attention_kernel_changes_long_sequence_time():
+    wl = Workload(seq_len=32768, global_batch=64)
+    plan = PlanSpec(tp=4, pp=1, dp=16, cp=8, ep=1, vpp=1, micro_batch=1, zero_stage=3, recompute="none",
+                    sequence_parallel=True, tp_comm_overlap=True, overlap_grad_reduce=True)
+    fa2 = estimate(ARCH, H100, NDR, 512, wl, plan, software=resolve_software("torchtitan", "2024.10"))
+    cudnn = estimate(ARCH, H100, NDR, 512, wl, plan, software=resolve_software("torchtitan", "2025.03"))
+    assert fa2.feasible and cudnn.feasible
+    assert fa2.terms["compute_s"] > 1.2 * cudnn.terms["compute_s"]
+
+
+def test_cluster_yaml_software_is_validated_with_positions(tmp_path):
+    from procure.errors import InputError
+    from procure.inputs.schema import Cluster
+    from procure.sources.validate import validate_document
+    from procure.sources.yamlpos import parse_yaml_text
+
+    text = """schema: procure/v1
+title: t
+as_of: 2026-11-01
+workload: {model: llama3-8b, seq_len: 8192, global_batch: 512, train_tokens: 1.0e12,
+           software: {stack: nemoo}}
+bids:
+- id: a
+  vendor: v
+  accelerator: h100-sxm5-80gb
+  gpus: 64
+  pricing: {usd_per_gpu_hour: 2}
+  software: {stack: nemo, version: "99.1"}
+"""
+    doc = parse_yaml_text(text, "cluster.yaml")
+    with pytest.raises(InputError) as info:
+        validate_document(doc, Cluster)
+    found = {(d.line, d.message.split(":")[0]) for d in info.value.diagnostics}
+    assert any(line == 5 for line, _ in found) and any(line == 12 for line, _ in found), found
+    assert any("did you mean 'nemo'" in d.message for d in info.value.diagnostics)
