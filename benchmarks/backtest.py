@@ -16,11 +16,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from procure.backtest import backtest, run_case
-from procure.catalog.calibration import load_knobs
-from procure.catalog.load import default_catalog
-from procure.model.batch import case_knobs, evaluate_prepared, prepare
-from procure.published_runs import load_runs_file
+from procure.backtest import backtest, run_case  # noqa: E402
+from procure.catalog.calibration import load_knobs  # noqa: E402
+from procure.catalog.load import default_catalog  # noqa: E402
+from procure.model.batch import case_knobs, evaluate_prepared, prepare  # noqa: E402
+from procure.backtest.runs import load_runs_file  # noqa: E402
 
 
 def _best(fn, repeat: int) -> tuple[float, object]:
@@ -46,8 +46,8 @@ def main(argv: list[str] | None = None) -> int:
         if not path.is_file():
             print(f"{path}: absent")
             continue
-        t_read, runs = _best(lambda: load_runs_file(path), args.repeat)
-        t_run, result = _best(lambda: backtest(runs, cat.accelerators, knobs=knobs), args.repeat)
+        t_read, runs = _best(lambda path=path: load_runs_file(path), args.repeat)
+        t_run, result = _best(lambda runs=runs: backtest(runs, cat.accelerators, knobs=knobs), args.repeat)
         cases = []
         for run in runs:
             try:
@@ -56,7 +56,7 @@ def main(argv: list[str] | None = None) -> int:
                 continue
         prep = prepare(cases)
         kn = case_knobs(cases, knobs)
-        t_floor, _ = _best(lambda: evaluate_prepared(prep, kn), args.repeat)
+        t_floor, _ = _best(lambda prep=prep, kn=kn: evaluate_prepared(prep, kn), args.repeat)
         print(f"{path.name:28s} runs {len(runs):5d}  read {t_read * 1e3:7.1f} ms  backtest "
               f"{t_run * 1e3:7.1f} ms  ({len(runs) / t_run:8,.0f} runs/s)  evaluate floor "
               f"{t_floor * 1e3:6.1f} ms  ratio {t_run / t_floor:5.1f}  MAPE {result['mape']:.3f}")

@@ -40,12 +40,12 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from procure.backtest import Unpredictable, backtest, read_vtrain_csv, run_case
-from procure.catalog.calibration import knobs_from_document
-from procure.catalog.knobs import AccelKnobs, Knobs
-from procure.catalog.load import default_catalog
-from procure.model.batch import case_knobs, evaluate_prepared, prepare
-from procure.published_runs import read_runs
+from procure.backtest import Unpredictable, backtest, read_vtrain_csv, run_case  # noqa: E402
+from procure.catalog.calibration import knobs_from_document  # noqa: E402
+from procure.catalog.knobs import AccelKnobs, Knobs  # noqa: E402
+from procure.catalog.load import default_catalog  # noqa: E402
+from procure.model.batch import case_knobs, evaluate_prepared, prepare  # noqa: E402
+from procure.backtest.runs import read_runs  # noqa: E402
 
 FITTED_AT = "2026-12-01"                 # fixed for determinism (not the clock)
 CORPUS = ROOT / "benchmarks" / "corpus"

@@ -17,13 +17,13 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from procure.catalog.calibration import load_knobs
-from procure.catalog.load import default_catalog
-from procure.catalog.software import resolve_software
-from procure.model import PlanSpec, Workload, estimate
-from procure.model.core import evaluate
-from procure.model.grid import build_grid
-from procure.model.problem import build_problem, core_knobs, gemm_tops
+from procure.catalog.calibration import load_knobs  # noqa: E402
+from procure.catalog.load import default_catalog  # noqa: E402
+from procure.catalog.software import resolve_software  # noqa: E402
+from procure.model import PlanSpec, Workload, estimate  # noqa: E402
+from procure.model.core import evaluate  # noqa: E402
+from procure.model.grid import build_grid  # noqa: E402
+from procure.model.problem import build_problem, core_knobs, gemm_tops  # noqa: E402
 
 CASES = [  # model, accelerator, network, GPUs, sequence, global batch (sequences)
     ("llama3-8b", "h100-sxm5-80gb", "ib-ndr400", 8, 8192, 128),
@@ -57,14 +57,14 @@ def main(argv: list[str] | None = None) -> int:
         wl = Workload(seq_len=seq, global_batch=batch)
         software = resolve_software(None, when="2026-11-01", accel=accel)
         est = estimate(arch, accel, network, gpus, wl, knobs=knobs, software=software)
-        whole = _best(lambda: estimate(arch, accel, network, gpus, wl, knobs=knobs, software=software),
-                      args.repeat)
+        whole = _best(lambda a=arch, c=accel, nw=network, g=gpus, w=wl, sw=software:
+                      estimate(a, c, nw, g, w, knobs=knobs, software=sw), args.repeat)
         ak = knobs.for_accelerator(acc)
         kn = core_knobs(ak, gemm_tops(accel, wl.precision, ak))
         pb = build_problem(arch, accel, network, gpus, wl, None, software).as_arrays()
         grid, _ = build_grid(pb, gpus, PlanSpec(), accel.scale_up_domain, software)
         n = len(grid["t"])
-        floor = _best(lambda: evaluate(pb, kn, grid), args.repeat) if n else float("nan")
+        floor = _best(lambda pb=pb, kn=kn, grid=grid: evaluate(pb, kn, grid), args.repeat) if n else float("nan")
         plan = est.plan
         print(f"{model:12s} {gpus:6d} x {acc:15s} plans {n:7d}  {whole * 1e3:7.1f} ms  "
               f"{n / whole:10,.0f} plans/s  floor {floor * 1e3:6.1f} ms  ratio {whole / floor:4.2f}  "

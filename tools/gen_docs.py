@@ -58,6 +58,11 @@ FIELD_TEXT: dict[str, str] = {
     # workload
     "Workload.model": "A model preset id from `hardware_catalog/models/` (e.g. `llama3-70b`). Give this or `architecture`.",
     "Workload.architecture": "An inline model architecture instead of a preset.",
+    "Workload.software": "The training stack every bid runs unless a bid says otherwise (`hardware_catalog/software/`); unset means the mainstream stack of each accelerator's vendor at `as_of`.",
+    "Bid.software": "The training stack this bid runs, over the workload's: the plan search only proposes what it can run.",
+    "SoftwareSpec.stack": "A stack of `hardware_catalog/software/`: megatron-core (megatron-lm), nemo, megatron-bridge, torchtitan, deepspeed, fsdp, maxtext, primus or other; unset means the vendor's mainstream stack.",
+    "SoftwareSpec.version": "A release of that stack in the catalog (e.g. `25.09` for NeMo); unset means the newest released on or before `date`.",
+    "SoftwareSpec.date": "`YYYY-MM` or `YYYY-MM-DD`: pick the newest release on or before it; unset means the quote's `as_of`.",
     "Workload.seq_len": "Tokens per training sequence.",
     "Workload.global_batch_tokens": "Tokens per optimizer step; a multiple of `seq_len`. Give this or `global_batch`.",
     "Workload.global_batch": "Sequences per optimizer step. Give this or `global_batch_tokens`.",
@@ -70,6 +75,7 @@ FIELD_TEXT: dict[str, str] = {
     "ArchitectureSpec.hidden": "Hidden (model) width.",
     "ArchitectureSpec.heads": "Attention heads.",
     "ArchitectureSpec.kv_heads": "Key/value heads (grouped-query attention); unset means `heads` (multi-head attention).",
+    "ArchitectureSpec.head_dim": "Width of one attention head, where the model decouples it from hidden / heads (Qwen3, Gemma); unset means hidden / heads.",
     "ArchitectureSpec.ffn_hidden": "Dense MLP width; unset means 4 x hidden, or 8/3 x hidden rounded up to 256 with `gated_mlp`.",
     "ArchitectureSpec.vocab": "Vocabulary size.",
     "ArchitectureSpec.gated_mlp": "SwiGLU/GeGLU MLP (three weight matrices instead of two).",
@@ -165,6 +171,7 @@ FIELD_TEXT: dict[str, str] = {
     "ModelEntry.hidden": "Hidden width.",
     "ModelEntry.heads": "Attention heads.",
     "ModelEntry.kv_heads": "Key/value heads.",
+    "ModelEntry.head_dim": "Attention head width where it is not hidden / heads.",
     "ModelEntry.ffn_hidden": "Dense MLP width (for MoE: the dense layers' width).",
     "ModelEntry.vocab": "Vocabulary size.",
     "ModelEntry.gated_mlp": "SwiGLU/GeGLU MLP.",
@@ -448,6 +455,12 @@ CLUSTER_SECTIONS = [
     ("workload.architecture", E.ArchitectureSpec, "An inline transformer, for a model that is not a preset. "
      "The fields mean what they mean in a Hugging Face `config.json`.", []),
     ("workload.architecture.moe", E.MoESpec, "Mixture-of-experts layers (also used by model presets).", []),
+    ("workload.software, bids[].software", S.SoftwareSpec, "The training software: it decides which plan "
+     "features the search may use (TP comm overlap, context parallelism, fp8 recipes, the distributed "
+     "optimizer, FSDP, interleaved pipelines, DP overlap) and the attention kernel.", [
+        "`stack` and `version` must name an entry of `hardware_catalog/software/`.",
+        "A bid's `software` replaces the workload's; a bid that gives only a `date` keeps the workload's stack.",
+    ]),
     ("assumptions", S.AssumptionsSpec, "Every assumption is optional and has a documented default (the "
      "`default` column, read from `procure.economics.inputs.Assumptions`). The reports list each value "
      "used and where it came from.", []),
@@ -555,6 +568,7 @@ workload:
   train_tokens: 15e12                # 15 trillion tokens
   precision: bf16                    # bf16 | fp16 | fp8
   deadline_days: 120                 # optional: slower bids are flagged misses-deadline
+  software: {stack: megatron-core, date: 2026-10}   # optional: the stack, its newest release by then
 
 assumptions:                         # optional; every key has a default
   power_usd_per_kwh: 0.08            # purchase bids: electricity price
@@ -587,6 +601,7 @@ bids:
       scaling_efficiency: 0.92
     plan: auto                       # search the parallel plan
     measured: [logs/acme/burnin.log] # burn-in logs, relative to this file
+    software: {stack: nemo, version: "25.09"}   # optional: this bid's stack and release
 
   - id: inline-usd
     vendor: Example GPU Cloud
@@ -631,6 +646,7 @@ workload:
     hidden: 4096
     heads: 32
     kv_heads: 8                      # grouped-query attention
+    head_dim: 128                    # optional: when not hidden / heads
     ffn_hidden: 14336                # dense layers' MLP width
     vocab: 128256
     gated_mlp: true                  # SwiGLU
@@ -1030,6 +1046,14 @@ CODES: dict[str, tuple[str, str, str]] = {
     "yaml-syntax": ("YAML", "Not valid YAML: bad indentation, a tab used for indentation, an unclosed "
                     "bracket or quote, an undefined alias, a value where a key was expected.",
                     "Fix the text at the line and column given; indent with spaces only."),
+    "empty": ("file", "A vTrain ground-truth CSV without even a header row (`procure backtest`).",
+              "Give the file its header and rows."),
+    "bad-header": ("file", "A vTrain ground-truth CSV whose header has the wrong number of columns "
+                   "(`procure backtest`).", "Use vTrain's ground_truth_single.csv or ground_truth_multi.csv layout."),
+    "bad-row": ("file", "A row of a vTrain ground-truth CSV with the wrong number of cells (`procure backtest`; "
+                "every bad row is listed with its line).", "Fix or delete the row."),
+    "duplicate-id": ("schema", "Two runs of a published-runs file share an id (`procure backtest`); reported "
+                     "at the second.", "Give each run its own id."),
     "duplicate-key": ("YAML", "The same key twice in one mapping; YAML would silently keep the last one.",
                       "Delete one of them (the message says where the first is)."),
     "bad-key": ("YAML", "A key that is not a plain scalar (a list, a mapping, null or a date as a key).",

@@ -46,11 +46,11 @@ class AccelKnobs:
 
     gemm_top: float | None = None           # best fraction of peak; None -> matmul_ceiling/peak
     gemm_curve: tuple[tuple[float, float], ...] = (
-        (3.125e-06, 0.256), (3.125e-05, 0.256), (3.125e-04, 0.8209), (3.125e-03, 0.8394),
-        (3.125e-02, 0.8666), (9.376e-02, 1.0))
-    membound_factor: float = 0.701          # x the physical byte count of elementwise kernels
-    launch_overhead_s: float = 8.248e-4     # host time per layer per forward-equivalent pass
-    scale_up_bw_eff: float = 0.8179         # achieved / per-direction scale-up link bandwidth
+        (2.962e-06, 0.1), (2.962e-05, 0.2612), (2.962e-04, 0.8107), (2.962e-03, 0.8471),
+        (2.962e-02, 0.8471), (8.887e-02, 1.0))
+    membound_factor: float = 0.7071         # x the physical byte count of elementwise kernels
+    launch_overhead_s: float = 8.246e-4     # host time per layer per forward-equivalent pass
+    scale_up_bw_eff: float = 0.8224         # achieved / per-direction scale-up link bandwidth
     scale_out_bw_eff: float = 0.9           # achieved / per-direction NIC bandwidth
     overlap_efficiency: float = 1.0         # share of overlappable comm that runs under compute
     #                                         (its contention cost: core.OVERLAP_CONTENTION)
@@ -61,7 +61,7 @@ class AccelKnobs:
     attention_ratio: float = 0.675
     # Fraction of the measured fp8/bf16 ceiling ratio that training-shaped fp8 GEMMs keep (the fp8
     # casts are counted separately): the fp8 top = 16-bit top x (fp8 / bf16 MAMF fraction) x this.
-    fp8_gemm_scale: float = 1.2582
+    fp8_gemm_scale: float = 1.0019
     # Fraction of the measured 16-bit matmul ceiling (MAMF) the largest training GEMMs reach: it
     # carries over to a part of the same family with its own ceiling (MI355X from MI300X/MI325X).
     ceiling_scale: float = 1.0

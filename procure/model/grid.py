@@ -97,21 +97,26 @@ def _choices(pb: Problem, gpus: int, gpn: int, experts: int,
         "sp": [0] + [1] * _feature(software, "sequence_parallel"),
         "tpo": [0] + [1] * _feature(software, "tp_comm_overlap"),
         "odp": [1] if _feature(software, "dp_overlap") else [0],
-        "aoff": [0] + [1] * (software is not None and software.has("activation_offload")),
+        # Activation offload is timed when a plan states it; the search does not propose it yet
+        # (the result document's plan has no field for it).
+        "aoff": [0],
         "sg": [0],
         "rl": [0],
     }
 
 
 def _layers_rule(layers: Any, uneven: bool) -> Callable[[dict[str, Any]], Any]:
-    """pp x vpp divides the layers, or (uneven stages) the first and last stage hold one fewer."""
+    """pp x vpp divides the layers; or, where the stack places the first and last stages' layers
+    freely (Megatron --decoder-first/last-pipeline-num-layers, pipeline layouts), the middle stages
+    hold n layers (a multiple of vpp, n = ceil(L/pp) rounded up) and the first and last stages
+    share what is left (DeepSeek-V3's 61 layers on pp16)."""
     def rule(g: dict[str, Any]) -> Any:
-        per_stage = -(-layers // g["p"])
         even = layers % (g["p"] * g["v"]) == 0
         if not uneven:
             return even
-        short = g["p"] * per_stage - layers
-        return even | ((g["p"] > 2) & (per_stage % g["v"] == 0) & (short <= 2))
+        per_stage = -(-layers // g["p"])
+        middle = -(-per_stage // g["v"]) * g["v"]
+        return even | ((g["p"] > 2) & (middle * (g["p"] - 2) <= layers))
     return rule
 
 
@@ -270,8 +275,8 @@ def plan_dict(grid: Grid, i: int) -> dict[str, Any]:
         "recompute": RECOMPUTE[int(grid["rc"][i])],
         "sequence_parallel": bool(grid["sp"][i]), "tp_comm_overlap": bool(grid["tpo"][i]),
         "overlap_grad_reduce": bool(grid["odp"][i]),
-        "activation_offload": bool(grid["aoff"][i]),
-    } | ({"fsdp_shard_group": int(grid["sg"][i])} if grid["sg"][i] else {}) \
+    } | ({"activation_offload": True} if grid["aoff"][i] else {}) \
+      | ({"fsdp_shard_group": int(grid["sg"][i])} if grid["sg"][i] else {}) \
       | ({"recompute_layers": int(grid["rl"][i])} if grid["rl"][i] else {})
 
 

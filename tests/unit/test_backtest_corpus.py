@@ -19,7 +19,7 @@ from procure.catalog.calibration import load_knobs
 from procure.catalog.load import default_catalog
 from procure.model import evaluation_family, step_time_band
 from procure.model.batch import estimate_batch
-from procure.published_runs import read_runs
+from procure.backtest.runs import read_runs
 
 ROOT = Path(__file__).resolve().parents[2]
 CORPUS = ROOT / "benchmarks" / "corpus"
@@ -139,7 +139,7 @@ def test_predicted_peak_memory_is_compared_where_a_run_publishes_it(cat):
 
 
 def test_the_search_does_not_out_tune_the_vendors(cat):
-    from procure.recipes import search_vs_tuned
+    from procure.backtest.recipes import search_vs_tuned
 
     result = search_vs_tuned(read_runs(CORPUS / "dense.yaml"), cat.accelerators, load_knobs())
     assert result["n"] >= 60
@@ -177,3 +177,20 @@ def test_the_shipped_knobs_say_what_they_were_fitted_on():
     for fam in DENSE_FAMILIES:
         err = knobs.step_time_errors[fam]
         assert err.n >= 2 and 0.0 < err.sigma_log < 0.5 and math.isfinite(err.bias)
+
+
+def test_a_bid_is_compared_with_the_nearest_published_tuned_recipe(cat):
+    from procure.backtest.recipes import compare_with_recipe, nearest_tuned_recipe
+    from procure.model import Workload, estimate
+
+    runs = read_runs(CORPUS / "dense.yaml")
+    arch, accel = cat.models["llama3-70b"], cat.accelerators["h100-sxm5-80gb"]
+    wl = Workload(seq_len=8192, global_batch=128, precision="fp8")
+    recipe = nearest_tuned_recipe(arch, accel, 96, wl, runs)
+    assert recipe is not None and recipe["tuned_recipe"] and recipe["hardware"]["accelerator"] == accel.id
+    assert recipe["model"]["hidden"] == 8192 and recipe["precision"] == "fp8"
+    est = estimate(arch, accel, cat.networks["ib-ndr400"], 96, wl, knobs=load_knobs())
+    out = compare_with_recipe(est, recipe, cat.accelerators, load_knobs())
+    assert out["recipe_id"] == recipe["id"] and out["recipe_measured_step_time_s"] > 0
+    assert out["search_to_measured"] is not None and 0.5 < out["search_to_measured"] < 1.5
+    assert nearest_tuned_recipe(cat.models["gpt3-175b"], accel, 64, Workload(seq_len=4096, global_batch=8), runs) is None

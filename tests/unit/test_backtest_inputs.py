@@ -6,7 +6,7 @@ import pytest
 
 from procure.backtest import read_vtrain_csv
 from procure.errors import InputError
-from procure.published_runs import load_runs_file, read_runs
+from procure.backtest.runs import load_runs_file, read_runs
 
 GOOD = """\
 schema: procure.published-runs/v1

@@ -1,7 +1,7 @@
 """Backtest the step-time model on published runs (``procure.published-runs/v1``) and on vTrain's
 measured iteration times: every run of a file in ONE vectorised evaluation (model.batch).
 
-Pure: runs come in as plain dicts (already validated by ``procure.published_runs``), the catalog
+Pure: runs come in as plain dicts (already validated by ``procure.backtest.runs``), the catalog
 as dataclasses.
 
 Software era. Older files have no ``software:``, yet what a run ran changed around 2023:
@@ -28,7 +28,7 @@ from procure.model import param_count
 from procure.model.batch import Case, batch_rows
 from procure.model.error_model import evaluation_family
 from procure.model.types import Knobs, PlanSpec, Workload
-from procure.published_runs import parse_vtrain_rows
+from procure.backtest.runs import parse_vtrain_rows
 
 SCHEMA = "procure.backtest/v1"
 IB_LATENCY_US = 5.0            # NCCL net hop latency (tree LL), facts networks.yaml

@@ -7,7 +7,7 @@ with the recipe's MEASURED one: a search that out-tunes the vendors by more than
 error is finding fiction. ``nearest_tuned_recipe`` / ``compare_with_recipe`` put the nearest such
 recipe next to a bid's best plan (the report wires them in).
 
-Pure: runs come in as validated dicts (procure.published_runs), the catalog as dataclasses.
+Pure: runs come in as validated dicts (procure.backtest.runs), the catalog as dataclasses.
 """
 
 from __future__ import annotations
