@@ -72,6 +72,7 @@ ATTENTION_RATIO = {
     "blackwell": (0.675, "no Blackwell attention measurement in the facts: Hopper's cuDNN ratio"),
     "cdna3": (0.70, "no CDNA3 attention measurement in the facts: prior between FA2 and cuDNN ratios"),
 }
+STEP_TIME_CV = 0.01                      # per-GPU step-time CV prior (not fitted)
 SIGMA_FLOOR = 0.03                       # published step times themselves scatter by a few %
 
 
@@ -164,7 +165,10 @@ def fit_ampere(data: list[Data], cat: Any) -> AccelKnobs:
         pts = [(t, float(v[f"curve_{i}"])) for i, t in enumerate(CURVE_T)] + [CURVE_ANCHOR]
         return AccelKnobs(gemm_curve=_monotone(pts), membound_factor=float(v["membound"]),
                           launch_overhead_s=float(v["launch_ms"]) * 1e-3, scale_up_bw_eff=float(v["up"]),
-                          scale_out_bw_eff=float(v["out"]), attention_ratio=ATTENTION_RATIO["ampere"][0])
+                          scale_out_bw_eff=float(v["out"]), attention_ratio=ATTENTION_RATIO["ampere"][0],
+                          # explicit, so the fit never depends on AccelKnobs' built-in defaults
+                          gemm_top=None, overlap_efficiency=1.0, step_time_cv=STEP_TIME_CV,
+                          fp8_gemm_scale=1.0, ceiling_scale=1.0)
 
     x = _fit(batch, lambda x: _with(Knobs(), GROUPS["ampere"], knobs(x)), x0, lo, hi)
     return replace(knobs(x), fitted=True, fitted_on=tuple(batch.sources),
