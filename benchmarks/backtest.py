@@ -41,7 +41,7 @@ def main(argv: list[str] | None = None) -> int:
     files = [args.shared / "data/published_runs/vtrain/ground_truth_single.csv",
              args.shared / "data/published_runs/vtrain/ground_truth_multi.csv",
              args.shared / "data/published_runs/calibration.yaml",
-             ROOT / "benchmarks/corpus/dense.yaml", ROOT / "benchmarks/corpus/moe_longctx.yaml"]
+             ROOT / "hardware_catalog/published_runs/dense.yaml", ROOT / "hardware_catalog/published_runs/moe_longctx.yaml"]
     for path in files:
         if not path.is_file():
             print(f"{path}: absent")

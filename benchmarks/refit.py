@@ -4,7 +4,7 @@
     python benchmarks/refit.py [--shared ../shared] [--check]
 
 Fitted ONLY on: ``published_runs/calibration.yaml`` and ``vtrain/ground_truth_single.csv`` (../shared)
-and the runs of ``benchmarks/corpus/*.yaml`` marked ``split: fit`` in the dense evaluation families
+and the runs of ``hardware_catalog/published_runs/*.yaml`` marked ``split: fit`` in the dense evaluation families
 (MoE and long-context runs are issue 11's). The hold-out runs of the corpus, the multi-node vTrain
 file and the older hold-out file of this folder are never read for fitting. Needs scipy (dev time
 only; the runtime reads the YAML). Each group minimises the soft-L1 of log(predicted / measured),
@@ -48,7 +48,7 @@ from procure.model.batch import case_knobs, evaluate_prepared, prepare  # noqa: 
 from procure.backtest.runs import read_runs  # noqa: E402
 
 FITTED_AT = "2026-12-01"                 # fixed for determinism (not the clock)
-CORPUS = ROOT / "benchmarks" / "corpus"
+CORPUS = ROOT / "hardware_catalog" / "published_runs"
 CORPUS_FILES = ("dense.yaml", "moe_longctx.yaml")
 FIT_FAMILIES = ("dense-bf16-hopper", "fp8-hopper", "blackwell", "amd", "a100", "fsdp-zero3")
 CURVE_T = (1e-6, 1e-5, 1e-4, 1e-3, 1e-2)

@@ -3,7 +3,7 @@ the vTrain ground-truth CSV reader, both reporting every problem as a ``file:lin
 diagnostic (InputError), never a traceback.
 
 The schema covers ../shared/data/published_runs/, benchmarks/holdout_runs.yaml and the
-validation corpus (benchmarks/corpus/*.yaml), whose runs add: url, source_family, split (fit |
+validation corpus (hardware_catalog/published_runs/*.yaml), whose runs add: url, source_family, split (fit |
 holdout), family (the evaluation family), software {stack, version, date}, tuned_recipe,
 model.head_dim / moe / mla / attention_window, parallelism.etp / fsdp / tp_comm_overlap and
 measured.{how, tokens_per_s_per_gpu, model_tflops_per_gpu, peak_memory_gib}.

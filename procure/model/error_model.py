@@ -25,7 +25,7 @@ BAND = (0.10, 0.90)
 
 def evaluation_family(arch: ModelArch, accel: Accelerator, workload: Workload,
                       plan: PlanSpec | dict[str, Any] | None) -> str:
-    """The corpus's evaluation family of a run or a bid (benchmarks/corpus/*.yaml `family`)."""
+    """The corpus's evaluation family of a run or a bid (hardware_catalog/published_runs/*.yaml `family`)."""
     zero = plan.get("zero_stage") if isinstance(plan, dict) else (plan.zero_stage if plan else None)
     gen = accel.architecture.strip().lower()
     if workload.seq_len >= LONG_CONTEXT_TOKENS:      # long-context MoE runs too (corpus rule)
