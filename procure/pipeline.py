@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from procure.catalog.knobs import Knobs
+from procure.catalog.software import SoftwareStack
 from procure.document.quote import QuoteDocument
 from procure.economics.inputs import Assumptions, BidCase
 from procure.inputs.bundle import Inputs
@@ -37,20 +38,24 @@ def measure(rb: ResolvedBid) -> MeasuredBid | None:
                        rb.network.id)
 
 
+def software(inputs: Inputs, rb: ResolvedBid) -> SoftwareStack:
+    """The software release the bid runs (its own, else the workload's, else mainstream at as_of)."""
+    from procure.catalog.software import software_for
+
+    return software_for(rb.bid.software, inputs.cluster.workload.software, inputs.cluster.as_of, rb.accelerator)
+
+
 def estimate_bid(inputs: Inputs, rb: ResolvedBid, measured: MeasuredBid | None, knobs: Knobs) -> Estimate:
     from procure.model import estimate
 
     # A log's step-time CV is the job's (already the max over GPUs): only the assumption overrides
     # the per-GPU variation, or the tail would be counted twice.
-    from procure.catalog.software import software_for
-
     start = time.perf_counter()
     est = estimate(inputs.arch, rb.accelerator, rb.network, rb.bid.gpus, model_workload(inputs),
                    plan=plan_spec(rb), knobs=knobs,
                    measured_busbw_gbs=measured.scale_out.busbw_gbs if measured else None,
                    step_time_cv=inputs.cluster.assumptions.step_time_cv, elapsed_s=None,
-                   software=software_for(rb.bid.software, inputs.cluster.workload.software,
-                                         inputs.cluster.as_of, rb.accelerator))
+                   software=software(inputs, rb))
     if est.search is not None and est.search.get("seconds") is None:
         est.search["seconds"] = round(time.perf_counter() - start, 4)
     return est
@@ -62,7 +67,48 @@ def scaling(inputs: Inputs, rb: ResolvedBid, est: Estimate, knobs: Knobs) -> dic
     if not est.feasible:
         return None
     return scaling_curve(inputs.arch, rb.accelerator, rb.network, rb.bid.gpus, model_workload(inputs),
-                         est.plan, knobs=knobs)
+                         est.plan, knobs=knobs, software=software(inputs, rb))
+
+
+class TunedRecipes:
+    """The published vendor-tuned recipes (hardware_catalog/published_runs/), read once per quote,
+    and their comparison with a bid's plan; the recipe side is computed once per recipe."""
+
+    def __init__(self, inputs: Inputs, knobs: Knobs) -> None:
+        self.inputs, self.knobs = inputs, knobs
+        self._runs: list[dict[str, Any]] | None = None
+        self._by_recipe: dict[str, dict[str, Any]] = {}
+
+    def runs(self) -> list[dict[str, Any]]:
+        if self._runs is None:
+            from procure.backtest.runs import read_runs
+            from procure.resources import catalog_dir
+
+            self._runs = [run for path in sorted((catalog_dir() / "published_runs").glob("*.yaml"))
+                          for run in read_runs(path) if run.get("tuned_recipe")]
+        return self._runs
+
+    def compare(self, rb: ResolvedBid, est: Estimate) -> dict[str, Any] | None:
+        from procure.backtest import Unpredictable
+        from procure.backtest.recipes import compare_with_recipe, nearest_tuned_recipe
+
+        if not est.feasible:
+            return None
+        run = nearest_tuned_recipe(self.inputs.arch, rb.accelerator, rb.bid.gpus, model_workload(self.inputs),
+                                   self.runs())
+        if run is None:
+            return None
+        if run["id"] not in self._by_recipe:
+            try:
+                self._by_recipe[run["id"]] = compare_with_recipe(est, run, self.inputs.catalog.accelerators,
+                                                                 self.knobs)
+            except Unpredictable:         # a recipe the model cannot time yet: nothing to compare with
+                self._by_recipe[run["id"]] = {}
+        if not self._by_recipe[run["id"]]:
+            return None
+        recipe = dict(self._by_recipe[run["id"]])
+        recipe.update(bid_plan=est.plan, bid_step_time_s=est.step_time_s)
+        return recipe
 
 
 def bid_case(inputs: Inputs, rb: ResolvedBid, est: Estimate, measured: MeasuredBid | None,
@@ -102,12 +148,13 @@ def build_document(inputs: Inputs, progress: Progress | None = None) -> QuoteDoc
     from procure.document.assemble import BidOutcome, quote_document
 
     knobs, assumptions = load_knobs(), economics_assumptions(inputs)
+    recipes = TunedRecipes(inputs, knobs)
     outcomes, cases = [], []
     for done, rb in enumerate(inputs.bids, start=1):
         measured = measure(rb)
         est = estimate_bid(inputs, rb, measured, knobs)
         curve = scaling(inputs, rb, est, knobs)
-        outcomes.append(BidOutcome(rb, est, measured, curve))
+        outcomes.append(BidOutcome(rb, est, measured, curve, recipes.compare(rb, est)))
         cases.append(bid_case(inputs, rb, est, measured, curve))
         if progress:
             progress(done, len(inputs.bids))

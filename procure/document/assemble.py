@@ -21,16 +21,17 @@ from procure.document import bid as B
 from procure.document import quote as Q
 from procure.economics.bid import BidEconomics
 from procure.economics.inputs import Assumptions
-from procure.economics.throughput import MFU_CONVENTION
 from procure.inputs.bundle import Inputs
 from procure.inputs.resolve import ResolvedBid
 from procure.measure.bid import MeasuredBid
-from procure.model import active_param_count, model_flops_per_token, param_count
+from procure.model import MFU_CONVENTION, active_param_count, model_flops_per_token, param_count
+from procure.model.flops import MFU_CAUSAL
 from procure.model.types import Estimate
 
 CHECKPOINT_NOTE = "checkpoint writes are charged in goodput (lost fraction), not in io_s"
-ATTENTION_CONVENTION = "non-causal (Megatron/PaLM)"
-MODEL_NAME = "procure step-time model v1 (docs: procure/model/README.md)"
+ATTENTION_CONVENTION = ("causal (the work a causal kernel does; Megatron/PaLM count twice that)" if MFU_CAUSAL
+                        else "non-causal (Megatron/PaLM)")
+MODEL_NAME = "procure step-time model v2 (docs: procure/model/README.md)"
 
 
 @dataclass(frozen=True)
@@ -41,6 +42,7 @@ class BidOutcome:
     estimate: Estimate
     measured: MeasuredBid | None
     scaling: dict[str, Any] | None
+    tuned_recipe: dict[str, Any] | None = None
 
 
 def quote_document(inputs: Inputs, outcomes: list[BidOutcome], comparison: Comparison,
@@ -179,6 +181,9 @@ def _bid(inputs: Inputs, outcome: BidOutcome, econ: BidEconomics) -> B.BidResult
         search=B.Search(plans_evaluated=(est.search or {}).get("plans_evaluated", 0),
                         feasible=(est.search or {}).get("feasible", 0)),
         runners_up=[B.RunnerUp(plan=B.Plan(**r["plan"]), step_time_s=r["step_time_s"]) for r in est.runners_up],
+        software=B.SoftwareRef.model_validate(est.software) if getattr(est, "software", None) else None,
+        calibration=B.Calibration.model_validate(est.calibration) if getattr(est, "calibration", None) else None,
+        tuned_recipe=B.TunedRecipe.model_validate(outcome.tuned_recipe) if outcome.tuned_recipe else None,
         step_time_terms=dict(est.terms) if feasible else {},
         modeled=(B.Modeled(step_time_s=est.step_time_s, **{f"{k}_s": v for k, v in (est.percentiles_s or {}).items()})
                  if feasible else None),

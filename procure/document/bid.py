@@ -7,7 +7,7 @@ time, cost, flags, band, sensitivity) and compare (rank). ``assemble`` fills eac
 
 from __future__ import annotations
 
-from typing import Literal, Optional
+from typing import Literal, Optional, Union
 
 from pydantic import Field
 
@@ -54,6 +54,52 @@ class Plan(Frozen):
     sequence_parallel: bool
     tp_comm_overlap: bool
     overlap_grad_reduce: bool
+    activation_offload: Optional[bool] = Field(None, description="Activations offloaded to host memory.")
+    fsdp_shard_group: Optional[Count] = Field(None, description="Hybrid sharding: ranks one FSDP shard spans.")
+    recompute_layers: Optional[Count] = Field(None, description="Layers per stage recomputed (partial recompute).")
+
+
+class SoftwareRef(Frozen):
+    stack: str = Field(description="Training stack (megatron-core, nemo, torchtitan, deepspeed, ...).")
+    version: str
+    released: str
+    features: list[str] = Field(description="Features the plan search may use with this release.")
+    attention_kernel: str
+
+
+class StepTimeError(Frozen):
+    family: str = Field(description="Evaluation family whose backtest residuals set the error.")
+    bias: Real = Field(description="Mean log error of the model on that family (positive: model too slow).")
+    sigma_log: Real = Field(description="Spread (log) of the model's error, drawn by the Monte Carlo band.")
+    n: Count = Field(description="Backtest runs behind it (0: a default for an uncalibrated part).")
+
+
+class Calibration(Frozen):
+    accelerator: str
+    fitted: bool = Field(description="Whether the step-time knobs were fitted for this accelerator.")
+    fitted_on: list[str]
+    step_time_error: StepTimeError
+
+
+class TunedRecipe(Frozen):
+    """The nearest published vendor-tuned recipe of the same model, sequence length and precision,
+    next to the bid's plan: how the plan search compares with what the vendor tuned."""
+
+    recipe_id: str
+    recipe_source: Optional[str]
+    recipe_url: Optional[str]
+    recipe_gpus: Count
+    recipe_accelerator: str
+    recipe_plan: dict[str, Union[Count, bool, str]]
+    recipe_measured_step_time_s: Real = Field(description="The recipe's published (measured) step time.")
+    recipe_predicted_step_time_s: Optional[Real] = Field(description="The model's time for the recipe's own plan.")
+    search_plan_at_recipe_scale: Optional[Plan]
+    search_step_time_at_recipe_scale_s: Optional[Real]
+    search_to_measured: Optional[Real] = Field(
+        description="Searched plan's time over the recipe's measured time at the recipe's scale (< 1: the search "
+                    "claims to beat the vendor's tuning).")
+    bid_plan: Plan
+    bid_step_time_s: Real
 
 
 class RunnerUp(Frozen):
@@ -214,6 +260,10 @@ class BidResult(Frozen):
     plan_origin: Literal["auto", "given"]
     search: Search
     runners_up: list[RunnerUp]
+    software: Optional[SoftwareRef] = Field(None, description="The software release modeled for this bid.")
+    calibration: Optional[Calibration] = Field(None, description="Whether the model is fitted for this accelerator, "
+                                                           "and its error on the bid's family.")
+    tuned_recipe: Optional[TunedRecipe] = Field(None, description="The nearest published tuned recipe, when the corpus has one.")
     step_time_terms: dict[str, Real] = Field(
         description="Seconds per step by term; the additive terms sum to the modeled step time.")
     modeled: Optional[Modeled]
