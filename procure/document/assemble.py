@@ -23,6 +23,7 @@ from procure.compare import Comparison
 from procure.document import bid as B
 from procure.document import quote as Q
 from procure.economics.bid import BidEconomics
+from procure.economics.cost import BASES
 from procure.economics.inputs import Assumptions
 from procure.economics.throughput import MFU_CONVENTION
 from procure.inputs.bundle import Inputs
@@ -216,7 +217,7 @@ def _bid(inputs: Inputs, outcome: BidOutcome, econ: BidEconomics) -> B.BidResult
         sensitivity=[B.SensitivityRow.model_validate(row.to_dict()) for row in econ.sensitivity],
         notes=list(econ.notes) + _delivery_notes(rb, econ), rank=econ.rank or 0,
         cost_basis=econ.basis,
-        cost_bases={b.basis: B.BasisCost.model_validate(b.to_dict()) for b in econ.bases},
+        cost_bases=_cost_bases(econ),
         upfront_capex=econ.upfront_capex, idle_commitment_hours=econ.idle_commitment_hours,
         used_hours=econ.used_hours, delivery=_delivery(inputs, rb, econ), power=_power(rb, econ),
         finance=_finance(econ), calibration=_calibration(econ),
@@ -235,6 +236,17 @@ def _pricing(rb: ResolvedBid) -> B.PricingRef:
                         min_commit_months=int(choice.plain.get("min_commit_months") or 0),
                         capex_per_gpu=choice.converted("capex_per_gpu"),
                         missing_reason=choice.missing_reason, quoted=quoted, fx_as_of=choice.fx_as_of, terms=terms)
+
+
+def _cost_bases(econ: BidEconomics) -> dict[Any, B.BasisCost]:
+    """Both bases, always: a bid without a cost gets null figures and no lines."""
+    found = {b.basis: B.BasisCost.model_validate(b.to_dict()) for b in econ.bases}
+    for basis in BASES:
+        found.setdefault(basis, B.BasisCost(basis=basis, cost_lines=[], total_cost=None,
+                                            cost_per_million_tokens=None, billed_hours=None,
+                                            idle_commitment_hours=Decimal(0), time_value=None,
+                                            ranking_cost_per_million_tokens=None, resale_fraction=None))
+    return {basis: found[basis] for basis in BASES}
 
 
 def _delivery(inputs: Inputs, rb: ResolvedBid, econ: BidEconomics) -> B.Delivery:

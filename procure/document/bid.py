@@ -244,13 +244,13 @@ class Uncertainty(Frozen):
 class BasisCost(Frozen):
     basis: Literal["run", "commitment"]
     cost_lines: list[CostLine] = Field(description="Every line: amount = cents(quantity × rate × Π factors / divisor).")
-    total_cost: Amount = Field(description="Sum of the cost lines, report currency.")
-    cost_per_million_tokens: Amount = Field(description="Total cost / train tokens × 1e6, to 1e-4.")
-    billed_hours: Amount = Field(description="Wall-clock hours paid for (a reservation's whole term on the "
-                                             "commitment basis).")
+    total_cost: Optional[Amount] = Field(description="Sum of the cost lines, report currency (null: not costed).")
+    cost_per_million_tokens: Optional[Amount] = Field(description="Total cost / train tokens × 1e6, to 1e-4.")
+    billed_hours: Optional[Amount] = Field(description="Wall-clock hours paid for (a reservation's whole term on the "
+                                                       "commitment basis).")
     idle_commitment_hours: Amount = Field(description="Billed but unused hours (per GPU, wall clock).")
     time_value: Optional[Amount] = Field(description="Value of time × days to finish, when a value of time is given.")
-    ranking_cost_per_million_tokens: Amount = Field(
+    ranking_cost_per_million_tokens: Optional[Amount] = Field(
         description="What ranks: (total cost + time value) / train tokens × 1e6.")
     resale_fraction: Optional[Amount] = Field(
         description="Purchase, commitment basis: resale value / capex = (1 − resale_decline_per_year)^(used hours / 8760).")
@@ -364,8 +364,9 @@ class BidResult(Frozen):
     cost_basis: Literal["run", "commitment"] = Field(
         "commitment", description="The basis of total_cost, cost_lines, billed_hours and cost_per_million_tokens.")
     cost_bases: dict[Literal["run", "commitment"], BasisCost] = Field(
-        default_factory=dict, description="Both bases for a costed bid: `run` (what this job consumes) and "
-                                          "`commitment` (the cash signed for).")
+        default_factory=dict, description="Both bases for every bid: `run` (what this job consumes) and "
+                                          "`commitment` (the cash signed for); null figures when the bid has "
+                                          "no cost (price-missing, infeasible).")
     upfront_capex: Optional[Amount] = Field(None, description="Purchase: every capital item bought outright.")
     idle_commitment_hours: Amount = Field(Decimal(0), description="Committed hours the run leaves unused "
                                                                   "(per GPU, wall clock).")

@@ -209,8 +209,9 @@ def _costs(bid: dict, f: Formatter) -> dict:
     ccy = bid.get("currency") or f.currency
     lines = bid.get("cost_lines") or []
     rows = [_line_row(line, f, ccy) for line in lines]
+    credits = any((_f(line.get("amount")) or 0.0) < 0 for line in lines)   # a resale credit: no stacked bar
     svg = charts.stacked_bar([(f"{r['label']} {r['amount']}", _f(line.get("amount"))) for r, line in zip(rows, lines)],
-                             lambda v: f.compact(v), title=f.msg("bid.costs")) if lines else ""
+                             lambda v: f.compact(v), title=f.msg("bid.costs")) if lines and not credits else ""
     residual = bid.get("residual_value")
     return {"rows": rows, "total": f.money(bid.get("total_cost"), ccy), "svg": svg,
             "residual": "" if residual is None else f.msg("bid.residual", value=f.money(residual, ccy)),

@@ -79,7 +79,7 @@ def basis_rows(bid: dict[str, Any], f: Formatter) -> list[dict[str, Any]]:
     rows = []
     for basis in BASES:
         found = (bid.get("cost_bases") or {}).get(basis)
-        if not found:
+        if not found or found.get("total_cost") is None:
             continue
         rows.append({"basis": basis_name(basis, f), "ranks": basis == bid.get("cost_basis"),
                      "total": f.money(found.get("total_cost"), ccy),
@@ -94,7 +94,7 @@ def other_basis_lines(bid: dict[str, Any], f: Formatter, line_row: Any) -> dict[
     """The lines of the basis that does not rank (the ranking basis' lines are the cost table)."""
     other = next((b for b in BASES if b != bid.get("cost_basis")), None)
     found = (bid.get("cost_bases") or {}).get(other) if other else None
-    if not found:
+    if not found or not found.get("cost_lines"):
         return {"title": "", "rows": [], "total": ""}
     ccy = bid.get("currency") or f.currency
     return {"title": f.msg("bid.costs_on", basis=basis_name(other, f)),
@@ -189,5 +189,6 @@ def summary_bases(bids: list[dict[str, Any]], doc: dict[str, Any], f: Formatter)
                      "capex": f.money(bid.get("upfront_capex"), ccy) if bid.get("upfront_capex") is not None else "",
                      "delivery": f.date((bid.get("delivery") or {}).get("available_from"))})
     rankings = doc.get("rankings") or {}
-    orders = [(basis_name(b, f), ", ".join(map(str, rankings.get(b) or []))) for b in BASES if rankings.get(b)]
+    orders = [(f.msg("summary.order_on", basis=basis_name(b, f)), ", ".join(map(str, rankings.get(b) or [])))
+              for b in BASES if rankings.get(b)]
     return {"line": ranking_basis_line(doc, f), "rows": rows, "orders": orders}
