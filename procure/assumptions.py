@@ -92,15 +92,17 @@ ASSUMPTIONS: tuple[AssumptionDef, ...] = (
                   "What finishing one day earlier is worth, in the report currency; when given, bids "
                   "are ranked on cost plus this value times the days to finish (delivery + training).",
                   kind="money", ge=0, default_text="not used"),
-    AssumptionDef("step_time_sigma_calibrated", "Step-time error, calibrated", "sigma of ln", 0.10,
-                  "procure fit: 4.7-7.0% MAPE on the calibration runs (hardware_catalog/calibration.yaml); "
-                  "a lognormal sigma of 0.10 puts ~80% of errors within ±13%",
-                  "Model step-time error drawn by the uncertainty band for an accelerator with fitted "
-                  "knobs, when the model gives no family residuals.", ge=0, le=2),
-    AssumptionDef("step_time_sigma_uncalibrated", "Step-time error, uncalibrated", "sigma of ln", 0.40,
-                  "issue 10: unfitted B200/MI300X fp8 predictions were 40-60% optimistic; ln 1.5 = 0.41",
-                  "Model step-time error drawn by the uncertainty band for an accelerator without "
-                  "fitted knobs (the bid is flagged `uncalibrated`).", ge=0, le=2),
+    AssumptionDef("step_time_sigma_calibrated", "Step-time error, calibrated (fallback)", "sigma of ln", 0.10,
+                  "v1 fit: 4.7-7.0% MAPE on the calibration runs; a lognormal sigma of 0.10 puts ~80% of "
+                  "errors within ±13%",
+                  "Model step-time error the band draws for an accelerator with fitted knobs when the "
+                  "estimate carries no calibration record (the model's family residuals are used "
+                  "whenever it does).", ge=0, le=2, settable=False),
+    AssumptionDef("step_time_sigma_uncalibrated", "Step-time error, uncalibrated (fallback)", "sigma of ln", 0.25,
+                  "the model's wide prior for parts nobody fitted (procure.catalog.knobs "
+                  "UNCALIBRATED_SIGMA_LOG; issue 10: B200/GB200/MI300X predicted 30-60% too fast)",
+                  "Model step-time error the band draws for an accelerator without fitted knobs when "
+                  "the estimate carries no calibration record.", ge=0, le=2, settable=False),
     AssumptionDef("months_hours", "Hours per billing month", "h", 730.0, "8760 / 12",
                   "Hours in one billing month (minimum commitments, colocation).", settable=False),
     AssumptionDef("monte_carlo_samples", "Monte Carlo samples", "", 2000, "procure default",

@@ -639,8 +639,6 @@ assumptions:                         # optional; every key has a default
   cost_of_capital: 0.08              # per year: financing of capex and prepayments
   resale_decline_per_year: 0.33      # resale value = capex x (1 - 0.33)^years
   value_of_time_per_day: 50000       # optional: ranks on cost + this x days to finish
-  step_time_sigma_calibrated: 0.10   # model error drawn by the band, fitted accelerators
-  step_time_sigma_uncalibrated: 0.40 # ... and accelerators without fitted knobs
 
 bids:
   - id: acme-h100-1y                 # unique: letters, digits, . _ -

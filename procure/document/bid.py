@@ -223,7 +223,8 @@ class BandPrecision(Frozen):
 
 class StepTimeError(Frozen):
     sigma_log: Real = Field(description="Spread of ln(measured / predicted) the band draws (0: measured).")
-    bias: Real = Field(description="Signed error of the prediction, (predicted − measured) / measured.")
+    bias: Real = Field(description="Mean of ln(measured / predicted) in the family's backtests: measured = "
+                                   "predicted × exp(bias + sigma_log × z).")
     calibrated: bool = Field(description="Whether the model has fitted knobs for this accelerator.")
     family: str = Field(description="The backtest family the residuals come from (empty: fallback).")
     source: str

@@ -38,12 +38,13 @@ class Performance:
 
 @dataclass(frozen=True)
 class StepTimeError:
-    """How wrong the step-time model is for this bid's family, as plain numbers.
+    """How wrong the step-time model is for this bid's family, as plain numbers, in the model's
+    own terms (``procure.model.error_model``): measured = predicted × exp(bias + sigma_log × z).
 
-    ``bias`` is the signed error of the prediction, (predicted - measured) / measured, averaged
-    over the family's backtests (-0.2: predictions 20 % too fast); ``sigma_log`` the spread of
-    ln(measured / predicted) around it. ``sigma_log`` None means "use the assumption for a
-    calibrated or an uncalibrated accelerator" (``step_time_sigma_*``)."""
+    ``bias`` is the mean of ln(measured / predicted) over the family's backtests (+0.2: runs take
+    22 % longer than predicted); ``sigma_log`` the spread of ln(measured / predicted). A
+    ``sigma_log`` of None means "no record: use the documented fallback for a calibrated or an
+    uncalibrated accelerator" (assumptions ``step_time_sigma_*``)."""
 
     calibrated: bool
     sigma_log: float | None = None

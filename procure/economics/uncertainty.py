@@ -6,8 +6,9 @@ percentiles of cost per million tokens pass through ``money``. Every bid draws f
 (the bids share their random numbers, which also makes their bands comparable).
 
 The largest uncertainty of a modeled bid is the model's own error: the step time is drawn
-from ``predicted / (1 + bias) × exp(N(0, sigma_log))`` with the bias and spread of the bid's
-family (``Performance.error``), wider for an accelerator without fitted knobs. A measured
+from ``predicted × exp(bias + sigma_log × N(0, 1))`` with the bias and spread of the bid's
+family (``Performance.error``, the model's calibration record), wider for an accelerator
+without fitted knobs. A measured
 step time carries no model error. Each percentile is reported to the precision the sample
 supports: rounded to the decade of its standard error (from the order statistics).
 """
@@ -45,7 +46,7 @@ class StepError:
     def describe(self) -> str:
         if self.sigma_log == 0:
             return "none (measured step time)"
-        bias = f", bias {self.bias:+.0%}" if self.bias else ""
+        bias = f", bias {self.bias:+.3f} in ln" if self.bias else ""
         kind = "calibrated" if self.calibrated else "uncalibrated"
         family = f" of {self.family}" if self.family else ""
         return f"lognormal sigma {self.sigma_log:.2f}{bias} ({kind}{family}; {self.source})"
@@ -167,7 +168,7 @@ def band(case: BidCase, assumptions: Assumptions, basis: str = DEFAULT_BASIS) ->
         return None
     error = step_error(case.performance, assumptions)
     price, step_z, failures, power = _draws(assumptions)
-    step_scale = np.exp(error.sigma_log * step_z) / (1.0 + error.bias)
+    step_scale = np.exp(error.bias + error.sigma_log * step_z)
     hours = _training_hours(case, assumptions, step_scale, failures)
     day_samples = hours / 24.0
     days_q = max(max(supported_quantum(day_samples, p) for p in PERCENTILES), DAYS_QUANTUM_FLOOR)

@@ -106,8 +106,6 @@ class AssumptionsSpec(Strict):
     cost_of_capital: Optional[Money] = _assumption("cost_of_capital")
     resale_decline_per_year: Optional[Money] = _assumption("resale_decline_per_year")
     value_of_time_per_day: Optional[Money] = _assumption("value_of_time_per_day")
-    step_time_sigma_calibrated: Optional[Finite] = _assumption("step_time_sigma_calibrated")
-    step_time_sigma_uncalibrated: Optional[Finite] = _assumption("step_time_sigma_uncalibrated")
 
 
 RENTAL_TERMS = ("min_commit_months", "discount_fraction", "prepay_fraction", "storage_per_gpu_hour",

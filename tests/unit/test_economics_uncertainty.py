@@ -62,6 +62,7 @@ def test_price_missing_has_a_time_band_only_and_infeasible_none():
 
 # --- issue 12: the model's own error, both bases, the precision the sample supports ---------------
 
+import math  # noqa: E402
 from decimal import Decimal  # noqa: E402
 
 from procure.economics.inputs import StepTimeError  # noqa: E402
@@ -78,20 +79,21 @@ def test_an_uncalibrated_accelerator_gets_a_wider_band():
     uncalibrated = band(ex.case("a", error=StepTimeError(calibrated=False)), A)
     assert uncalibrated.step_error.sigma_log == A.step_time_sigma_uncalibrated
     assert calibrated.step_error.sigma_log == A.step_time_sigma_calibrated
-    assert spread(uncalibrated) > 2.0 > spread(calibrated) > 1.1
-    # P90/P10 of a lognormal with sigma 0.4 is exp(2 × 1.2816 × 0.4) = 2.79 (failures add a little)
-    assert spread(uncalibrated) == pytest.approx(2.79, rel=0.08)
+    assert spread(uncalibrated) > 1.6 > spread(calibrated) > 1.1
+    # P90/P10 of a lognormal with sigma 0.25 is exp(2 × 1.2816 × 0.25) = 1.90 (failures add a little)
+    assert spread(uncalibrated) == pytest.approx(1.90, rel=0.08)
 
 
 def test_the_family_residuals_replace_the_assumption_and_a_bias_moves_the_median():
-    family = StepTimeError(calibrated=True, sigma_log=0.2, bias=-0.2, family="h100/bf16/megatron", source="backtests")
+    family = StepTimeError(calibrated=True, sigma_log=0.2, bias=math.log(1.25), family="dense-bf16-hopper",
+                           source="backtests")
     case = ex.case("a", error=family)
     result = band(case, A)
-    assert result.step_error.sigma_log == 0.2 and result.step_error.family == "h100/bf16/megatron"
+    assert result.step_error.sigma_log == 0.2 and result.step_error.family == "dense-bf16-hopper"
     base_days = evaluate_core(case, A).time_to_train_days
-    # predictions 20 % too fast: the median run takes 1 / 0.8 = 1.25 times the modeled time
+    # measured = predicted × exp(bias + sigma z): a bias of ln 1.25 makes the median run 1.25 times longer
     assert result.time_to_train_days[1] == pytest.approx(1.25 * base_days, rel=0.03)
-    assert "lognormal sigma 0.20, bias -20%" in result.to_dict()["distributions"]["step_time"]
+    assert "lognormal sigma 0.20, bias +0.223 in ln" in result.to_dict()["distributions"]["step_time"]
 
 
 def test_a_measured_step_time_draws_no_model_error():
@@ -129,3 +131,17 @@ def test_the_cost_band_is_on_the_ranking_basis(basis):
     base = evaluate_core(case, A, basis).cost_per_million_tokens
     assert result.basis == basis
     assert float(result.cost_per_million_tokens[1]) == pytest.approx(float(base), rel=0.05)
+
+
+def test_the_models_calibration_record_is_read_as_the_model_writes_it():
+    from procure.economics.basis import step_time_error
+
+    record = {"accelerator": "b200-sxm-180gb", "fitted": False, "fitted_on": [],
+              "step_time_error": {"family": "uncalibrated", "bias": 0.0, "sigma_log": 0.25, "n": 0}}
+    error = step_time_error(record, fitted_knobs=True)
+    assert (error.calibrated, error.sigma_log, error.bias, error.family) == (False, 0.25, 0.0, "uncalibrated")
+    fitted = step_time_error({"fitted": True, "step_time_error": {"family": "dense-bf16-hopper", "bias": 0.05,
+                                                                  "sigma_log": 0.08, "n": 41}}, False)
+    assert fitted.calibrated and fitted.source == "model backtests (n=41)"
+    fallback = step_time_error(None, fitted_knobs=False)
+    assert not fallback.calibrated and fallback.sigma_log is None and "fallback" in fallback.source
