@@ -16,15 +16,17 @@ if TYPE_CHECKING:
     from procure.inputs.bundle import Inputs
 
 
-def load_inputs(path: Path | str, allow_paths: list[Path] | None = None) -> "Inputs":
+def load_inputs(path: Path | str, allow_paths: list[Path] | None = None,
+                price_books: list[Path] | None = None) -> "Inputs":
     """Read, validate and cross-check cluster.yaml; every problem at once as InputError."""
     from procure.inputs.bundle import load_inputs as load
 
-    return load(path, allow_paths)
+    return load(path, allow_paths, price_books)
 
 
-def validate(path: Path | str, allow_paths: list[Path] | None = None) -> Inputs:
-    return load_inputs(path, allow_paths)
+def validate(path: Path | str, allow_paths: list[Path] | None = None,
+             price_books: list[Path] | None = None) -> Inputs:
+    return load_inputs(path, allow_paths, price_books)
 
 
 def estimate(path: Path | str, bid_id: str | None = None, allow_paths: list[Path] | None = None) -> dict:
@@ -63,17 +65,18 @@ class QuoteResult:
             raise PolicyError(f"--fail-on tripped: {listed}")
 
 
-def quote_document(path: Path | str, allow_paths: list[Path] | None = None, progress=None) -> QuoteDocument:
+def quote_document(path: Path | str, allow_paths: list[Path] | None = None, progress=None,
+                   basis: str | None = None, price_books: list[Path] | None = None) -> QuoteDocument:
     from procure.pipeline import build_document
 
-    inputs = load_inputs(path, allow_paths)
-    return build_document(inputs, progress=progress)
+    inputs = load_inputs(path, allow_paths, price_books)
+    return build_document(inputs, progress=progress, basis=basis)
 
 
 def quote(path: Path | str, out_dir: Path, formats: list[str], *, templates_dir: Path | None = None,
           lang: str = "en", page_size: str = "A4", force: bool = False,
           allow_paths: list[Path] | None = None, fail_on: list[str] | None = None,
-          progress=None) -> QuoteResult:
+          progress=None, basis: str | None = None, price_books: list[Path] | None = None) -> QuoteResult:
     from procure.economics import FLAG_CODES
     from procure.sources.suggest import suggest
     from procure.report import FORMATS, render
@@ -86,8 +89,8 @@ def quote(path: Path | str, out_dir: Path, formats: list[str], *, templates_dir:
         raise input_error("--templates", "not-found", f"templates folder {templates_dir} does not exist")
     from procure.pipeline import build_document
 
-    inputs = load_inputs(path, allow_paths)
-    document = build_document(inputs, progress=progress)
+    inputs = load_inputs(path, allow_paths, price_books)
+    document = build_document(inputs, progress=progress, basis=basis)
     slug = slugify(document.title) or Path(path).stem
     attachments = _attachments(inputs)
     written = render(document, formats, Path(out_dir), slug, templates_dir=templates_dir, lang=lang,

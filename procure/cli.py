@@ -155,6 +155,9 @@ FORMAT_JSON = click.option("--format", "fmt", default="text", show_default=True,
                            metavar="[text|json]", help="Output for people or for machines.")
 ALLOW_PATH = click.option("--allow-path", "allow_paths", multiple=True, type=click.Path(path_type=Path),
                           help="Also allow measured logs under this folder (repeatable).")
+PRICE_BOOKS = click.option("--price-books", "price_books", multiple=True,
+                           type=click.Path(path_type=Path, file_okay=False),
+                           help="A folder of your own price books, read like the shipped ones (repeatable).")
 
 
 @main.command(context_settings=CONTEXT)
@@ -171,9 +174,14 @@ ALLOW_PATH = click.option("--allow-path", "allow_paths", multiple=True, type=cli
 @click.option("--lang", type=click.Choice(["en", "zh-TW"]), default="en", show_default=True)
 @click.option("--page-size", type=click.Choice(["A4", "Letter"]), default="A4", show_default=True)
 @click.option("--force", is_flag=True, help="Overwrite existing reports of the same name.")
+@click.option("--basis", type=click.Choice(["run", "commitment"]), default=None,
+              help="The cost basis that ranks: run (what this job consumes) or commitment (the cash signed "
+                   "for). Default: workload.cost_basis, else commitment.")
+@PRICE_BOOKS
 @ALLOW_PATH
 @click.pass_context
-def quote(ctx, cluster, out_dir, formats, fail_on, templates_dir, lang, page_size, force, allow_paths):
+def quote(ctx, cluster, out_dir, formats, fail_on, templates_dir, lang, page_size, force, basis, price_books,
+          allow_paths):
     """Validate, model or ingest every bid, compare them, and write the reports."""
 
     def action(state: State):
@@ -183,7 +191,8 @@ def quote(ctx, cluster, out_dir, formats, fail_on, templates_dir, lang, page_siz
         with progress or _null():
             result = api.quote(cluster, out_dir=out_dir, formats=_split(formats), templates_dir=templates_dir,
                                lang=lang, page_size=page_size, force=force, allow_paths=list(allow_paths),
-                               fail_on=_split(fail_on), progress=update)
+                               fail_on=_split(fail_on), progress=update, basis=basis,
+                               price_books=list(price_books))
         if not state.quiet:
             from procure.report import render_terminal
 
@@ -199,9 +208,10 @@ def quote(ctx, cluster, out_dir, formats, fail_on, templates_dir, lang, page_siz
 @common
 @click.argument("cluster", type=click.Path(path_type=Path))
 @FORMAT_JSON
+@PRICE_BOOKS
 @ALLOW_PATH
 @click.pass_context
-def validate(ctx, cluster, fmt, allow_paths):
+def validate(ctx, cluster, fmt, price_books, allow_paths):
     """Check cluster.yaml against the schema, the catalog and the price books."""
 
     def action(state: State):
@@ -209,7 +219,7 @@ def validate(ctx, cluster, fmt, allow_paths):
         from procure.errors import InputError
 
         try:
-            api.validate(cluster, allow_paths=list(allow_paths))
+            api.validate(cluster, allow_paths=list(allow_paths), price_books=list(price_books))
         except InputError as exc:
             if fmt == "json":
                 _emit_json({"schema": "procure.validate/v1", "ok": False,

@@ -111,9 +111,15 @@ class TunedRecipes:
         return recipe
 
 
+def gemm_ceiling_mfu(rb: ResolvedBid, precision: str) -> float | None:
+    """The accelerator's measured matmul ceiling over its peak at the workload precision."""
+    ceiling = rb.accelerator.matmul_ceiling_tflops.get(precision)
+    return None if ceiling is None else ceiling * 1e12 / rb.accelerator.peak_flops(precision)
+
+
 def bid_case(inputs: Inputs, rb: ResolvedBid, est: Estimate, measured: MeasuredBid | None,
-             scaling_result: dict[str, Any] | None) -> BidCase:
-    from procure.economics.basis import Modeled, performance
+             scaling_result: dict[str, Any] | None, knobs: Knobs | None = None) -> BidCase:
+    from procure.economics.basis import Modeled, performance, step_time_error, with_error
     from procure.economics.inputs import Commitment, Pricing
     from procure.inputs.resolve import price_terms
     from procure.model import param_count
@@ -127,12 +133,17 @@ def bid_case(inputs: Inputs, rb: ResolvedBid, est: Estimate, measured: MeasuredB
                        peak_flops_per_gpu=rb.accelerator.peak_flops(w.precision),
                        measured_mean_s=measured.mean_s if measured else None,
                        measured_p99_s=measured.p99_s if measured else None)
+    # the model's calibration record (issue 10) when it gives one; else whether knobs were fitted
+    fitted = knobs is not None and rb.accelerator.id in knobs.by_accelerator
+    error = step_time_error(getattr(est, "calibration", None), fitted)
+    perf = with_error(perf, error, gemm_ceiling_mfu(rb, w.precision))
     return BidCase(id=rb.bid.id, vendor=rb.bid.vendor, performance=perf,
                    pricing=Pricing(**price_terms(rb, inputs.cluster.currency)),
                    commitment=Commitment(c.step_time_s, c.p99_step_time_s, c.scaling_efficiency),
                    train_tokens=float(w.train_tokens), params=param_count(inputs.arch),
-                   deadline_days=w.deadline_days,
-                   scaling_efficiency=(scaling_result or {}).get("efficiency"))
+                   deadline_days=inputs.cluster.deadline_days,
+                   scaling_efficiency=(scaling_result or {}).get("efficiency"),
+                   lead_time_days=rb.lead_time_days or 0.0)
 
 
 def economics_assumptions(inputs: Inputs) -> Assumptions:
@@ -142,7 +153,14 @@ def economics_assumptions(inputs: Inputs) -> Assumptions:
     return Assumptions(**assumption_overrides(inputs.cluster, inputs.catalog, known))
 
 
-def build_document(inputs: Inputs, progress: Progress | None = None) -> QuoteDocument:
+def ranking_basis(inputs: Inputs, basis: str | None) -> str:
+    """The cost basis that ranks: ``--basis``, else workload.cost_basis, else the economics' default."""
+    from procure.economics.cost import DEFAULT_BASIS
+
+    return basis or inputs.cluster.workload.cost_basis or DEFAULT_BASIS
+
+
+def build_document(inputs: Inputs, progress: Progress | None = None, basis: str | None = None) -> QuoteDocument:
     from procure.catalog.calibration import load_knobs
     from procure.compare import compare
     from procure.document.assemble import BidOutcome, quote_document
@@ -155,10 +173,11 @@ def build_document(inputs: Inputs, progress: Progress | None = None) -> QuoteDoc
         est = estimate_bid(inputs, rb, measured, knobs)
         curve = scaling(inputs, rb, est, knobs)
         outcomes.append(BidOutcome(rb, est, measured, curve, recipes.compare(rb, est)))
-        cases.append(bid_case(inputs, rb, est, measured, curve))
+        cases.append(bid_case(inputs, rb, est, measured, curve, knobs))
         if progress:
             progress(done, len(inputs.bids))
-    return quote_document(inputs, outcomes, compare(cases, assumptions), assumptions, knobs)
+    comparison = compare(cases, assumptions, ranking_basis(inputs, basis))
+    return quote_document(inputs, outcomes, comparison, assumptions, knobs)
 
 
 def run_backtest(path: Path) -> dict[str, Any]:

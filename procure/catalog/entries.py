@@ -99,6 +99,17 @@ class ModelEntry(SourcedEntry):
     moe: Optional[MoESpec] = None
 
 
+class SystemEntry(SourcedEntry):
+    """A system (node or rack) an accelerator ships in: its wall power per GPU for the facility lines."""
+
+    id: str
+    name: str
+    accelerators: list[str] = Field(min_length=1)
+    gpus_per_node: int = Field(gt=0, le=1024)
+    node_power_kw: Finite = Field(gt=0, le=2000)
+    fabric_w_per_gpu: Finite = Field(0, ge=0, le=2000)
+
+
 class AddersEntry(Strict):
     storage_per_gpu_hour: Money = 0
     network_per_gpu_hour: Money = 0
@@ -123,6 +134,8 @@ class PriceLineEntry(SourcedEntry):
     life_years: Optional[Money] = None
     residual_fraction: Optional[Money] = None
     support_per_gpu_year: Optional[Money] = None
+    capex_per_node: Optional[Money] = None
+    lead_time_days: Optional[Finite] = Field(None, ge=0, le=3650)
 
 
 class PriceBookEntry(SourcedEntry):

@@ -130,7 +130,12 @@ class QuoteDocument(Frozen):
     assumptions: list[AssumptionRow]
     fx: Optional[FxSummary]
     bids: list[BidResult]
-    ranking: list[str] = Field(description="Bid ids, best first.")
+    ranking: list[str] = Field(description="Bid ids, best first, on `cost_basis`.")
+    cost_basis: Literal["run", "commitment"] = Field(
+        "commitment", description="The cost basis that ranks: `run` (what this job consumes) or `commitment` "
+                                  "(the cash the buyer signs for).")
+    rankings: dict[Literal["run", "commitment"], list[str]] = Field(
+        default_factory=dict, description="Bid ids, best first, on each basis.")
     recommendation: Recommendation
     sensitivity_summary: SensitivitySummary
     sources: list[SourceRow]

@@ -79,8 +79,10 @@ def check_pricing(i: int, bid: dict, data: dict, doc: YamlDocument, cat: Catalog
         return
     book = cat.price_books.get(book_id)
     if book is None:
+        mine = " or in your `price_books:` folders" if cat.user_price_books else ""
         out.append(doc.diagnostic(where + ("price_book",), "unknown-price-book",
-                                  f"price book {book_id!r} is not shipped{cat.did_you_mean('price book', book_id)}"))
+                                  f"price book {book_id!r} is not shipped{mine}"
+                                  f"{cat.did_you_mean('price book', book_id)}"))
         return
     kind = _str(pricing.get("kind")) or "rental"
     if kind in ("rental", "purchase") and book.kind != kind:
@@ -99,6 +101,45 @@ def check_pricing(i: int, bid: dict, data: dict, doc: YamlDocument, cat: Catalog
     if book.currency != currency and (fx is None or book.currency not in fx.rates or currency not in fx.rates):
         out.append(doc.diagnostic(where + ("price_book",), "unknown-currency",
                                   f"no FX rate to convert {book.currency} to {currency} on {as_of}"))
+    inline_ccy = _str(pricing.get("currency"))
+    if inline_ccy and inline_ccy != currency and (fx is None or inline_ccy not in fx.rates):
+        out.append(doc.diagnostic(where + ("currency",), "unknown-currency",
+                                  f"no FX rate for {inline_ccy!r} on or before {as_of}"))
+
+
+def resolve_folder(path_text: str, base: Path, allowed: list[Path]) -> Path:
+    """A folder named in cluster.yaml, relative to its folder; raise if missing or not allowed."""
+    candidate = Path(path_text).expanduser()
+    resolved = (candidate if candidate.is_absolute() else base / candidate).resolve()
+    if not any(resolved == root or root in resolved.parents for root in allowed):
+        roots = ", ".join(str(r) for r in allowed)
+        raise PermissionError(f"{path_text!r} resolves to {resolved}, outside the allowed folders ({roots}); "
+                              "pass --allow-path to permit it")
+    if not resolved.is_dir():
+        raise FileNotFoundError(f"price-book folder {path_text!r} does not exist ({resolved})")
+    return resolved
+
+
+def price_book_folders(doc: YamlDocument, base: Path, allowed: list[Path],
+                       out: list[Diagnostic]) -> list[Path]:
+    """The `price_books:` folders of cluster.yaml that exist and are allowed; problems to ``out``."""
+    data = doc.data if isinstance(doc.data, dict) else {}
+    listed = data.get("price_books")
+    folders = []
+    for j, text in enumerate(listed if isinstance(listed, list) else []):
+        if not _str(text):
+            continue
+        try:
+            folders.append(resolve_folder(text, base, allowed))
+        except FileNotFoundError as exc:
+            out.append(doc.diagnostic(("price_books", j), "not-found", str(exc)))
+        except PermissionError as exc:
+            out.append(doc.diagnostic(("price_books", j), "path-not-allowed", str(exc)))
+        except (OSError, ValueError, RuntimeError) as exc:
+            out.append(doc.diagnostic(("price_books", j), "bad-path",
+                                      f"price-book folder {text[:80]!r} is not a usable path: "
+                                      f"{getattr(exc, 'strerror', None) or exc}"))
+    return folders
 
 
 def check_plan(i: int, bid: dict, doc: YamlDocument, out: list[Diagnostic]) -> None:

@@ -7,6 +7,7 @@ from typing import Any
 
 from procure.money import D
 from procure.report import charts
+from procure.report.commercial_view import bid_commercial, pricing_rows
 from procure.report.formatting import Formatter
 from procure.report.model_view import model_basis
 
@@ -24,11 +25,12 @@ def bid_section(bid: dict, doc: dict, f: Formatter) -> dict[str, Any]:
     return {
         "id": f.text(bid["id"]), "vendor": f.text(bid["vendor"]), "anchor": _anchor(bid),
         "heading": m("bid.heading", rank=f.text(bid.get("rank")), id=f.text(bid["id"])),
-        "overview": _overview(bid, f) + _pricing(bid, f),
+        "overview": _overview(bid, f) + _pricing(bid, doc, f),
         "plan": _plan(bid, f), "plan_origin": _plan_origin(bid, f), "model_basis": model_basis(bid, f),
         "memory": _memory(bid, f), "step": _step(bid, f), "scaling": _scaling(bid, f),
         "comparison": _comparison(bid, f), "measured": _measured(bid, f),
         "economics": _economics(bid, doc, f), "costs": _costs(bid, f),
+        "commercial": bid_commercial(bid, doc, f, _line_row),
         "flags": [{"code": f.text(fl.get("code")), "severity": fl.get("severity") or "info",
                    "severity_text": m.get(f"severity.{fl.get('severity')}", f.text(fl.get("severity"))),
                    "reason": f.text(fl.get("reason"))} for fl in bid.get("flags") or []],
@@ -51,16 +53,15 @@ def _overview(bid: dict, f: Formatter) -> list[tuple[str, str]]:
             (f.msg("bid.network"), net_text)]
 
 
-def _pricing(bid: dict, f: Formatter) -> list[tuple[str, str]]:
+def _pricing(bid: dict, doc: dict, f: Formatter) -> list[tuple[str, str]]:
+    """Kind, book and term, then the price as quoted and (in another currency) as converted."""
     p = bid.get("pricing") or {}
-    book_ccy = p.get("book_currency") or f.currency
     months = p.get("min_commit_months")
-    return [(f.msg("bid.pricing"), f.msg.get(f"pricing.{p.get('kind')}", f.text(p.get("kind")))),
-            (f.msg("bid.price_book"), f.text(p.get("price_book"))),
-            (f.msg("bid.term"), f.text(p.get("term"))),
-            (f.msg("bid.price_per_gpu_hour"), f.price(p.get("price_per_gpu_hour"), book_ccy)),
-            (f.msg("bid.fx_rate"), f"{book_ccy} {f.plain(p.get('fx_rate'))}" if p.get("fx_rate") is not None else f.na),
-            (f.msg("bid.min_commit"), f.na if months is None else f.msg("unit.months", value=f.integer(months)))]
+    return ([(f.msg("bid.pricing"), f.msg.get(f"pricing.{p.get('kind')}", f.text(p.get("kind")))),
+             (f.msg("bid.price_book"), f.text(p.get("price_book"))),
+             (f.msg("bid.term"), f.text(p.get("term")))]
+            + pricing_rows(bid, doc, f)
+            + [(f.msg("bid.min_commit"), f.na if months is None else f.msg("unit.months", value=f.integer(months)))])
 
 
 def _plan(bid: dict, f: Formatter) -> list[tuple[str, str]]:
@@ -198,15 +199,20 @@ def _economics(bid: dict, doc: dict, f: Formatter) -> list[tuple[str, str]]:
     ]
 
 
+def _line_row(line: dict, f: Formatter, ccy: str) -> dict:
+    return {"label": f.text(line.get("label") or line.get("key")),
+            "quantity": f"{_quantity(line.get('quantity'), f)} {line.get('unit') or ''}".strip(),
+            "rate": _rate(line, f, ccy), "amount": f.money(line.get("amount"), ccy),
+            "formula": f.text(line.get("formula"))}
+
+
 def _costs(bid: dict, f: Formatter) -> dict:
     ccy = bid.get("currency") or f.currency
     lines = bid.get("cost_lines") or []
-    rows = [{"label": f.text(line.get("label") or line.get("key")),
-             "quantity": f"{_quantity(line.get('quantity'), f)} {line.get('unit') or ''}".strip(),
-             "rate": _rate(line, f, ccy), "amount": f.money(line.get("amount"), ccy),
-             "formula": f.text(line.get("formula"))} for line in lines]
+    rows = [_line_row(line, f, ccy) for line in lines]
+    credits = any((_f(line.get("amount")) or 0.0) < 0 for line in lines)   # a resale credit: no stacked bar
     svg = charts.stacked_bar([(f"{r['label']} {r['amount']}", _f(line.get("amount"))) for r, line in zip(rows, lines)],
-                             lambda v: f.compact(v), title=f.msg("bid.costs")) if lines else ""
+                             lambda v: f.compact(v), title=f.msg("bid.costs")) if lines and not credits else ""
     residual = bid.get("residual_value")
     return {"rows": rows, "total": f.money(bid.get("total_cost"), ccy), "svg": svg,
             "residual": "" if residual is None else f.msg("bid.residual", value=f.money(residual, ccy)),
@@ -220,7 +226,7 @@ def _quantity(value: object, f: Formatter) -> str:
 
 
 def _rate(line: dict, f: Formatter, ccy: str) -> str:
-    text = f.plain(line.get("rate")) if line.get("unit") == ccy else f.price(line.get("rate"), ccy)
+    text = f.plain(line.get("rate")) if line.get("unit") == ccy else f.unit_price(line.get("rate"), ccy)
     for name, value in sorted((line.get("factors") or {}).items()):
         text += f" × {name} {f.plain(value)}"
     if line.get("divisor") not in (None, 1) and D(line["divisor"]) != 1:

@@ -12,6 +12,7 @@ from typing import Any
 from procure import __version__
 from procure.report import charts
 from procure.report.bid_view import bid_section
+from procure.report.commercial_view import summary_bases
 from procure.report.formatting import Formatter
 
 METHOD_KEYS = ("method.step", "method.compute", "method.comm", "method.bubble", "method.stragglers",
@@ -37,6 +38,7 @@ def build_view(doc: dict, lang: str = "en", page_size: str = "A4",
         "cover": _cover(doc, f, attached),
         "workload": _workload(doc.get("workload") or {}, f),
         "ranking": [ranking_row(b, f) for b in bids],
+        "bases": summary_bases(bids, doc, f),
         "recommendation": _recommendation(doc, f),
         "flags": flags_explained(bids, f),
         "bids": [bid_section(b, doc, f) for b in bids],
@@ -182,7 +184,8 @@ def _tornado(bid: dict, f: Formatter) -> str:
     if base is None or not bid.get("sensitivity"):
         return ""
     rows = []
-    for factor, entries in _by_factor(bid["sensitivity"]).items():
+    moved = [e for e in bid["sensitivity"] if e.get("factor") != "cost_basis"]   # a setting, not a change
+    for factor, entries in _by_factor(moved).items():
         low = min(entries, key=lambda e: float(e.get("change") or 0))
         high = max(entries, key=lambda e: float(e.get("change") or 0))
         low = low if float(low.get("change") or 0) < 0 else None
@@ -204,7 +207,9 @@ def _by_factor(entries: list[dict]) -> dict[str, list[dict]]:
 
 
 def _sensitivity_rows(bid: dict, f: Formatter) -> list[dict]:
-    return [{"factor": _factor_label(str(e.get("factor")), f), "change": f.change(e.get("change")),
+    return [{"factor": _factor_label(str(e.get("factor")), f),
+             "change": (f.msg.get(f"basis.{e.get('setting')}", str(e.get("setting"))) if e.get("setting")
+                        else f.change(e.get("change"))),
              "usd_mtok": f.rate(e.get("cost_per_million_tokens")), "days": f.days(e.get("time_to_train_days")),
              "rank": f.text(e.get("rank")),
              "winner_changes": f.msg("word.yes") if e.get("winner_changes") else f.msg("word.no")}

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from procure.report.commercial_view import ranking_basis_line
 from procure.report.document import flags_explained, ordered_bids, ranking_row
 from procure.report.formatting import Formatter
 
@@ -38,6 +39,8 @@ def print_terminal(doc: dict, console, lang: str = "en") -> None:
             table.add_row(*(escape(r[k]) for k in ("rank", "id", "vendor", "accel_gpus", "step_time", "days",
                                                    "total_cost", "usd_mtok", "mfu")), flags)
         console.print(table)
+    if ranking_basis_line(doc, f):                      # the one line naming the ranking basis
+        console.print(escape(ranking_basis_line(doc, f)))
     groups = flags_explained(bids, f)
     if not groups:
         console.print(m("summary.no_flags"))

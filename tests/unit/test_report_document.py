@@ -58,7 +58,7 @@ def test_flags_are_grouped_by_code_with_every_bid_that_carries_them(doc):
     expected = {f["code"] for b in doc["bids"] for f in b["flags"]}
     assert set(codes) == expected and len(codes) == len(expected)
     tw = next(g for g in view["flags"] if g["code"] == "impossible")
-    assert tw["instances"][0]["bid"] == "tw-cloud" and "physical floor" in tw["meaning"]
+    assert tw["instances"][0]["bid"] == "tw-cloud" and "GEMM ceiling" in tw["meaning"]
 
 
 def test_same_figures_in_both_languages(doc):
