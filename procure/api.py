@@ -12,8 +12,11 @@ from typing import TYPE_CHECKING
 from procure.errors import PolicyError, input_error
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from procure.document import QuoteDocument
     from procure.inputs.bundle import Inputs
+    from procure.sweep import SweepPlan, SweepRun
 
 
 def load_inputs(path: Path | str, allow_paths: list[Path] | None = None,
@@ -177,3 +180,50 @@ def slugify(text: str) -> str:
 
     ascii_text = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode()
     return re.sub(r"[^a-z0-9]+", "-", ascii_text.lower()).strip("-")[:80]
+
+
+@dataclass
+class SweepResult:
+    run: "SweepRun"
+    written: list[Path] = field(default_factory=list)
+    parts_dir: Path | None = None
+
+
+def sweep_plan(path: Path | str) -> "SweepPlan":
+    """Read and check sweep.yaml and expand it into chunks of points (nothing evaluated)."""
+    from procure.sweep import load_sweep, plan_sweep
+
+    return plan_sweep(load_sweep(path))
+
+
+def sweep_cluster(path: Path | str, point: str) -> str:
+    """The cluster.yaml of one point of a sweep (``procure quote`` on it gives the point's figures)."""
+    from procure.sweep.emit import cluster_yaml
+
+    return cluster_yaml(sweep_plan(path), point)
+
+
+def sweep_parts_dir(out_dir: Path, slug: str) -> Path:
+    return Path(out_dir) / f"{slug}.parts"
+
+
+def sweep(path: Path | str, out_dir: Path, formats: list[str], *, scheduler: str | None = None,
+          workers: int | None = None, fresh: bool = False, force: bool = False, page_size: str = "A4",
+          templates_dir: Path | None = None,
+          progress: "Callable[[int, int], None] | None" = None) -> SweepResult:
+    """Evaluate every point of sweep.yaml (resuming an interrupted run) and write the reports."""
+    from procure.report.sweep import check_formats, render_sweep, sweep_targets
+    from procure.report.writer import check_targets
+    from procure.sweep import run_sweep
+
+    formats = check_formats(formats)
+    if templates_dir is not None and not Path(templates_dir).is_dir():
+        raise input_error("--templates", "not-found", f"templates folder {templates_dir} does not exist")
+    plan = sweep_plan(path)
+    slug = slugify(plan.sweep.spec.title) or Path(path).stem
+    check_targets(sweep_targets(Path(out_dir), slug, formats), force)   # before hours of work, not after
+    parts = sweep_parts_dir(Path(out_dir), slug)
+    run = run_sweep(plan, parts, scheduler=scheduler, workers=workers, fresh=fresh, progress=progress)
+    written = render_sweep(run.document, formats, Path(out_dir), slug, page_size=page_size,
+                           templates_dir=templates_dir, force=True) if formats else []
+    return SweepResult(run, written, parts)

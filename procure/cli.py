@@ -360,6 +360,62 @@ def diff(ctx, old, new, fmt):
 
 
 @main.command(context_settings=CONTEXT)
+@common
+@click.argument("sweep_file", type=click.Path(path_type=Path))
+@click.option("-o", "--out", "out_dir", type=click.Path(path_type=Path), default=Path("reports"),
+              show_default=True, help="Folder for the reports and the partial results of a running sweep.")
+@click.option("--write", "formats", default="pdf,xlsx,json,parquet", show_default=True,
+              help="Reports to write, comma-separated: pdf, html, xlsx, json, parquet ('' for none).")
+@FORMAT_JSON
+@click.option("--scheduler", help="Run on Dask: 'local' (a LocalCluster on this machine) or the "
+              "tcp://HOST:PORT of a running scheduler (its workers need procure installed).")
+@click.option("--workers", type=click.IntRange(1, 4096),
+              help="Processes (default: every core; with --scheduler local: 2 Dask workers).")
+@click.option("--fresh", is_flag=True, help="Discard the partial results of an interrupted run instead of resuming.")
+@click.option("--emit-cluster", "emit_point", metavar="POINT",
+              help="Print the cluster.yaml of one point (e.g. p0042) and exit; `procure quote` on it "
+              "reports that point's figures.")
+@click.option("--page-size", type=click.Choice(["A4", "Letter"]), default="A4", show_default=True)
+@click.option("--force", is_flag=True, help="Overwrite existing reports of the same name.")
+@click.pass_context
+def sweep(ctx, sweep_file, out_dir, formats, fmt, scheduler, workers, fresh, emit_point, page_size, force):
+    """Before the RFQ: the cost/time frontier across accelerators, GPU counts and price terms,
+    and what to ask for."""
+
+    def action(state: State):
+        from procure import api
+
+        if emit_point:
+            click.echo(api.sweep_cluster(sweep_file, emit_point), nl=False)
+            return
+        progress, update = _progress(state, "sweeping")
+        try:
+            with progress or _null():
+                result = api.sweep(sweep_file, out_dir, _split(formats), scheduler=scheduler, workers=workers,
+                                   fresh=fresh, force=force, page_size=page_size, progress=update)
+        except KeyboardInterrupt:
+            click.echo(f"interrupted; finished points are kept under {out_dir}/ (*.parts): "
+                       "run the same command again to resume", err=True)
+            sys.exit(130)
+        run = result.run
+        if fmt == "json":
+            _emit_json(run.document.to_data())
+            return
+        if not state.quiet:
+            from procure.report.sweep import print_sweep_terminal
+
+            print_sweep_terminal(run.document.to_data(), state.console())
+            seconds = run.timings_s.get("evaluate", 0.0)
+            rate = f" ({run.computed_points / seconds:,.0f} points/s)" if seconds and run.computed_points else ""
+            resumed = f", {run.points - run.computed_points:,} resumed" if run.computed_points < run.points else ""
+            click.echo(f"{run.points:,} points in {seconds:.1f} s{rate}{resumed}")
+            for path in result.written:
+                click.echo(f"wrote {path}")
+
+    _run(ctx, action)
+
+
+@main.command(context_settings=CONTEXT)
 @click.argument("shell", type=click.Choice(["bash", "zsh", "fish"]))
 def completion(shell):
     """Print the shell completion script (e.g. `eval "$(procure completion bash)"`)."""

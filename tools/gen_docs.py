@@ -969,6 +969,8 @@ ARGUMENT_TEXT = {
     "diff.old": "The earlier saved quote (JSON).",
     "diff.new": "The later saved quote (JSON).",
     "completion.shell": "The shell to complete for.",
+    "sweep.sweep_file": "The sweep.yaml (`procure.sweep/v1`): workloads, accelerators, GPU counts, price terms, "
+                        "constraints.",
 }
 COMMAND_NOTES = {
     "quote": ["Writes `<out>/<slug>.<format>` for each format, the slug made from `title`. Existing files "
@@ -992,6 +994,14 @@ COMMAND_NOTES = {
              "and removed) and `ranking` (old, new, changed, winner_changed)."],
     "completion": ["Add `eval \"$(procure completion bash)\"` to `~/.bashrc` (zsh: `~/.zshrc`; fish: "
                    "`procure completion fish | source`)."],
+    "sweep": ["Writes `<out>/<slug>.<format>` for each `--write` format. While it runs, each finished chunk of "
+              "points is kept in `<out>/<slug>.parts/`; an interrupted sweep rerun with the same command resumes "
+              "there (removed when the sweep completes). Results are identical in process, on every core and on "
+              "Dask, with any number of workers.",
+              "JSON: `procure.sweep/v1`: `points` (each with `id`, `accelerator`, `gpus`, `term`, `feasible`, "
+              "`time_to_train_days`, `total_cost`, `cost_per_million_tokens`, `on_frontier`, `band`, "
+              "`meets_constraints`...) and `findings` per workload (`frontier`, `best_per_accelerator`, "
+              "`best_per_term`, `ask`)."],
 }
 COMMAND_EXAMPLES = {
     "quote": ["procure quote examples/cluster.yaml", "procure quote cluster.yaml -o out --format pdf,json --fail-on impossible,sla-breach"],
@@ -1003,6 +1013,8 @@ COMMAND_EXAMPLES = {
     "render": ["procure render reports/my-rfq.json -o reports --format pdf --lang zh-TW"],
     "diff": ["procure diff round1.json round2.json"],
     "completion": ["eval \"$(procure completion bash)\""],
+    "sweep": ["procure sweep examples/sweep.yaml", "procure sweep sweep.yaml --scheduler tcp://10.0.0.5:8786",
+              "procure sweep examples/sweep.yaml --emit-cluster p0149 > point.yaml && procure quote point.yaml"],
 }
 EXIT_TEXT = {
     "EXIT_OK": "success",
@@ -1242,6 +1254,18 @@ CODES: dict[str, tuple[str, str, str]] = {
     "bad-document": ("saved results", "A saved result that does not match the `procure.quote/v2` schema "
                      "(a field missing, of the wrong type, or unknown); the message names the field.",
                      "Re-run `procure quote`, or restore the file procure wrote; do not edit saved results."),
+    # procure sweep
+    "unsupported-cost-basis": ("sweep", "`cost_basis: commitment` in sweep.yaml: this version's economics "
+                               "costs the `run` basis only.", "Use `cost_basis: run` (or leave it out)."),
+    "too-many-points": ("sweep", "sweep.yaml expands to more than 1,000,000 points.",
+                        "Narrow the GPU range (a larger `step`), or the lists of accelerators and terms."),
+    "other-sweep": ("sweep", "The `<out>/<slug>.parts` folder holds partial results of a different sweep "
+                    "(sweep.yaml, the catalog, the price books or procure changed since).",
+                    "Pass `--fresh` to discard them, or use another `--out` folder."),
+    "unknown-point": ("sweep", "`--emit-cluster` names no point of the sweep; the message gives the range.",
+                      "Use a point id from the sweep's report (`p0042`)."),
+    "price-missing": ("sweep", "`--emit-cluster` names a point whose inline term does not price its "
+                      "accelerator: a quote of it would have no price.", "Pick a point with a price."),
 }
 
 # Codes the schema loader derives from pydantic's error types (`string_type` -> `string-type`) when no
@@ -1356,6 +1380,7 @@ CATEGORY_TITLES = [
     ("file", "Reading the file"), ("YAML", "YAML"), ("schema", "The schema"),
     ("catalog", "Catalog and price-book references"), ("catalog files", "Catalog files"),
     ("command", "Command options"), ("reports", "Writing reports"), ("saved results", "Saved results"),
+    ("sweep", "Sweeps (`procure sweep`)"),
 ]
 
 

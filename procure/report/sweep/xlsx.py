@@ -1,0 +1,185 @@
+"""The sweep workbook: the ask, the frontier and the best points up front; every point (inputs
+and results, one row each, filterable, header frozen) on ``Points``; prices and inputs after.
+
+Values only: each point is the quote of a cluster.yaml (``--emit-cluster``), whose own workbook
+carries the live formulas. Byte-stable like the quote's workbook (``xlsx_cells.stable_zip``).
+"""
+
+from __future__ import annotations
+
+import io
+from typing import Any
+
+from procure.report.pdf_report import as_of_datetime
+from procure.report.xlsx_cells import (FMT, FORMULA_START, clean_text, fit_columns, header, money_format,
+                                       stable_zip)
+from procure.sweep.columns import COLUMNS, flatten
+
+Doc = dict[str, Any]
+POINTS_SHEET = "Points"
+
+
+def _value(value: Any) -> Any:
+    if isinstance(value, list):
+        return ", ".join(str(v) for v in value)
+    return value
+
+
+def _write_row(ws: Any, row: int, values: list[Any]) -> None:
+    for col, value in enumerate(values, start=1):
+        value = _value(value)
+        if value is None:
+            continue
+        cell = ws.cell(row=row, column=col)
+        if isinstance(value, str):
+            cell.value = clean_text(value)
+            cell.data_type = "s"           # user text is never a formula
+            if cell.value.startswith(FORMULA_START):
+                cell.quotePrefix = True
+        else:
+            cell.value = value
+
+
+def _formats(doc: Doc) -> dict[str, str]:
+    ccy = doc["currency"]
+    out = {}
+    for c in COLUMNS:
+        if c.name in ("total_cost",):
+            out[c.name] = money_format(ccy, 0)
+        elif c.name in ("cost_per_million_tokens",) or c.name.startswith("band_cost"):
+            out[c.name] = money_format(ccy, 4)
+        elif c.name in ("time_to_train_days",) or c.name.startswith("band_days"):
+            out[c.name] = FMT["days"]
+        elif c.name in ("mfu", "goodput"):
+            out[c.name] = FMT["pct"]
+        elif c.kind == "int":
+            out[c.name] = FMT["int"]
+        elif c.kind in ("float", "decimal"):
+            out[c.name] = FMT["num2"]
+    return out
+
+
+def _table(ws: Any, labels: list[str], rows: list[list[Any]], formats: dict[int, str] | None = None,
+           freeze: str = "A2") -> None:
+    header(ws, 1, labels)
+    for r, values in enumerate(rows, start=2):
+        _write_row(ws, r, values)
+    for col, fmt in (formats or {}).items():
+        for (cell,) in ws.iter_rows(min_row=2, max_row=len(rows) + 1, min_col=col, max_col=col):
+            cell.number_format = fmt
+    ws.freeze_panes = freeze
+    if rows:
+        from openpyxl.utils import get_column_letter
+
+        ws.auto_filter.ref = f"A1:{get_column_letter(len(labels))}{len(rows) + 1}"
+
+
+def points_sheet(ws: Any, doc: Doc) -> None:
+    records = [flatten(p) for p in doc["points"]]
+    formats = _formats(doc)
+    _table(ws, [c.label for c in COLUMNS], [[r.get(c.name) for c in COLUMNS] for r in records],
+           {i: formats[c.name] for i, c in enumerate(COLUMNS, start=1) if c.name in formats}, freeze="C2")
+
+
+def _point_values(p: dict[str, Any]) -> list[Any]:
+    band = p["band"] or {}
+    days = band.get("time_to_train_days") or [None] * 3
+    cost = band.get("cost_per_million_tokens") or [None] * 3
+    return [p["id"], p["accelerator"], p["gpus"], p["network"], p["term"], p["time_to_train_days"], days[0],
+            days[2], p["total_cost"], p["cost_per_million_tokens"], cost[0], cost[2],
+            "yes" if p["meets_constraints"] else ", ".join(p["constraint_failures"])]
+
+
+POINT_LABELS = ["Point", "Accelerator", "GPUs", "Network", "Term", "Time to train (days)", "Days P10",
+                "Days P90", "Total cost", "Cost per million tokens", "Per Mtok P10", "Per Mtok P90",
+                "Meets constraints"]
+
+
+def _point_formats(doc: Doc, offset: int) -> dict[int, str]:
+    ccy = doc["currency"]
+    base = {3: FMT["int"], 6: FMT["days"], 7: FMT["days"], 8: FMT["days"], 9: money_format(ccy, 0),
+            10: money_format(ccy, 4), 11: money_format(ccy, 4), 12: money_format(ccy, 4)}
+    return {k + offset: v for k, v in base.items()}
+
+
+def ask_sheet(ws: Any, doc: Doc) -> None:
+    rows = []
+    for f in doc["findings"]:
+        rows.append([f["workload"], f["ask"]["text"], None, None, None, None, None, None, None])
+        for o in f["ask"]["options"]:
+            rows.append([f["workload"], None, o["accelerator"], o["term"], o["gpus_min"], o["gpus_max"],
+                         o["point"], o["total_cost"], o["time_to_train_days"]])
+    ccy = doc["currency"]
+    _table(ws, ["Workload", "Suggested ask", "Accelerator", "Term", "GPUs from", "GPUs to", "Best point",
+                "Best total cost", "Best days"], rows,
+           {5: FMT["int"], 6: FMT["int"], 8: money_format(ccy, 0), 9: FMT["days"]})
+    ws.column_dimensions["B"].width = 90
+    from openpyxl.styles import Alignment
+
+    for (cell,) in ws.iter_rows(min_row=2, min_col=2, max_col=2):
+        cell.alignment = Alignment(wrap_text=True, vertical="top")
+
+
+def frontier_sheet(ws: Any, doc: Doc) -> None:
+    points = {p["id"]: p for p in doc["points"]}
+    rows = [[f["workload"], i + 1] + _point_values(points[pid])
+            for f in doc["findings"] for i, pid in enumerate(f["frontier"])]
+    _table(ws, ["Workload", "#"] + POINT_LABELS, rows, _point_formats(doc, 2))
+
+
+def best_sheet(ws: Any, doc: Doc) -> None:
+    points = {p["id"]: p for p in doc["points"]}
+    rows = []
+    for f in doc["findings"]:
+        for by, entries in (("accelerator", f["best_per_accelerator"]), ("term", f["best_per_term"])):
+            for e in entries:
+                tail = _point_values(points[e["point"]]) if e["point"] else ["none meets every constraint"]
+                rows.append([f["workload"], by, e["key"]] + tail)
+    _table(ws, ["Workload", "Best per", "Of"] + POINT_LABELS, rows, _point_formats(doc, 3))
+
+
+def terms_sheet(ws: Any, doc: Doc) -> None:
+    rows = [[t["id"], t["kind"], t["provider"], t["price_book"], t["term"], p["accelerator"],
+             p["price_per_gpu_hour"], p["capex_per_gpu"], p["min_commit_months"], p["missing_reason"]]
+            for t in doc["terms"] for p in t["prices"]]
+    ccy = doc["currency"]
+    _table(ws, ["Term", "Kind", "Provider", "Price book", "Book term", "Accelerator",
+                f"Price per GPU-hour ({ccy})", f"Capex per GPU ({ccy})", "Minimum commitment (months)",
+                "Why no price"], rows, {7: money_format(ccy, 4), 8: money_format(ccy, 0)})
+
+
+def inputs_sheet(ws: Any, doc: Doc) -> None:
+    rows: list[list[Any]] = [["sweep", "title", doc["title"]], ["sweep", "as_of", str(doc["as_of"])],
+                             ["sweep", "currency", doc["currency"]], ["sweep", "cost_basis", doc["cost_basis"]],
+                             ["sweep", "sweep.yaml sha256", doc["sweep_sha256"]]]
+    for w in doc["workloads"]:
+        rows += [[f"workload {w['id']}", k, w[k]] for k in w if k != "id"]
+    for a in doc["accelerators"]:
+        rows += [[f"accelerator {a['id']}", k, _value(a[k])] for k in a if k != "id"]
+    rows += [["constraints", k, v] for k, v in doc["constraints"].items()]
+    u = doc["uncertainty"]
+    rows += [["uncertainty", k, u[k]] for k in ("scope", "seed", "samples")]
+    rows += [["uncertainty", k, v] for k, v in sorted(u["distributions"].items())]
+    _table(ws, ["Group", "Item", "Value"], rows)
+
+
+def render_sweep_xlsx(doc: Doc) -> bytes:
+    from openpyxl import Workbook
+
+    wb = Workbook()
+    ask = wb.active
+    ask.title = "Ask"
+    ask_sheet(ask, doc)
+    for name, fill in (("Frontier", frontier_sheet), ("Best", best_sheet), (POINTS_SHEET, points_sheet),
+                       ("Terms", terms_sheet), ("Inputs", inputs_sheet)):
+        sheet = wb.create_sheet(name)
+        fill(sheet, doc)
+        fit_columns(sheet, maximum=40)
+    stamp = as_of_datetime(str(doc["as_of"]))
+    props = wb.properties
+    props.creator = props.lastModifiedBy = "procure"
+    props.title = str(doc["title"])[:250]
+    props.created = props.modified = stamp.replace(tzinfo=None)
+    buffer = io.BytesIO()
+    wb.save(buffer)
+    return stable_zip(buffer.getvalue(), stamp)

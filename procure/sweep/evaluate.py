@@ -1,0 +1,111 @@
+"""One chunk of points: the quote's plan search and economics, then one plain row per point.
+
+Every figure comes from the code a quote runs: ``pipeline.estimate_bid`` (the plan search),
+``pipeline.bid_case`` (the BidCase), ``economics.evaluate_core`` (time, cost lines, flags) and
+``economics.uncertainty.band`` (the seeded Monte-Carlo band). Nothing here prices anything.
+
+A row holds floats at the document's precision and money quantized as the economics left it,
+so a row read back from a partial Parquet file is equal to the row computed here.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+from procure.catalog.types import Network
+from procure.economics.bid import BidEconomics, evaluate_core
+from procure.economics.uncertainty import band
+from procure.inputs.resolve import ResolvedBid
+from procure.model.types import Estimate
+from procure.precision import round_sig
+from procure.sweep.columns import PLAN_FIELDS, quantized
+from procure.sweep.expand import Chunk, SweepContext, point_id
+
+Row = dict[str, Any]
+
+
+def _real(value: float | None) -> float | None:
+    return None if value is None else round_sig(float(value))
+
+
+def _point_bid(template: ResolvedBid, pid: str, gpus: int, network: Network) -> ResolvedBid:
+    bid = template.bid.model_copy(update={"id": pid, "gpus": gpus, "network": network.id})
+    return dataclasses.replace(template, bid=bid, network=network)
+
+
+def _plan(est: Estimate) -> dict[str, Any] | None:
+    return {k: est.plan[k] for k in PLAN_FIELDS} if est.feasible else None
+
+
+def _band(econ: BidEconomics, case: Any, ctx: SweepContext) -> dict[str, Any] | None:
+    if not econ.has_cost:
+        return None
+    found = band(case, ctx.assumptions)
+    if found is None or found.cost_per_million_tokens is None:
+        return None
+    return {"cost_per_million_tokens": [quantized("band_cost_p10", v) for v in found.cost_per_million_tokens],
+            "time_to_train_days": [_real(v) for v in found.time_to_train_days]}
+
+
+def _reason(econ: BidEconomics) -> str | None:
+    for flag in econ.flags:
+        if flag.code in ("infeasible", "price-missing"):
+            return flag.reason
+    return None
+
+
+def point_row(index: int, pid: str, workload: str, term: str, rb: ResolvedBid, est: Estimate,
+              econ: BidEconomics, point_band: dict[str, Any] | None) -> Row:
+    tp, tdp = econ.throughput, rb.accelerator.tdp_w
+    return {
+        "index": index, "id": pid, "workload": workload, "accelerator": rb.accelerator.id,
+        "network": rb.network.id, "gpus": rb.bid.gpus, "term": term,
+        "pricing_kind": rb.price.kind, "feasible": est.feasible, "reason": _reason(econ),
+        "plan": _plan(est), "plans_evaluated": int((est.search or {}).get("plans_evaluated", 0)),
+        "step_time_s": _real(econ.step_time_s), "mfu": _real(tp.mfu if tp else None),
+        "tokens_per_s": _real(tp.tokens_per_s if tp else None),
+        "memory_gib": _real(est.memory_gib.get("total")) if est.feasible else None,
+        "goodput": _real(econ.goodput.fraction if econ.goodput else None),
+        "time_to_train_days": _real(econ.time_to_train_days),
+        "billed_hours": quantized("billed_hours", econ.billed_hours),
+        "energy_mwh": quantized("energy_mwh", econ.energy_mwh),
+        "total_cost": quantized("total_cost", econ.total_cost),
+        "cost_per_million_tokens": quantized("cost_per_million_tokens", econ.cost_per_million_tokens),
+        "currency": econ.currency,
+        "it_power_mw": None if tdp is None else _real(rb.bid.gpus * tdp / 1e6),
+        "flags": list(econ.flag_codes), "band": point_band,
+    }
+
+
+def _with_reason(case: Any, rb: ResolvedBid) -> Any:
+    """``price_terms`` keeps no reason for an inline price; an inline term that does not name
+    this accelerator says so instead of the generic price-missing text."""
+    if rb.price.book is None and rb.price.missing_reason and case.pricing.missing_reason is None:
+        return dataclasses.replace(case, pricing=dataclasses.replace(case.pricing,
+                                                                     missing_reason=rb.price.missing_reason))
+    return case
+
+
+def evaluate_chunk(ctx: SweepContext, chunk: Chunk) -> list[Row]:
+    """The rows of one chunk's points, in point order (infeasible counts dropped if asked)."""
+    from procure.pipeline import bid_case, estimate_bid
+
+    inputs = ctx.inputs[chunk.workload]
+    wid = ctx.workload_ids[chunk.workload]
+    network = ctx.networks[chunk.network]
+    rows: list[Row] = []
+    index = chunk.first_index
+    for gpus in chunk.gpus:
+        base = _point_bid(ctx.templates[chunk.accelerator][0], "search", gpus, network)
+        est = estimate_bid(inputs, base, None, ctx.knobs)
+        keep = est.feasible or not ctx.feasible_only.get(chunk.accelerator, False)
+        for term, template in zip(ctx.terms, ctx.templates[chunk.accelerator]):
+            pid = point_id(index, ctx.id_width)
+            if keep:
+                rb = _point_bid(template, pid, gpus, network)
+                case = _with_reason(bid_case(inputs, rb, est, None, None), rb)
+                econ = evaluate_core(case, ctx.assumptions)
+                rows.append(point_row(index, pid, wid, term, rb, est, econ, _band(econ, case, ctx)))
+            index += 1
+    return rows
