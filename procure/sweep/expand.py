@@ -16,7 +16,6 @@ from __future__ import annotations
 import dataclasses
 import math
 from dataclasses import dataclass
-from decimal import Decimal
 from pathlib import Path
 
 from procure.catalog.knobs import Knobs
@@ -210,11 +209,3 @@ def plan_sweep(sweep: SweepInputs, knobs: Knobs | None = None) -> SweepPlan:
         feasible_only=_feasible_only(spec, sweep),
     )
     return SweepPlan(sweep, cands, context, parts)
-
-
-def price_of(rb: ResolvedBid) -> tuple[Decimal | None, Decimal | None]:
-    """(price per GPU-hour, capex per GPU) of a resolved term, in the sweep currency."""
-    from procure.inputs.resolve import price_terms
-
-    terms = price_terms(rb, "")
-    return terms.get("price_per_gpu_hour"), terms.get("capex_per_gpu")

@@ -8,7 +8,6 @@ inline price applies to; ``assumptions`` is the quote's block.
 
 from __future__ import annotations
 
-from decimal import Decimal
 from typing import Literal, Optional, Union
 
 from pydantic import Field, field_validator, model_validator
@@ -139,10 +138,6 @@ class SweepSpec(Strict):
     @classmethod
     def _counts(cls, gpus: GpuCounts) -> GpuCounts:
         return _check_counts(gpus)
-
-    @property
-    def budget(self) -> Optional[Decimal]:
-        return self.constraints.budget
 
 
 def _unique(names: list[str], what: str) -> None:

@@ -141,3 +141,21 @@ def test_money_stays_exact(serial):
     costed = [p for p in serial.document.points if p.total_cost is not None]
     assert costed and all(isinstance(p.total_cost, Decimal) and p.total_cost == p.total_cost.quantize(Decimal("0.01"))
                           for p in costed)
+
+
+def test_feasible_only_drops_the_counts_where_no_plan_fits(tmp_path):
+    text = """\
+schema: procure.sweep/v1
+title: Feasible only
+as_of: 2026-12-01
+workloads: [{id: w, model: llama3-70b, seq_len: 8192, global_batch_tokens: 16777216, train_tokens: 15e12}]
+accelerators: [h100-sxm5-80gb]
+gpus: {from: 8, to: 40, step: 8, feasible_only: true}
+terms: [aws-2026q3/on-demand]
+"""
+    plan = plan_sweep(load_sweep(write_sweep(tmp_path, text)))
+    run = run_sweep(plan, tmp_path / "parts", workers=1)
+    kept = [(p.id, p.gpus) for p in run.document.points]
+    assert plan.total_points == 5 and kept and all(p.feasible for p in run.document.points)
+    assert 8 not in [g for _, g in kept]               # 70B does not fit on one node of H100
+    assert kept[-1] == ("p0005", 40)                   # ids stay those of the full expansion

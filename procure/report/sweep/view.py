@@ -115,23 +115,30 @@ class SweepView:
             "best_term": self.best_rows(findings["best_per_term"], "term"),
         }
 
-    def terms(self) -> dict[str, Any]:
-        accels = [a["id"] for a in self.doc["accelerators"]]
+    def price_text(self, price: dict[str, Any]) -> str | None:
+        if price["capex_per_gpu"] is not None:
+            return f"{self.f.money(price['capex_per_gpu'])} capex per GPU"
+        if price["price_per_gpu_hour"] is None:
+            return None
+        commit = f", {price['min_commit_months']} months minimum" if price["min_commit_months"] else ""
+        return f"{self.f.price(price['price_per_gpu_hour'])} per GPU-hour{commit}"
+
+    def terms(self) -> list[dict[str, Any]]:
+        """One row per term: each accelerator it prices, then those it does not."""
         rows = []
         for term in self.doc["terms"]:
-            by_accel = {p["accelerator"]: p for p in term["prices"]}
-            cells = []
-            for a in accels:
-                price = by_accel.get(a)
-                if price is None or (price["price_per_gpu_hour"] is None and price["capex_per_gpu"] is None):
-                    cells.append("—")
-                elif price["capex_per_gpu"] is not None:
-                    cells.append(f"{self.f.money(price['capex_per_gpu'], None)} capex")
+            priced, missing = [], []
+            for price in term["prices"]:
+                text = self.price_text(price)
+                name = self.names.get(price["accelerator"], price["accelerator"])
+                if text is None:
+                    missing.append(name)
                 else:
-                    commit = f", {price['min_commit_months']} mo min" if price["min_commit_months"] else ""
-                    cells.append(f"{self.f.price(price['price_per_gpu_hour'])}/GPU-h{commit}")
-            rows.append({"id": term["id"], "provider": term["provider"], "kind": term["kind"], "cells": cells})
-        return {"headers": [self.names[a] for a in accels], "rows": rows}
+                    priced.append({"accelerator": name, "price": text})
+            rows.append({"id": term["id"].replace("/", "/\u200b"), "provider": term["provider"],
+                         "kind": term["kind"], "priced": priced,
+                         "missing": ("not priced: " + ", ".join(missing)) if missing else ""})
+        return rows
 
     def inputs(self) -> dict[str, Any]:
         accels = []
