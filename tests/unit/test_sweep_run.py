@@ -159,3 +159,13 @@ terms: [aws-2026q3/on-demand]
     assert plan.total_points == 5 and kept and all(p.feasible for p in run.document.points)
     assert 8 not in [g for _, g in kept]               # 70B does not fit on one node of H100
     assert kept[-1] == ("p0005", 40)                   # ids stay those of the full expansion
+
+
+def test_progress_counts_points_up_to_the_total_starting_from_what_was_resumed(mini, tmp_path):
+    parts, seen = tmp_path / "parts", []
+    with pytest.raises(KeyboardInterrupt):
+        run_sweep(mini, parts, workers=1, on_chunk=lambda c: (_ for _ in ()).throw(KeyboardInterrupt))
+    run_sweep(mini, parts, workers=1, progress=lambda done, total: seen.append((done, total)))
+    first_chunk = len(mini.chunks[0].gpus) * 2
+    assert seen[0] == (first_chunk, MINI_POINTS) and seen[-1] == (MINI_POINTS, MINI_POINTS)
+    assert [d for d, _ in seen] == sorted(d for d, _ in seen) and len(seen) == len(mini.chunks)
