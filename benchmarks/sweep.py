@@ -51,14 +51,28 @@ def cpu_s() -> float:
     return me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime
 
 
-def timed(plan, folder: Path, **kwargs):
+def _worker_cpu_s() -> float:
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
+def timed(plan, folder: Path, client=None, **kwargs):
+    """(wall s, CPU s of this process, its pool and the Dask workers, the run, its JSON+Parquet)."""
     from procure.report.sweep import render_sweep_bytes
     from procure.sweep import run_sweep
 
+    workers_before = sum(client.run(_worker_cpu_s).values()) if client else 0.0
     start, cpu = time.perf_counter(), cpu_s()
     run = run_sweep(plan, folder, fresh=True, **kwargs)
     wall = time.perf_counter() - start
-    return wall, cpu_s() - cpu, run, render_sweep_bytes(run.document, ["json", "parquet"])
+    cpu = cpu_s() - cpu + (sum(client.run(_worker_cpu_s).values()) - workers_before if client else 0.0)
+    return wall, cpu, run, render_sweep_bytes(run.document, ["json", "parquet"])
+
+
+def report(label: str, wall: float, cpu: float, run) -> None:
+    print(f"{label:34s} {wall:6.1f} s  {run.points / wall:6.0f} points/s  (evaluate {run.timings_s['evaluate']:.1f} s, "
+          f"assemble {run.timings_s['assemble']:.1f} s; CPU {cpu:.1f} s = {run.points / cpu:.0f} points per "
+          f"CPU-second)", flush=True)
 
 
 def main(argv=None) -> int:
@@ -79,18 +93,22 @@ def main(argv=None) -> int:
               f"(planned in {time.perf_counter() - start:.2f} s); {os.cpu_count()} CPUs, load average "
               f"{os.getloadavg()[0]:.1f}")
         results = []
-        runs = [(f"in process, {n} worker{'s' if n > 1 else ''}", {"workers": n})
-                for n in (int(x) for x in args.workers.split(",") if x)]
-        if not args.no_dask:
-            runs.append((f"dask LocalCluster, {args.dask_workers} workers",
-                         {"scheduler": "local", "workers": args.dask_workers}))
-        for label, kwargs in runs:
-            wall, cpu, run, data = timed(plan, Path(tmp) / "parts", **kwargs)
-            cpu_text = f"  (cpu {cpu:5.1f} s in this process and its pool)" if "scheduler" not in kwargs else ""
-            print(f"{label:32s} {wall:6.1f} s  {run.points / wall:7.0f} points/s  evaluate "
-                  f"{run.timings_s['evaluate']:.1f} s, assemble {run.timings_s['assemble']:.1f} s{cpu_text}",
-                  flush=True)
+        for n in (int(x) for x in args.workers.split(",") if x):
+            wall, cpu, run, data = timed(plan, Path(tmp) / "parts", workers=n)
+            report(f"in process, {n} worker{'s' if n > 1 else ''}", wall, cpu, run)
             results.append(data)
+        if not args.no_dask:
+            from procure.sweep.execute import dask_client
+
+            start = time.perf_counter()
+            # the LocalCluster `--scheduler local` starts, started here so its start-up is not timed
+            with dask_client("local", args.dask_workers) as client:
+                print(f"dask LocalCluster of {args.dask_workers} workers started in "
+                      f"{time.perf_counter() - start:.1f} s", flush=True)
+                wall, cpu, run, data = timed(plan, Path(tmp) / "parts", client=client,
+                                             scheduler=client.scheduler.address)
+                report(f"dask, {args.dask_workers} workers", wall, cpu, run)
+                results.append(data)
         print("identical JSON and Parquet across runs:", all(r == results[0] for r in results))
         findings = run.document.findings
         for f in findings:
