@@ -1255,8 +1255,6 @@ CODES: dict[str, tuple[str, str, str]] = {
                      "(a field missing, of the wrong type, or unknown); the message names the field.",
                      "Re-run `procure quote`, or restore the file procure wrote; do not edit saved results."),
     # procure sweep
-    "unsupported-cost-basis": ("sweep", "`cost_basis: commitment` in sweep.yaml: this version's economics "
-                               "costs the `run` basis only.", "Use `cost_basis: run` (or leave it out)."),
     "too-many-points": ("sweep", "sweep.yaml expands to more than 1,000,000 points.",
                         "Narrow the GPU range (a larger `step`), or the lists of accelerators and terms."),
     "other-sweep": ("sweep", "The `<out>/<slug>.parts` folder holds partial results of a different sweep "

@@ -124,15 +124,15 @@ def _count_range(option: AskOption) -> str:
 
 
 def ask_text(options: list[AskOption], names: dict[str, str], currency: str, within: float,
-             rows: list[Row]) -> str:
+             rows: list[Row], basis: str = "commitment") -> str:
     if not options:
         return _no_ask_text(rows, names, currency)
     parts = [f"{_count_range(o)} {names.get(o.accelerator, o.accelerator)} on {o.term} "
              f"(best {o.gpus:,} GPUs: {o.total_cost:,.0f} {currency}, "
              f"{o.cost_per_million_tokens} {currency} per million tokens, "
              f"{o.time_to_train_days:.1f} days)" for o in options]
-    return ("Ask for " + "; or ".join(parts) + f". Ranges hold the GPU counts within "
-            f"{within:.0%} of each option's cheapest point that meets every constraint.")
+    return ("Ask for " + "; or ".join(parts) + f". Costs are on the {basis} basis; ranges hold the GPU "
+            f"counts within {within:.0%} of each option's cheapest point that meets every constraint.")
 
 
 def _no_ask_text(rows: list[Row], names: dict[str, str], currency: str) -> str:
@@ -148,7 +148,8 @@ def _no_ask_text(rows: list[Row], names: dict[str, str], currency: str) -> str:
 
 
 def workload_findings(rows: list[Row], workload: str, accelerators: list[str], terms: list[str],
-                      ask: AskSpec, names: dict[str, str], currency: str) -> dict[str, Any]:
+                      ask: AskSpec, names: dict[str, str], currency: str,
+                      basis: str = "commitment") -> dict[str, Any]:
     mine = [r for r in rows if r["workload"] == workload]
     front = sorted((r for r in mine if r["on_frontier"]),
                    key=lambda r: (r["time_to_train_days"], r["total_cost"], r["index"]))
@@ -162,6 +163,6 @@ def workload_findings(rows: list[Row], workload: str, accelerators: list[str], t
         "frontier": [r["id"] for r in front],
         "best_per_accelerator": best_by(mine, "accelerator", accelerators),
         "best_per_term": best_by(mine, "term", terms),
-        "ask": {"text": ask_text(options, names, currency, ask.within, mine),
+        "ask": {"text": ask_text(options, names, currency, ask.within, mine, basis),
                 "options": [o.to_dict() for o in options]},
     }

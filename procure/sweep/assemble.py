@@ -17,12 +17,13 @@ def _workloads(plan: SweepPlan) -> list[dict[str, Any]]:
     from procure.model import param_count
 
     out = []
-    for wid, inputs in zip(plan.context.workload_ids, plan.context.inputs):
+    for wid, basis, inputs in zip(plan.context.workload_ids, plan.context.bases, plan.context.inputs):
         w = inputs.cluster.workload
         out.append({"id": wid, "model": inputs.arch.id, "params": param_count(inputs.arch),
                     "seq_len": w.seq_len, "global_batch_seqs": w.global_batch_seqs,
                     "tokens_per_step": w.tokens_per_step, "train_tokens": float(w.train_tokens),
-                    "precision": w.precision, "deadline_days": w.deadline_days})
+                    "precision": w.precision, "deadline_days": inputs.cluster.deadline_days,
+                    "cost_basis": basis})
     return out
 
 
@@ -44,7 +45,7 @@ def _terms(plan: SweepPlan) -> list[dict[str, Any]]:
         for cand in plan.candidates:
             rb = plan.context.templates[cand.accelerator.id][j]
             priced = price_terms(rb, currency)
-            missing = rb.price.missing_reason if rb.price.book is None else priced.get("missing_reason")
+            missing = priced.get("missing_reason")
             prices.append({"accelerator": cand.accelerator.id,
                            "price_per_gpu_hour": priced.get("price_per_gpu_hour"),
                            "capex_per_gpu": priced.get("capex_per_gpu"),
@@ -57,11 +58,16 @@ def _terms(plan: SweepPlan) -> list[dict[str, Any]]:
 
 
 def _uncertainty(plan: SweepPlan) -> dict[str, Any]:
-    from procure.economics.uncertainty import DISTRIBUTIONS
+    from procure.economics import uncertainty as u
 
     a = plan.context.assumptions
     return {"scope": UNCERTAINTY_SCOPE, "seed": a.seed, "samples": a.monte_carlo_samples,
-            "distributions": dict(DISTRIBUTIONS)}
+            "distributions": {
+                "price": f"triangular ±{u.PRICE_SPREAD:.0%}",
+                "step_time": "lognormal: the model's error for the point's accelerator family "
+                             "(wider without fitted knobs: the `uncalibrated` flag)",
+                "failure_rate": f"lognormal sigma {u.FAILURE_SIGMA}",
+                "power_price": f"uniform ±{u.POWER_SPREAD:.0%}"}}
 
 
 def sweep_document(plan: SweepPlan, rows: list[dict[str, Any]]) -> SweepDocument:
@@ -72,7 +78,7 @@ def sweep_document(plan: SweepPlan, rows: list[dict[str, Any]]) -> SweepDocument
     names = {c.accelerator.id: c.accelerator.name for c in plan.candidates}
     accel_ids = [c.accelerator.id for c in plan.candidates]
     findings = [workload_findings(marked, w.id, accel_ids, list(plan.context.terms), spec.ask, names,
-                                  spec.currency) for w in spec.workloads]
+                                  spec.currency, basis) for w, basis in zip(spec.workloads, plan.context.bases)]
     c = spec.constraints
     return SweepDocument.model_validate({
         "schema": SCHEMA, "procure_version": __version__, "title": spec.title, "as_of": spec.as_of,

@@ -58,10 +58,17 @@ class SweepPoint(Frozen):
     memory_gib: Optional[Real] = Field(description="Memory per GPU of the plan, GiB.")
     goodput: Optional[Real]
     time_to_train_days: Optional[Real]
+    days_to_finish: Optional[Real] = Field(description="Lead time of the capacity, then the run.")
+    cost_basis: Literal["run", "commitment"] = Field(description="The basis of total_cost and of the ranking.")
     billed_hours: Optional[Amount]
     energy_mwh: Optional[Amount]
-    total_cost: Optional[Amount] = Field(description="On the sweep's cost basis, in its currency.")
+    total_cost: Optional[Amount] = Field(description="On the ranking basis (`cost_basis`), in the sweep currency.")
     cost_per_million_tokens: Optional[Amount]
+    run_total_cost: Optional[Amount] = Field(description="What this job consumes.")
+    run_cost_per_million_tokens: Optional[Amount]
+    commitment_total_cost: Optional[Amount] = Field(description="The cash the buyer signs for.")
+    commitment_cost_per_million_tokens: Optional[Amount]
+    upfront_capex: Optional[Amount] = Field(description="A purchase's capex, paid before the run.")
     currency: str
     it_power_mw: Optional[Real] = Field(description="GPUs x TDP, MW (no PUE).")
     flags: list[str]
@@ -80,7 +87,8 @@ class WorkloadRow(Frozen):
     tokens_per_step: Count
     train_tokens: Real
     precision: str
-    deadline_days: Optional[Real]
+    deadline_days: Optional[Real] = Field(description="The workload's, else the sweep's constraint.")
+    cost_basis: Literal["run", "commitment"] = Field(description="The basis that ranks this workload's points.")
 
 
 class AcceleratorRow(Frozen):
@@ -164,7 +172,8 @@ class SweepDocument(Frozen):
     title: str
     as_of: date
     currency: str
-    cost_basis: Literal["run", "commitment"]
+    cost_basis: Optional[Literal["run", "commitment"]] = Field(
+        description="The basis sweep.yaml sets for every workload; null: each workload's own.")
     sweep_sha256: str = Field(pattern=r"^[0-9a-f]{64}$", description="Of the sweep.yaml bytes.")
     workloads: list[WorkloadRow]
     accelerators: list[AcceleratorRow]

@@ -1,7 +1,8 @@
 """From a point to a quote: the cluster.yaml of one point of a sweep.
 
-The point's workload (with the deadline the sweep applied), the sweep's assumptions and one bid
-with the point's accelerator, GPU count, network and price term. ``procure quote`` on it runs
+The point's workload (with the deadline and the cost basis the sweep applied), the sweep's
+assumptions and price-book folders, and one bid with the point's accelerator, GPU count, network
+and price term. ``procure quote`` on it runs
 the same plan search and economics as the sweep did, so it reports the point's figures, and
 adds everything a quote has (cost lines, sensitivity, the workbook with live formulas).
 """
@@ -12,7 +13,7 @@ from decimal import Decimal
 from typing import Any
 
 from procure.errors import input_error
-from procure.sweep.expand import Chunk, SweepPlan, deadline, point_id
+from procure.sweep.expand import Chunk, SweepPlan, point_id, point_workload
 
 
 def locate(plan: SweepPlan, pid: str) -> tuple[Chunk, int, int]:
@@ -50,18 +51,16 @@ def cluster_yaml(plan: SweepPlan, pid: str) -> str:
                           f"point {pid}: term {term.label!r} prices only {', '.join(term.accelerators or [])}, "
                           f"not {chunk.accelerator}; a quote of it would have no price")
     workload = spec.workloads[chunk.workload]
-    wl = workload.model_dump(mode="python", exclude={"id"}, exclude_none=True)
-    due = deadline(spec, workload)
-    if due is not None:
-        wl["deadline_days"] = due
     pricing = term.model_dump(mode="python", exclude={"id", "accelerators"}, exclude_none=True)
     data: dict[str, Any] = {
         "schema": "procure/v1",
         "title": f"{spec.title} — {pid}"[:300],
         "as_of": spec.as_of,
         "currency": spec.currency,
-        "workload": wl,
+        "workload": point_workload(spec, workload),
     }
+    if spec.price_books:     # as written in sweep.yaml: save this file next to it
+        data["price_books"] = list(spec.price_books)
     assumptions = spec.assumptions.model_dump(mode="python", exclude_none=True)
     if assumptions:
         data["assumptions"] = assumptions

@@ -1,8 +1,9 @@
 """One chunk of points: the quote's plan search and economics, then one plain row per point.
 
 Every figure comes from the code a quote runs: ``pipeline.estimate_bid`` (the plan search),
-``pipeline.bid_case`` (the BidCase), ``economics.evaluate_core`` (time, cost lines, flags) and
-``economics.uncertainty.band`` (the seeded Monte-Carlo band). Nothing here prices anything.
+``pipeline.bid_case`` (the BidCase), ``economics.evaluate_core`` (time, both cost bases, flags)
+and ``economics.uncertainty.band`` (the seeded Monte-Carlo band, on the ranking basis). Nothing
+here prices anything.
 
 A row holds floats at the document's precision and money quantized as the economics left it,
 so a row read back from a partial Parquet file is equal to the row computed here.
@@ -38,10 +39,10 @@ def _plan(est: Estimate) -> dict[str, Any] | None:
     return {k: est.plan[k] for k in PLAN_FIELDS} if est.feasible else None
 
 
-def _band(econ: BidEconomics, case: Any, ctx: SweepContext) -> dict[str, Any] | None:
+def _band(econ: BidEconomics, case: Any, ctx: SweepContext, basis: str) -> dict[str, Any] | None:
     if not econ.has_cost:
         return None
-    found = band(case, ctx.assumptions)
+    found = band(case, ctx.assumptions, basis)
     if found is None or found.cost_per_million_tokens is None:
         return None
     return {"cost_per_million_tokens": [quantized("band_cost_p10", v) for v in found.cost_per_million_tokens],
@@ -53,6 +54,17 @@ def _reason(econ: BidEconomics) -> str | None:
         if flag.code in ("infeasible", "price-missing"):
             return flag.reason
     return None
+
+
+def _bases(econ: BidEconomics) -> Row:
+    """Total and cost per million tokens on both bases (the ranking basis is in total_cost)."""
+    out: Row = {}
+    for basis in ("run", "commitment"):
+        found = econ.on(basis)
+        out[f"{basis}_total_cost"] = quantized(f"{basis}_total_cost", found.total_cost if found else None)
+        out[f"{basis}_cost_per_million_tokens"] = quantized(f"{basis}_cost_per_million_tokens",
+                                                            found.cost_per_million_tokens if found else None)
+    return out
 
 
 def point_row(index: int, pid: str, workload: str, term: str, rb: ResolvedBid, est: Estimate,
@@ -68,23 +80,17 @@ def point_row(index: int, pid: str, workload: str, term: str, rb: ResolvedBid, e
         "memory_gib": _real(est.memory_gib.get("total")) if est.feasible else None,
         "goodput": _real(econ.goodput.fraction if econ.goodput else None),
         "time_to_train_days": _real(econ.time_to_train_days),
+        "days_to_finish": _real(econ.days_to_finish), "cost_basis": econ.basis,
         "billed_hours": quantized("billed_hours", econ.billed_hours),
         "energy_mwh": quantized("energy_mwh", econ.energy_mwh),
         "total_cost": quantized("total_cost", econ.total_cost),
         "cost_per_million_tokens": quantized("cost_per_million_tokens", econ.cost_per_million_tokens),
+        **_bases(econ),
+        "upfront_capex": quantized("upfront_capex", econ.upfront_capex),
         "currency": econ.currency,
         "it_power_mw": None if tdp is None else _real(rb.bid.gpus * tdp / 1e6),
         "flags": list(econ.flag_codes), "band": point_band,
     }
-
-
-def _with_reason(case: Any, rb: ResolvedBid) -> Any:
-    """``price_terms`` keeps no reason for an inline price; an inline term that does not name
-    this accelerator says so instead of the generic price-missing text."""
-    if rb.price.book is None and rb.price.missing_reason and case.pricing.missing_reason is None:
-        return dataclasses.replace(case, pricing=dataclasses.replace(case.pricing,
-                                                                     missing_reason=rb.price.missing_reason))
-    return case
 
 
 def evaluate_chunk(ctx: SweepContext, chunk: Chunk) -> list[Row]:
@@ -92,7 +98,7 @@ def evaluate_chunk(ctx: SweepContext, chunk: Chunk) -> list[Row]:
     from procure.pipeline import bid_case, estimate_bid
 
     inputs = ctx.inputs[chunk.workload]
-    wid = ctx.workload_ids[chunk.workload]
+    wid, basis = ctx.workload_ids[chunk.workload], ctx.bases[chunk.workload]
     network = ctx.networks[chunk.network]
     rows: list[Row] = []
     index = chunk.first_index
@@ -104,8 +110,8 @@ def evaluate_chunk(ctx: SweepContext, chunk: Chunk) -> list[Row]:
             pid = point_id(index, ctx.id_width)
             if keep:
                 rb = _point_bid(template, pid, gpus, network)
-                case = _with_reason(bid_case(inputs, rb, est, None, None), rb)
-                econ = evaluate_core(case, ctx.assumptions)
-                rows.append(point_row(index, pid, wid, term, rb, est, econ, _band(econ, case, ctx)))
+                case = bid_case(inputs, rb, est, None, None, ctx.knobs)
+                econ = evaluate_core(case, ctx.assumptions, basis)
+                rows.append(point_row(index, pid, wid, term, rb, est, econ, _band(econ, case, ctx, basis)))
             index += 1
     return rows

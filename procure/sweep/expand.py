@@ -17,6 +17,7 @@ import dataclasses
 import math
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from procure.catalog.knobs import Knobs
 from procure.catalog.types import Accelerator, Network
@@ -56,6 +57,7 @@ class SweepContext:
 
     inputs: tuple[Inputs, ...]                       # one per workload
     workload_ids: tuple[str, ...]
+    bases: tuple[str, ...]                           # the cost basis that ranks each workload
     templates: dict[str, tuple[ResolvedBid, ...]]    # accelerator -> one priced bid per term
     networks: dict[str, Network]
     assumptions: Assumptions
@@ -109,18 +111,28 @@ def _feasible_only(spec: SweepSpec, sweep: SweepInputs) -> dict[str, bool]:
     return out
 
 
-def _cluster(spec: SweepSpec, workload: SweepWorkload, deadline_days: float | None,
-             bids: list[Bid]) -> Cluster:
-    data = workload.model_dump(exclude={"id"})
-    data["deadline_days"] = deadline_days
+def ranking_basis(spec: SweepSpec, workload: SweepWorkload) -> str:
+    """The sweep's basis, else the workload's, else the quote's default."""
+    from procure.economics.cost import DEFAULT_BASIS
+
+    return spec.cost_basis or workload.cost_basis or DEFAULT_BASIS
+
+
+def point_workload(spec: SweepSpec, workload: SweepWorkload) -> dict[str, Any]:
+    """The cluster.yaml workload of a point: the sweep's deadline where the workload sets none, and
+    the basis that ranks it spelled out."""
+    data = workload.model_dump(mode="python", exclude={"id"}, exclude_none=True)
+    if workload.deadline_days is None and workload.deadline is None and spec.constraints.deadline_days:
+        data["deadline_days"] = spec.constraints.deadline_days
+    data["cost_basis"] = ranking_basis(spec, workload)
+    return data
+
+
+def _cluster(spec: SweepSpec, workload: SweepWorkload, bids: list[Bid]) -> Cluster:
     return Cluster.model_validate({
         "schema": "procure/v1", "title": spec.title, "as_of": spec.as_of, "currency": spec.currency,
-        "workload": Workload.model_validate(data), "assumptions": spec.assumptions, "bids": bids})
-
-
-def deadline(spec: SweepSpec, workload: SweepWorkload) -> float | None:
-    """The workload's own deadline, else the sweep's constraint."""
-    return workload.deadline_days if workload.deadline_days is not None else spec.constraints.deadline_days
+        "workload": Workload.model_validate(point_workload(spec, workload)), "assumptions": spec.assumptions,
+        "price_books": spec.price_books, "bids": bids})
 
 
 def _pricing(term: SweepTerm) -> PricingSpec:
@@ -136,7 +148,7 @@ def _not_offered(rb: ResolvedBid, term: SweepTerm) -> ResolvedBid:
     """An inline price that does not name this accelerator: the point is price-missing."""
     reason = (f"term {term.label!r} prices only {', '.join(term.accelerators or [])}, "
               f"not {rb.accelerator.id}")
-    price = dataclasses.replace(rb.price, inline_price=None, missing_reason=reason)
+    price = dataclasses.replace(rb.price, quoted=(), plain={}, missing_reason=reason)
     return dataclasses.replace(rb, price=price)
 
 
@@ -188,8 +200,7 @@ def plan_sweep(sweep: SweepInputs, knobs: Knobs | None = None) -> SweepPlan:
 
     spec = sweep.spec
     cands = candidates(spec, sweep)
-    clusters = [_cluster(spec, w, deadline(spec, w), _template_bids(spec, cands[0].accelerator,
-                                                                    cands[0].networks[0]))
+    clusters = [_cluster(spec, w, _template_bids(spec, cands[0].accelerator, cands[0].networks[0]))
                 for w in spec.workloads]
     parts = chunks(cands, len(spec.workloads), len(spec.terms))
     total = sum(len(c.gpus) for c in parts) * len(spec.terms)
@@ -200,6 +211,7 @@ def plan_sweep(sweep: SweepInputs, knobs: Knobs | None = None) -> SweepPlan:
     context = SweepContext(
         inputs=tuple(_inputs(sweep, c) for c in clusters),
         workload_ids=tuple(w.id for w in spec.workloads),
+        bases=tuple(ranking_basis(spec, w) for w in spec.workloads),
         templates=templates(spec, sweep, clusters[0], cands),
         networks={n.id: n for cand in cands for n in cand.networks},
         assumptions=assumptions_for(sweep, clusters[0]),

@@ -16,7 +16,8 @@ from typing import Any
 
 from procure.catalog.load import Catalog, default_catalog
 from procure.errors import Diagnostic, InputError
-from procure.inputs.checks import check_currency, check_pricing
+from procure.inputs.bundle import with_user_price_books
+from procure.inputs.checks import check_currency, check_pricing, price_book_folders
 from procure.sources.validate import validate_document
 from procure.sources.yamlpos import YamlDocument, read_yaml
 from procure.sweep.schema import AcceleratorChoice, SweepSpec
@@ -35,9 +36,11 @@ def load_sweep(path: Path | str) -> SweepInputs:
     """Read, validate and cross-check sweep.yaml; every problem at once as one InputError."""
     path = Path(path)
     doc = read_yaml(path, str(path))
-    cat = default_catalog()
-    _expand_term_shorthand(doc, cat)
+    base = path.resolve().parent
     problems: list[Diagnostic] = []
+    # `price_books:` folders next to sweep.yaml, read and checked as a quote reads cluster.yaml's
+    cat = with_user_price_books(default_catalog(), price_book_folders(doc, base, [base], problems), problems)
+    _expand_term_shorthand(doc, cat)
     spec = None
     try:
         spec = validate_document(doc, SweepSpec)
@@ -80,7 +83,6 @@ def check_sweep(doc: YamlDocument, cat: Catalog) -> list[Diagnostic]:
     _check_accelerators(data, doc, cat, out)
     _check_networks(data.get("networks"), ("networks",), doc, cat, out)
     _check_terms(data, doc, cat, as_of, out)
-    _check_basis(data, doc, out)
     return out
 
 
@@ -150,13 +152,6 @@ def _check_terms(data: dict[str, Any], doc: YamlDocument, cat: Catalog, as_of: d
                 out.append(doc.diagnostic(("terms", j, "accelerators", k), "unknown-accelerator",
                                           f"{accel!r} is not in the catalog"
                                           f"{cat.did_you_mean('accelerator', accel)}"))
-
-
-def _check_basis(data: dict[str, Any], doc: YamlDocument, out: list[Diagnostic]) -> None:
-    if data.get("cost_basis") == "commitment":
-        out.append(doc.diagnostic(("cost_basis",), "unsupported-cost-basis",
-                                  "the `commitment` basis is not in this version's economics yet; "
-                                  "use `run` (what this job consumes)"))
 
 
 def accelerator_choices(spec: SweepSpec, cat: Catalog) -> list[AcceleratorChoice]:

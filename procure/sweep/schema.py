@@ -18,7 +18,6 @@ from procure.sources.fields import CalendarDate, Finite, Money, Strict
 SCHEMA = "procure.sweep/v1"
 MAX_POINTS = 1_000_000          # a sweep this large is a typo, not a question
 MAX_GPU_COUNTS = 10_000
-COST_BASES = ("run", "commitment")
 
 
 class SweepWorkload(Workload):
@@ -111,7 +110,10 @@ class SweepSpec(Strict):
     title: str = Field(min_length=1, max_length=300)
     as_of: CalendarDate
     currency: str = Field("USD", pattern=r"^[A-Z]{3}$")
-    cost_basis: Literal["run", "commitment"] = "run"
+    cost_basis: Optional[Literal["run", "commitment"]] = Field(
+        None, description="the basis that ranks every workload (else each workload's, else the quote's default)")
+    price_books: list[str] = Field(default_factory=list, max_length=100,
+                                   description="folders of your own price books, as in cluster.yaml")
     workloads: list[SweepWorkload] = Field(min_length=1, max_length=100)
     accelerators: Union[Literal["all"], list[Union[str, AcceleratorChoice]]]
     networks: Optional[list[str]] = Field(None, min_length=1, max_length=16,

@@ -68,6 +68,11 @@ def test_a_point_equals_the_quote_of_its_emitted_cluster_yaml(plan, serial, tmp_
     mine = point(serial, pid)
     assert bid["accelerator"]["id"] == mine.accelerator and bid["gpus"] == mine.gpus
     assert bid["total_cost"] == mine.total_cost and bid["cost_per_million_tokens"] == mine.cost_per_million_tokens
+    assert bid["cost_basis"] == mine.cost_basis
+    for basis in ("run", "commitment"):
+        on = bid["cost_bases"].get(basis) or {}
+        assert on.get("total_cost") == getattr(mine, f"{basis}_total_cost")
+        assert on.get("cost_per_million_tokens") == getattr(mine, f"{basis}_cost_per_million_tokens")
     assert bid["time_to_train_days"] == mine.time_to_train_days and bid["step_time_s"] == mine.step_time_s
     assert sorted(f["code"] for f in bid["flags"]) == sorted(mine.flags)
     if mine.band is not None:
@@ -169,3 +174,23 @@ def test_progress_counts_points_up_to_the_total_starting_from_what_was_resumed(m
     first_chunk = len(mini.chunks[0].gpus) * 2
     assert seen[0] == (first_chunk, MINI_POINTS) and seen[-1] == (MINI_POINTS, MINI_POINTS)
     assert [d for d, _ in seen] == sorted(d for d, _ in seen) and len(seen) == len(mini.chunks)
+
+
+def test_inline_purchase_terms_cost_on_both_bases_and_name_their_parts(tmp_path):
+    text = """\
+schema: procure.sweep/v1
+title: Own deal
+as_of: 2026-12-01
+cost_basis: run
+workloads: [{id: w, model: llama3-8b, seq_len: 4096, global_batch_tokens: 2097152, train_tokens: 1e11}]
+accelerators: [h100-sxm5-80gb, b200-sxm-180gb]
+gpus: [64]
+terms:
+  - {id: own-b200, kind: purchase, capex_per_gpu: 45000, life_years: 5, accelerators: [b200-sxm-180gb]}
+"""
+    plan = plan_sweep(load_sweep(write_sweep(tmp_path, text)))
+    h100, b200 = run_sweep(plan, tmp_path / "parts", workers=1).document.points
+    assert "price-missing" in h100.flags and "prices only b200-sxm-180gb" in h100.reason
+    assert b200.cost_basis == "run" and b200.total_cost == b200.run_total_cost
+    assert b200.upfront_capex is not None and b200.upfront_capex >= 64 * 45000
+    assert b200.commitment_total_cost > b200.run_total_cost > 0

@@ -50,9 +50,17 @@ def test_schema_problems_name_the_field(tmp_path):
     assert "names the `accelerators` it applies to" in found
 
 
-def test_the_commitment_basis_is_refused_until_the_economics_has_it(tmp_path):
-    found = problems(tmp_path, SMALL_SWEEP.replace("currency: USD", "currency: USD\ncost_basis: commitment"))
-    assert any("error[unsupported-cost-basis]" in l and ":5:" in l for l in found), found
+def test_the_ranking_basis_is_the_sweeps_else_the_workloads_else_the_quotes_default(tmp_path):
+    from procure.economics.cost import DEFAULT_BASIS
+
+    own = SMALL_SWEEP.replace("train_tokens: 2e12}", "train_tokens: 2e12, cost_basis: run}")
+    plan = plan_sweep(load_sweep(write_sweep(tmp_path, own)))
+    assert plan.context.bases == (DEFAULT_BASIS, "run")
+    forced = plan_sweep(load_sweep(write_sweep(tmp_path, own.replace("currency: USD", "currency: USD\n"
+                                                                        "cost_basis: commitment"))))
+    assert forced.context.bases == ("commitment", "commitment")
+    found = problems(tmp_path, SMALL_SWEEP.replace("currency: USD", "currency: USD\ncost_basis: cash"))
+    assert any("error[bad-value]" in l and ":5:" in l and "cost_basis" in l for l in found), found
 
 
 def test_unknown_keys_and_duplicate_workloads(tmp_path):

@@ -45,7 +45,7 @@ def print_sweep(doc: dict[str, Any], console: Any) -> None:
 
     view = SweepView(doc)
     console.print(f"[bold]{escape(doc['title'])}[/] — {escape(view.f.date(doc['as_of']))}: "
-                  f"{view.f.integer(len(doc['points']))} points, cost basis {escape(doc['cost_basis'])}")
+                  f"{view.f.integer(len(doc['points']))} points")
     for findings in doc["findings"]:
         w = view.workload(findings)
         console.print(f"\n[bold]{escape(w['id'])}[/]  {escape(w['counts'])}")

@@ -10,6 +10,7 @@ from procure.report.formatting import Formatter
 from procure.report.sweep.chart import ChartPoint, frontier_chart
 
 Doc = dict[str, Any]
+BASIS_MEANING = {"run": "what this job consumes", "commitment": "the cash the buyer signs for"}
 FAILURE_TEXT = {
     "infeasible": "no plan fits", "price-missing": "no price", "misses-deadline": "misses deadline",
     "over-budget": "over budget", "too-many-gpus": "too many GPUs", "over-power": "over power",
@@ -103,7 +104,8 @@ class SweepView:
             "headline": (f"{w['model']} ({self.f.compact(w['params'])} parameters), sequence "
                          f"{self.f.integer(w['seq_len'])}, {self.f.compact(w['train_tokens'])} tokens, "
                          f"{self.f.integer(w['global_batch_seqs'])} sequences per step"
-                         + (f", deadline {self.f.number(w['deadline_days'], 0)} days" if w["deadline_days"] else "")),
+                         + (f", deadline {self.f.number(w['deadline_days'], 0)} days" if w["deadline_days"] else "")
+                         + f"; costs on the {w['cost_basis']} basis ({BASIS_MEANING[w['cost_basis']]})"),
             "ask": findings["ask"]["text"],
             "counts": (f"{self.f.integer(findings['points'])} points: {self.f.integer(findings['feasible'])} "
                        f"with a plan that fits, {self.f.integer(findings['costed'])} costed, "
@@ -171,7 +173,8 @@ def build_view(doc: Doc, page_size: str = "A4") -> dict[str, Any]:
         "summary": [
             ("Points", f"{view.f.integer(points)} ({len(doc['workloads'])} workloads × "
                        f"{len(doc['accelerators'])} accelerators × GPU counts × {len(doc['terms'])} terms)"),
-            ("Cost basis", "run: what this job consumes" if doc["cost_basis"] == "run" else doc["cost_basis"]),
+            ("Cost basis", "; ".join(f"{w['id']}: {w['cost_basis']} ({BASIS_MEANING[w['cost_basis']]})"
+                                     for w in doc["workloads"])),
             ("Currency", doc["currency"]),
             ("Uncertainty", f"P10–P90 of {view.f.integer(u['samples'])} seeded samples (seed {u['seed']}), "
                             f"{u['scope']}"),
