@@ -101,6 +101,10 @@ def test_the_frontier_chart_draws_a_staircase_through_the_frontier_in_time_order
     xs = [float(x) for x in re.findall(r'<circle cx="([\d.]+)" cy="[\d.]+" r="4"', svg)]
     assert xs == sorted(xs)
     assert ">deadline<" in svg
+    dear = pts + [ChartPoint(20.0, 100.0, 1)]          # 20x the dearest frontier point: left out
+    svg = frontier_chart(dear, ["a", "b"], str, str, title="t", x_label="x", y_label="y", frontier_label="f",
+                         left_out=lambda n, cap: f"{n} left out above {cap:g}")
+    assert svg.count('r="1.8"') == 1 and ">1 left out above 17.5<" in svg
 
 
 def test_log_ticks_cover_the_range():

@@ -3,7 +3,9 @@ cost per million tokens, the frontier as a staircase with its P10–P90 bands as
 
 Built from the primitives of ``procure.report.charts`` (plain SVG strings, every text escaped).
 Points are coloured by accelerator; frontier points are numbered like the rows of the
-frontier table next to the chart.
+frontier table next to the chart. The cost axis stops at ``FOCUS`` times the dearest frontier
+point: far dearer points would squeeze the frontier into the bottom of the chart; how many are
+left out is said under it (the workbook lists them all).
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from xml.sax.saxutils import escape
 from procure.report.charts import GRID, INK, MUTED, PALETTE, Fmt, _line, _n, _svg, _text, legend
 
 Scale = Callable[[float], float]
+FOCUS = 5.0
 
 
 @dataclass(frozen=True)
@@ -46,11 +49,23 @@ def _bounds(values: Sequence[float]) -> tuple[float, float]:
     return 10 ** (math.log10(lo) - pad), 10 ** (math.log10(hi) + pad)
 
 
+def _focus(points: list[ChartPoint]) -> tuple[list[ChartPoint], float | None]:
+    """The points under FOCUS x the dearest frontier point (its band included), and that cap."""
+    tops = [max(p.cost, p.cost_band[1] if p.cost_band else 0.0) for p in points if p.frontier_label]
+    if not tops:
+        return points, None
+    cap = FOCUS * max(tops)
+    kept = [p for p in points if p.cost <= cap]
+    return kept, (cap if len(kept) < len(points) else None)
+
+
 def frontier_chart(points: Sequence[ChartPoint], groups: Sequence[str], x_fmt: Fmt, y_fmt: Fmt, *,
                    title: str, x_label: str, y_label: str, frontier_label: str,
                    deadline: tuple[str, float] | None = None, width: float = 640,
-                   height: float = 330) -> str:
-    usable = [p for p in points if p.days > 0 and p.cost > 0]
+                   height: float = 330, left_out: Callable[[int, float], str] | None = None) -> str:
+    """``left_out(count, cap)`` phrases the note on the points above the cost axis."""
+    every = [p for p in points if p.days > 0 and p.cost > 0]
+    usable, cap = _focus(every)
     if not usable:
         return _svg(width, 60, [_text(width / 2, 30, "—", anchor="middle")], title)
     xs = [p.days for p in usable] + [v for p in usable if p.days_band for v in p.days_band]
@@ -83,6 +98,10 @@ def frontier_chart(points: Sequence[ChartPoint], groups: Sequence[str], x_fmt: F
     items = [(g, PALETTE[i % len(PALETTE)]) for i, g in enumerate(groups)] + [(frontier_label, INK)]
     legend_svg, used = legend(items, x0, height - 36, x1 - x0, size=8.5)
     body += legend_svg
+    if cap is not None and left_out is not None:
+        body.append(_text(x0, height - 36 + used + 10, left_out(len(every) - len(usable), cap), size=8.5,
+                          fill=MUTED))
+        used += 14
     return _svg(width, height - 36 + used + 2, body, title)
 
 

@@ -94,7 +94,9 @@ class SweepView:
             x_label="Time to train (days, log scale)",
             y_label=f"{ccy} per million tokens (log scale)",
             frontier_label="frontier (P10–P90 whiskers)",
-            deadline=(f"deadline {self.f.number(deadline, 0)} d", float(deadline)) if deadline else None)
+            deadline=(f"deadline {self.f.number(deadline, 0)} d", float(deadline)) if deadline else None,
+            left_out=lambda n, cap: (f"{self.f.integer(n)} dearer points, above {self.f.plain(float(f'{cap:.2g}'))} "
+                                     f"{ccy} per million tokens, are not drawn (the workbook lists every point)"))
 
     def workload(self, findings: dict[str, Any]) -> dict[str, Any]:
         w = next(x for x in self.doc["workloads"] if x["id"] == findings["workload"])
