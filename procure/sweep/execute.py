@@ -18,14 +18,19 @@ from procure.sweep.expand import Chunk, SweepContext
 
 OnDone = Callable[[Chunk, list[Row]], None]
 TASK_RETRIES = 2          # a task lost with its worker is rerun elsewhere (Dask)
-# The workers of `--scheduler local`. Dask starts workers with MALLOC_TRIM_THRESHOLD_=65536, which
+# The cluster of `--scheduler local`. Dask starts workers with MALLOC_TRIM_THRESHOLD_=65536, which
 # makes glibc hand every freed block over 64 kB back to the kernel: the plan search allocates
 # and frees arrays of ~10^4-10^5 plans hundreds of times per search, so each one page-faults in
 # afresh (measured: 2.1x the CPU of the same chunk in process, two thirds of it system time).
-# The statistical profiler samples every worker thread every 10 ms: another 25%. Neither helps a
-# CPU-bound task. A cluster of your own: start its workers with the same settings (README).
-LOCAL_WORKER_CONFIG = {"distributed.nanny.pre-spawn-environ.MALLOC_TRIM_THRESHOLD_": None,
-                       "distributed.worker.profile.enabled": False}
+# The statistical profiler samples every worker thread every 10 ms: another 25%. The scheduler
+# runs in this process: its 20 ms tick, work stealing and 0.5 s system monitor cost 7% of a core
+# while it waits (half that without them). None of it helps a few hundred CPU-bound tasks. A
+# cluster of your own: start its workers with the malloc setting at least (README).
+LOCAL_CLUSTER_CONFIG = {"distributed.nanny.pre-spawn-environ.MALLOC_TRIM_THRESHOLD_": None,
+                        "distributed.worker.profile.enabled": False,
+                        "distributed.scheduler.work-stealing": False,
+                        "distributed.admin.system-monitor.interval": "2s",
+                        "distributed.admin.tick.interval": "100ms"}
 
 
 def run_chunks(context: SweepContext, chunks: list[Chunk], on_done: OnDone, *,
@@ -99,7 +104,7 @@ def dask_client(scheduler: str, workers: int | None = None) -> Iterator[Any]:
 
     dist: Any = distributed
     if scheduler == "local":
-        with dask.config.set(LOCAL_WORKER_CONFIG), \
+        with dask.config.set(LOCAL_CLUSTER_CONFIG), \
                 dist.LocalCluster(n_workers=workers or 2, threads_per_worker=1, processes=True,
                                   dashboard_address=None) as cluster, dist.Client(cluster) as client:
             yield client
