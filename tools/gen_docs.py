@@ -1305,11 +1305,11 @@ COMMON_PROBLEMS = [
     ("Chinese or Japanese text shows as boxes in the PDF (`--lang zh-TW`, CJK vendor names)",
      "No CJK font is installed. Install one: `apt-get install fonts-noto-cjk` (macOS ships one). procure "
      "downloads no fonts."),
-    ("XLSX totals show 0 or nothing in a viewer; tests skip with \"soffice not found\"",
-     "The workbook's totals are formulas; a viewer that does not recalculate shows no value until the file "
-     "is opened and recalculated in a spreadsheet engine. Install LibreOffice Calc (`apt-get install "
-     "libreoffice-calc-nogui`) to recalculate headless; the tests that check formulas need `soffice` on "
-     "PATH."),
+    ("A changed XLSX input does not move the totals; tests skip with \"soffice not found\"",
+     "The workbook stores every formula with its value, so any viewer shows the numbers, but only a "
+     "spreadsheet engine (Excel, LibreOffice Calc, Numbers) recalculates after an edit; a file previewer does "
+     "not. Install LibreOffice Calc (`apt-get install libreoffice-calc-nogui`) to recalculate headless; the "
+     "tests that recalculate the workbook need `soffice` on PATH."),
     ("`error[exists]: ... already exists; pass --force to overwrite it`",
      "procure never overwrites reports silently. Pass `--force`, or write to another folder with `-o`."),
     ("`error[path-not-allowed]` for a `measured` log",

@@ -1,0 +1,312 @@
+"""The Inputs sheet: every number the workbook's results depend on, one named cell each, with its
+unit, source and as-of date.
+
+Names: ``in_<key>`` for the workload and the assumptions, ``fx_<CCY>`` for the FX table,
+``bid_<bid>_<field>`` for one bid's inputs. Prices are the quoted figures in their own currency;
+the Model sheet converts them with the FX cells. A term the document does not carry is not
+invented: the line that needs it is then taken as given (and the README's check says so).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from decimal import Decimal
+from typing import Any
+
+from procure.economics.goodput import MAX_LOST_FRACTION
+from procure.money import D
+from procure.report.xlsx_cells import FMT, INPUT_FILL, NOTE, PLAIN, Book, Sheet, Style, money_format, style
+
+INPUTS_SHEET = "Inputs"
+HEADER = ["Name", "Item", "Bid", "Value", "Unit", "Source", "As of"]
+VALUE_COL = 3
+BASIS_CHOICES = ["modeled", "measured", "committed"]
+# the assumptions the chain reads (the others drive flags and bands, computed by procure only)
+CHAIN_ASSUMPTIONS = ("failures_per_gpu_hour", "restart_min", "checkpoint_bytes_per_param", "checkpoint_write_gbs",
+                     "checkpoint_interval_min", "gpu_utilisation_power", "power_usd_per_kwh", "pue", "months_hours")
+MONEY_TERMS = {"price_per_gpu_hour": 4, "storage_per_gpu_hour": 4, "network_per_gpu_hour": 4, "capex_per_gpu": 2,
+               "network_capex_per_gpu": 2, "support_per_gpu_year": 2, "power_per_kwh": 4, "colo_per_kw_month": 2}
+TERM_LABELS = {
+    "price_per_gpu_hour": ("Price per GPU-hour, as quoted", "/GPU-h"),
+    "storage_per_gpu_hour": ("Storage per GPU-hour, as quoted", "/GPU-h"),
+    "network_per_gpu_hour": ("Network per GPU-hour, as quoted", "/GPU-h"),
+    "support_fraction": ("Support, fraction of the GPU-hours bill", "fraction"),
+    "capex_per_gpu": ("Capex per GPU, as quoted", "/GPU"),
+    "network_capex_per_gpu": ("Network capex per GPU, as quoted", "/GPU"),
+    "life_years": ("Depreciation life", "years"),
+    "residual_fraction": ("Residual value at end of life", "fraction of capex"),
+    "support_per_gpu_year": ("Support per GPU-year, as quoted", "/GPU-year"),
+    "power_per_kwh": ("Power price of the price book", "/kWh"),
+    "pue": ("PUE of the price book", ""),
+    "colo_per_kw_month": ("Colocation per kW-month, as quoted", "/kW-month"),
+}
+
+
+@dataclass(frozen=True)
+class InputRow:
+    name: str | None           # None: shown for reference, not an input of any formula
+    label: str
+    bid: str
+    value: Any
+    unit: str
+    source: str
+    as_of: str
+    num_format: str = "General"
+    choices: tuple[str, ...] = ()
+
+
+class Names:
+    """Defined names: one slug per bid id, unique and valid in every spreadsheet."""
+
+    def __init__(self) -> None:
+        self.slugs: dict[str, str] = {}
+
+    def slug(self, bid_id: str) -> str:
+        if bid_id not in self.slugs:
+            base = re.sub(r"[^A-Za-z0-9_]", "_", str(bid_id)).lower()[:40] or "bid"
+            taken = set(self.slugs.values())
+            candidate, n = base, 2
+            while candidate in taken:
+                candidate, n = f"{base}_{n}", n + 1
+            self.slugs[bid_id] = candidate
+        return self.slugs[bid_id]
+
+    def bid(self, bid_id: str, field: str) -> str:
+        return f"bid_{self.slug(bid_id)}_{field}"
+
+    def base(self, bid_id: str, key: str) -> str:
+        return f"base_{self.slug(bid_id)}_{key}"
+
+    def scenario(self, bid_id: str, key: str) -> str:
+        return f"scn_{self.slug(bid_id)}_{key}"
+
+    def whatif(self, bid_id: str, key: str) -> str:
+        return f"whatif_{self.slug(bid_id)}_{key}"
+
+    @staticmethod
+    def global_(key: str) -> str:
+        return "in_" + re.sub(r"[^A-Za-z0-9_]", "_", str(key)).lower()
+
+    @staticmethod
+    def fx(currency: str) -> str:
+        return "fx_" + re.sub(r"[^A-Za-z0-9_]", "_", str(currency))
+
+
+def number_or_none(value: Any) -> Decimal | None:
+    return None if value is None else D(value)
+
+
+def build_inputs(book: Book, doc: dict[str, Any], bids: list[dict[str, Any]], names: Names) -> set[str]:
+    """Write the Inputs sheet; return the names defined (what formulas may reference)."""
+    sheet = book.sheet(INPUTS_SHEET)
+    sheet.header(0, HEADER)
+    rows = workload_rows(doc) + assumption_rows(doc) + fx_rows(doc)
+    for bid in bids:
+        rows += bid_rows(doc, bid, names)
+    row = 1
+    defined: set[str] = set()
+    for item in rows:
+        _write_row(sheet, row, item)
+        if item.name:
+            book.define(item.name, INPUTS_SHEET, row, VALUE_COL)
+            defined.add(item.name)
+        row += 1
+    row += 1
+    sheet.put(row, 1, "Used by procure only (flags and bands; the workbook does not recalculate these)", NOTE)
+    for item in reference_rows(doc):
+        row += 1
+        _write_row(sheet, row, item)
+    sheet.freeze = (1, 2)
+    sheet.autofilter = (0, 0, len(rows), len(HEADER) - 1)
+    sheet.max_width = 70
+    return defined
+
+
+def _write_row(sheet: Sheet, row: int, item: InputRow) -> None:
+    sheet.put(row, 0, item.name or "")
+    sheet.put(row, 1, item.label)
+    sheet.put(row, 2, item.bid)
+    value_style = Style(num_format=item.num_format, fill=INPUT_FILL) if item.name else style(item.num_format)
+    value = item.value
+    if isinstance(value, float):
+        value = D(value)
+    sheet.put(row, VALUE_COL, value, value_style)
+    if item.choices:
+        sheet.choices[(row, VALUE_COL)] = list(item.choices)
+    sheet.put(row, 4, item.unit)
+    sheet.put(row, 5, item.source)
+    sheet.put(row, 6, item.as_of, PLAIN)
+
+
+def _sources(doc: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    return {str(s.get("key")): s for s in doc.get("sources") or []}
+
+
+def _source_text(row: dict[str, Any] | None, fallback: str) -> str:
+    if not row:
+        return fallback
+    return f"{row.get('label')}: " + "; ".join(str(s) for s in row.get("source") or [])
+
+
+def workload_rows(doc: dict[str, Any]) -> list[InputRow]:
+    w, as_of = doc.get("workload") or {}, str(doc["as_of"])
+    model = w.get("model") or {}
+    model_source = _source_text(_sources(doc).get(f"model:{model.get('id')}"), f"model {model.get('name') or ''}")
+    return [
+        InputRow(Names.global_("train_tokens"), "Training tokens", "", number_or_none(w.get("train_tokens")), "tokens",
+                 "cluster.yaml workload.train_tokens", as_of, FMT["int"]),
+        InputRow(Names.global_("tokens_per_step"), "Tokens per step (global batch)", "",
+                 w.get("global_batch_tokens"), "tokens", "cluster.yaml workload (global batch × sequence length)",
+                 as_of, FMT["int"]),
+        InputRow(Names.global_("params"), "Model parameters (checkpoint size)", "", model.get("params"), "parameters",
+                 model_source, as_of, FMT["int"]),
+        InputRow(Names.global_("deadline_days"), "Deadline", "", number_or_none(w.get("deadline_days")), "days",
+                 "cluster.yaml workload.deadline_days (blank: none)", as_of, FMT["days"]),
+        InputRow(Names.global_("max_lost_fraction"), "Largest lost fraction the goodput formula is trusted to", "",
+                 D(MAX_LOST_FRACTION), "fraction",
+                 "procure: beyond this the first-order formula means nothing; the loss is clamped", as_of, FMT["pct"]),
+    ]
+
+
+def assumption_rows(doc: dict[str, Any]) -> list[InputRow]:
+    rows = []
+    as_of, version = str(doc["as_of"]), doc.get("procure_version") or ""
+    by_key = {a.get("key"): a for a in doc.get("assumptions") or []}
+    for key in CHAIN_ASSUMPTIONS:
+        a = by_key.get(key)
+        if a is None:
+            continue
+        value, unit = a.get("value"), str(a.get("unit") or "")
+        if key == "power_usd_per_kwh":
+            value, unit = _power_as_given(doc, value), "USD/kWh"
+        given = a.get("origin") != "default"
+        rows.append(InputRow(Names.global_(key), str(a.get("label") or key), "", number_or_none(value), unit,
+                             f"{a.get('source')}" + (f" ({a.get('origin')})" if given else ""),
+                             as_of if given else f"procure {version} default", _assumption_format(key)))
+    return rows
+
+
+def _power_as_given(doc: dict[str, Any], value: Any) -> Decimal | None:
+    """The power price is given in USD and reported converted; the workbook converts it itself."""
+    if value is None or doc["currency"] == "USD":
+        return number_or_none(value)
+    rates = (doc.get("fx") or {}).get("rates") or {}
+    if doc["currency"] not in rates or "USD" not in rates:
+        return number_or_none(value)
+    return (D(value) / (D(rates[doc["currency"]]) / D(rates["USD"]))).normalize()
+
+
+def _assumption_format(key: str) -> str:
+    if key == "failures_per_gpu_hour":
+        return FMT["sci"]
+    if key in ("gpu_utilisation_power",):
+        return FMT["pct"]
+    return "General"
+
+
+def reference_rows(doc: dict[str, Any]) -> list[InputRow]:
+    as_of = str(doc["as_of"])
+    return [InputRow(None, str(a.get("label") or a.get("key")), "", a.get("value"), str(a.get("unit") or ""),
+                     str(a.get("source") or ""), as_of)
+            for a in doc.get("assumptions") or [] if a.get("key") not in CHAIN_ASSUMPTIONS]
+
+
+def fx_rows(doc: dict[str, Any]) -> list[InputRow]:
+    fx = doc.get("fx")
+    if not fx:
+        return []
+    base = fx.get("base") or "USD"
+    verified = "" if fx.get("verified") else " (unverified)"
+    return [InputRow(Names.fx(ccy), f"FX rate {ccy}", "", D(rate), f"{ccy} per {base}",
+                     f"{fx.get('source')}{verified}", str(fx.get("as_of")), "General")
+            for ccy, rate in sorted((fx.get("rates") or {}).items())]
+
+
+def bid_rows(doc: dict[str, Any], bid: dict[str, Any], names: Names) -> list[InputRow]:
+    bid_id, as_of = str(bid["id"]), str(doc["as_of"])
+    sources = _sources(doc)
+    acc = bid.get("accelerator") or {}
+    acc_source = _source_text(sources.get(f"accelerator:{acc.get('id')}"), f"catalog {acc.get('id')}")
+    acc_as_of = str((sources.get(f"accelerator:{acc.get('id')}") or {}).get("as_of") or as_of)
+
+    def row(field: str, label: str, value: Any, unit: str, source: str, when: str = as_of,
+            num_format: str = "General", choices: tuple[str, ...] = ()) -> InputRow:
+        return InputRow(names.bid(bid_id, field), label, bid_id, value, unit, source, when, num_format, choices)
+
+    rows = [row("gpus", "GPUs", bid.get("gpus"), "GPU", "bid (cluster.yaml)", num_format=FMT["int"])]
+    rows += price_rows(doc, bid, row)
+    rows += [row("tdp_w", "Power per GPU (TDP)", number_or_none(acc.get("tdp_w")), "W", acc_source, acc_as_of,
+                 FMT["int"]),
+             row("peak_tflops", "Dense peak per GPU at the workload precision", number_or_none(acc.get("peak_tflops")),
+                 "TFLOP/s", acc_source, acc_as_of, FMT["num2"]),
+             row("model_flops_per_step", "Model FLOPs per step", number_or_none((bid.get("flops") or {}).get(
+                 "model_per_step")), "FLOP", "procure step-time model (6 significant digits)", as_of, FMT["sci"])]
+    rows += step_time_rows(doc, bid, row)
+    return rows
+
+
+def price_rows(doc: dict[str, Any], bid: dict[str, Any], row: Any) -> list[InputRow]:
+    p = bid.get("pricing") or {}
+    quoted, ccy = dict(p.get("quoted_terms") or {}), str(p.get("book_currency") or doc["currency"])
+    if not quoted and p.get("price_per_gpu_hour") is not None:
+        # an older document keeps only the converted price: it is the input, in the report currency
+        quoted, ccy = {"price_per_gpu_hour": p["price_per_gpu_hour"]}, str(doc["currency"])
+    source_row = next((s for k, s in _sources(doc).items() if k in (bid.get("sources") or []) and k.startswith(
+        "price:")), None)
+    book = p.get("price_book")
+    source = _source_text(source_row, f"price book {book}" if book else "bid (cluster.yaml), quoted inline")
+    when = str((source_row or {}).get("as_of") or doc["as_of"])
+    used = _used_terms(bid)
+    rows = []
+    for key, value in quoted.items():
+        if key not in TERM_LABELS or key not in used:
+            continue
+        label, unit = TERM_LABELS[key]
+        money = key in MONEY_TERMS
+        rows.append(row(key, label, D(value), f"{ccy}{unit}" if money else unit, source, when,
+                        money_format(ccy, MONEY_TERMS[key]) if money else "General"))
+    if p.get("kind") == "rental" and bid.get("cost_lines"):
+        rows.append(row("min_commit_months", "Minimum commitment", p.get("min_commit_months") or 0, "months",
+                        source, when, FMT["int"]))
+    return rows
+
+
+def _used_terms(bid: dict[str, Any]) -> set[str]:
+    """The quoted terms some cost line of this bid uses (a zero adder makes no line)."""
+    keys = {str(line.get("key")) for line in bid.get("cost_lines") or []}
+    purchase = (bid.get("pricing") or {}).get("kind") == "purchase"
+    used = set()
+    if "gpu_hours" in keys:
+        used.add("price_per_gpu_hour")
+    for key, term in (("storage", "storage_per_gpu_hour"), ("network", "network_per_gpu_hour"),
+                      ("network_capex", "network_capex_per_gpu"), ("colocation", "colo_per_kw_month")):
+        if key in keys:
+            used.add(term)
+    if "support" in keys:
+        used.add("support_per_gpu_year" if purchase else "support_fraction")
+    if keys & {"capex", "network_capex"}:
+        used |= {"capex_per_gpu", "life_years", "residual_fraction"}
+    if keys & {"power", "colocation"}:
+        used |= {"power_per_kwh", "pue"}
+    return used
+
+
+def step_time_rows(doc: dict[str, Any], bid: dict[str, Any], row: Any) -> list[InputRow]:
+    as_of = str(doc["as_of"])
+    modeled = (bid.get("modeled") or {}).get("step_time_s")
+    measured = ((bid.get("measured") or {}).get("step_time_s") or {}).get("mean")
+    logs = ", ".join(str(s.get("path")) for s in (bid.get("measured") or {}).get("sources") or [])
+    committed = (bid.get("committed") or {}).get("step_time_s")
+    method = doc.get("methodology") or {}
+    return [
+        row("modeled_step_time_s", "Step time, modeled", number_or_none(modeled), "s",
+            f"{method.get('model') or 'procure step-time model'}", str(method.get("fitted_at") or as_of), FMT["num3"]),
+        row("measured_step_time_s", "Step time, measured mean", number_or_none(measured), "s",
+            f"measured logs: {logs}" if logs else "no measured logs", as_of, FMT["num3"]),
+        row("committed_step_time_s", "Step time, committed by the vendor", number_or_none(committed), "s",
+            "bid (cluster.yaml committed.step_time_s)", as_of, FMT["num3"]),
+        row("step_time_basis", "Which step time drives the economics", str(bid.get("step_time_basis") or "modeled"),
+            "modeled | measured | committed", "procure: the measured mean when logs gave one, else the model",
+            as_of, "General", tuple(BASIS_CHOICES)),
+    ]
