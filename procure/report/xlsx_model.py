@@ -393,6 +393,8 @@ def build_model(book: Book, doc: dict[str, Any], chains: list[Chain], names: Nam
         _write_chain_row(book, sheet, row, spec, doc, chains, names, defined, ccy, how_col)
         row += 1
     for e in extra:
+        if not e.cells:
+            continue
         sheet.put(row, 0, e.label)
         sheet.put(row, 1, e.unit.replace("{ccy}", ccy))
         for i, chain in enumerate(chains):

@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from procure.report.bid_view import PLAN_KEYS, STACKED_TERMS, SUBTOTAL_TERMS
+from procure.report.messages import catalog
 from procure.report.xlsx_cells import (FMT, HEADER, INPUT_FILL, NOTE, SECTION, WHATIF_FILL, Book, Chart, Series,
                                        Sheet, Style, money_format, style, wrap_rows)
 from procure.report.xlsx_check import CheckResult
@@ -69,7 +70,6 @@ def readme_sheet(book: Book, doc: dict[str, Any], result: CheckResult, counts: d
         sheet.put(row, 0, text, cell_style._replace(wrap=True, top=True))
     sheet.widths[0] = 110
     wrap_rows(sheet)
-    sheet.landscape = False
     return sheet
 
 
@@ -86,7 +86,9 @@ def step_time_sheet(book: Book, chains: list[Chain], names: Names) -> Sheet:
     bids = [c.bid for c in chains]
     keys = list(STACKED_TERMS) + list(SUBTOTAL_TERMS)
     keys += sorted({k for b in bids for k in (b.get("step_time_terms") or {}) if k not in keys})
-    sheet.header(0, ["Bid", "Plan", "Step-time basis", "Modeled step time (s)", "Step time used (s)"] + keys)
+    labels = catalog("en")
+    sheet.header(0, ["Bid", "Plan", "Step-time basis", "Modeled step time (s)", "Step time used (s)"]
+                 + [labels.get(f"term.{k}", k) + " (s)" for k in keys])
     for r, chain in enumerate(chains, start=1):
         bid = chain.bid
         bid_id = str(bid["id"])
@@ -102,7 +104,8 @@ def step_time_sheet(book: Book, chains: list[Chain], names: Names) -> Sheet:
             sheet.put(r, c, terms.get(key), style(FMT["num3"]))
     last = len(chains)
     sheet.freeze = (1, 1)
-    series = [Series(key, Range(sheet.name, 1, c, last, c, absolute=True),
+    sheet.max_width = 100
+    series = [Series(labels.get(f"term.{key}", key), Range(sheet.name, 1, c, last, c, absolute=True),
                      Range(sheet.name, 1, 0, last, 0, absolute=True))
               for c, key in enumerate(keys, start=5) if key in STACKED_TERMS
               and any((b.get("step_time_terms") or {}).get(key) for b in bids)]
