@@ -14,9 +14,9 @@ from procure.money import D
 from procure.report.xlsx_cells import Book
 from procure.report.xlsx_formula import Scalar, XlError
 from procure.report.xlsx_inputs import Names
-from procure.report.xlsx_lines import LINES_SHEET, Q, R, A, Block
+from procure.report.xlsx_lines import LINES_SHEET, A, Blocks, Q, R, cost_bases
 from procure.report.xlsx_model import Chain
-from procure.report.xlsx_summary import COL, SUMMARY_SHEET
+from procure.report.xlsx_summary import SUMMARY_SHEET, summary_layout
 
 FLOAT_REL_TOL = Decimal("5e-6")      # half a unit in the sixth significant digit
 MFU_REL_TOL = Decimal("2e-5")        # MFU is rebuilt from model FLOPs kept at six digits
@@ -43,39 +43,42 @@ class CheckResult:
     given_lines: tuple[str, ...]         # "bid: line" taken as given, not rebuilt
 
 
-def check(book: Book, doc: dict[str, Any], chains: list[Chain], blocks: dict[tuple[str, str], Block],
-          names: Names) -> CheckResult:
+def check(book: Book, doc: dict[str, Any], chains: list[Chain], blocks: Blocks, names: Names) -> CheckResult:
+    lay = summary_layout(doc)
+    two_bases = lay.bases != ("",)
     checked, bad, given = 0, [], []
+
+    def compare(figure: str, bid_id: str, got: Scalar | XlError, want: Any, tol: Decimal) -> None:
+        nonlocal checked
+        checked += 1
+        if not _close(got, want, tol):
+            bad.append(Mismatch(figure, bid_id, str(want), _shown(got)))
+
     for i, chain in enumerate(chains):
         bid, bid_id = chain.bid, str(chain.bid["id"])
         for key, path, tol in CHAIN_FIGURES:
-            want = _at(bid, path)
-            name = names.base(bid_id, key)
-            if want is None or name not in book.names:
+            want, name = _at(bid, path), names.base(bid_id, key)
+            if want is None or name not in book.names or (two_bases and key == "billed_hours"):
                 continue
-            checked += 1
-            got = book.value(*book.names[name])
-            if not _close(got, want, tol):
-                bad.append(Mismatch(path, bid_id, str(want), _shown(got)))
-        summary_row = 1 + i
-        for column, path in (("Total cost", "total_cost"), ("per_mtok", "cost_per_million_tokens"), ("Rank", "rank")):
-            want = bid.get(path)
-            if want is None:
-                continue
-            checked += 1
-            got = book.value(SUMMARY_SHEET, summary_row, COL[column])
-            if not _close(got, want, EXACT):
-                bad.append(Mismatch(path, bid_id, str(want), _shown(got)))
-        block = blocks.get((bid_id, "base"))
-        for line, row, rebuilt in block.rows if block else []:
-            label = f"{line.get('key')}"
-            if not rebuilt:
-                given.append(f"{bid_id}: {line.get('label') or label}")
-            for field, col, tol in (("quantity", Q, EXACT), ("rate", R, RATE_REL_TOL), ("amount", A, EXACT)):
-                checked += 1
-                got = book.value(LINES_SHEET, row, col)
-                if not _close(got, line.get(field), tol):
-                    bad.append(Mismatch(f"cost line {label} {field}", bid_id, str(line.get(field)), _shown(got)))
+            compare(path, bid_id, book.value(*book.names[name]), want, tol)
+        row = 1 + i
+        for key, path in (("total", "total_cost"), ("per_mtok", "cost_per_million_tokens"), ("rank", "rank"),
+                          ("billed", "billed_hours")):
+            if bid.get(path) is not None:
+                compare(path, bid_id, book.value(SUMMARY_SHEET, row, lay.col(key)), bid.get(path), EXACT)
+        for basis, _ in cost_bases(bid):
+            basis_doc = (bid.get("cost_bases") or {}).get(basis) or {}
+            for key, path in (("total", "total_cost"), ("per_mtok", "cost_per_million_tokens")):
+                if basis and basis_doc.get(path) is not None:
+                    compare(f"{basis} {path}", bid_id, book.value(SUMMARY_SHEET, row, lay.col(f"{key}:{basis}")),
+                            basis_doc[path], EXACT)
+            block = blocks.get((bid_id, basis, "base"))
+            for line, line_row, rebuilt in block.rows if block else []:
+                label = f"{basis + ' ' if basis else ''}cost line {line.get('key')}"
+                if not rebuilt:
+                    given.append(f"{bid_id}: {line.get('label') or line.get('key')}" + (f" ({basis})" if basis else ""))
+                for field, col, tol in (("quantity", Q, EXACT), ("rate", R, RATE_REL_TOL), ("amount", A, EXACT)):
+                    compare(f"{label} {field}", bid_id, book.value(LINES_SHEET, line_row, col), line.get(field), tol)
     return CheckResult(checked, tuple(bad), tuple(given))
 
 

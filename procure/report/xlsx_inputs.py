@@ -101,7 +101,7 @@ def build_inputs(book: Book, doc: dict[str, Any], bids: list[dict[str, Any]], na
     """Write the Inputs sheet; return the names defined (what formulas may reference)."""
     sheet = book.sheet(INPUTS_SHEET)
     sheet.header(0, HEADER)
-    rows = workload_rows(doc) + assumption_rows(doc) + fx_rows(doc)
+    rows = workload_rows(doc) + basis_rows(doc) + assumption_rows(doc) + fx_rows(doc)
     for bid in bids:
         rows += bid_rows(doc, bid, names)
     row = 1
@@ -167,6 +167,15 @@ def workload_rows(doc: dict[str, Any]) -> list[InputRow]:
                  D(MAX_LOST_FRACTION), "fraction",
                  "procure: beyond this the first-order formula means nothing; the loss is clamped", as_of, FMT["pct"]),
     ]
+
+
+def basis_rows(doc: dict[str, Any]) -> list[InputRow]:
+    """The cost basis that ranks, when the document carries both (issue 12)."""
+    if not any(b.get("cost_bases") for b in doc["bids"]):
+        return []
+    return [InputRow(Names.global_("cost_basis"), "Cost basis that ranks", "", str(doc.get("cost_basis") or "commitment"),
+                     "run | commitment", "cluster.yaml workload.cost_basis, or procure quote --basis",
+                     str(doc["as_of"]), "General", ("run", "commitment"))]
 
 
 def assumption_rows(doc: dict[str, Any]) -> list[InputRow]:

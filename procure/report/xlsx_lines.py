@@ -23,6 +23,20 @@ HEADER = ["Bid", "Case", "Line", "Unit", "Quantity", "Rate", "Factors", "Divisor
 Q, R, F, DV, A = 4, 5, 6, 7, 8
 CASES = ("base", "scenario")
 CASE_LABELS = {"base": "Base", "scenario": "Scenario"}
+BASES = ("run", "commitment")        # issue 12: what the job consumes, and the cash signed for
+
+
+def cost_bases(bid: dict[str, Any]) -> list[tuple[str, list[dict[str, Any]]]]:
+    """The bid's cost lines per basis; a document without bases has one unnamed basis."""
+    given = bid.get("cost_bases") or {}
+    if given:
+        return [(basis, list(given[basis].get("cost_lines") or [])) for basis in BASES if basis in given]
+    return [("", list(bid.get("cost_lines") or []))]
+
+
+def bases_of(doc: dict[str, Any]) -> tuple[str, ...]:
+    """The bases the workbook shows side by side ("" alone: the document has one)."""
+    return BASES if any(b.get("cost_bases") for b in doc["bids"]) else ("",)
 
 
 @dataclass(frozen=True)
@@ -35,9 +49,10 @@ class Parts:
 
 @dataclass
 class Block:
-    """The rows one bid's lines take in one case."""
+    """The rows one bid's lines take on one basis, in one case."""
 
     bid: str
+    basis: str
     case: str
     first: int
     last: int
@@ -48,11 +63,14 @@ class Block:
 class LineContext:
     chain: Chain
     case: str
+    basis: str
     names: Names
     defined: set[str]
     earlier: dict[str, int]                           # line key -> row, in this block
 
     def m(self, key: str) -> Expr:
+        if self.basis == "run" and key == "billed_hours":
+            key = "used_hours"                        # the run basis pays for the hours used
         expr = self.chain.get(self.case, key)
         if expr is None:
             raise Missing(key)
@@ -120,28 +138,31 @@ BUILDERS: dict[str, Callable[[LineContext], Parts]] = {
 }
 
 
+Blocks = dict[tuple[str, str, str], Block]          # (bid, basis, case) -> rows
+
+
 def build_lines(book: Book, doc: dict[str, Any], chains: list[Chain], names: Names,
-                defined: set[str]) -> tuple[dict[tuple[str, str], Block], list[ExtraRow]]:
-    """Write the Cost lines sheet; return each (bid, case) block and the Model rows it implies."""
+                defined: set[str]) -> tuple[Blocks, list[ExtraRow]]:
+    """Write the Cost lines sheet; return each (bid, basis, case) block and the Model rows it implies."""
     sheet = book.sheet(LINES_SHEET)
     sheet.header(0, HEADER)
     ccy = str(doc["currency"])
     row, blocks = 1, {}
     for chain in chains:
-        lines = list(chain.bid.get("cost_lines") or [])
-        if not lines:
-            continue
-        # a chain that stops short (a document without the inputs it needs) keeps its lines as given
-        for case in CASES if chain.feasible else CASES[:1]:
-            block = Block(str(chain.bid["id"]), case, row, row, [])
-            context = LineContext(chain, case, names, defined, {})
-            for line in lines:
-                rebuilt = _write_line(sheet, row, line, context, ccy)
-                block.rows.append((line, row, rebuilt))
-                context.earlier.setdefault(str(line.get("key")), row)
-                row += 1
-            block.last = row - 1
-            blocks[(block.bid, case)] = block
+        for basis, lines in cost_bases(chain.bid):
+            if not lines:
+                continue
+            # a chain that stops short (a document without the inputs it needs) keeps its lines as given
+            for case in CASES if chain.feasible else CASES[:1]:
+                block = Block(str(chain.bid["id"]), basis, case, row, row, [])
+                context = LineContext(chain, case, basis, names, defined, {})
+                for line in lines:
+                    rebuilt = _write_line(sheet, row, line, context, ccy)
+                    block.rows.append((line, row, rebuilt))
+                    context.earlier.setdefault(str(line.get("key")), row)
+                    row += 1
+                block.last = row - 1
+                blocks[(block.bid, basis, case)] = block
     sheet.freeze = (1, 3)
     sheet.autofilter = (0, 0, max(row - 1, 1), len(HEADER) - 1)
     return blocks, [_book_value_row(chains, blocks)]
@@ -150,7 +171,7 @@ def build_lines(book: Book, doc: dict[str, Any], chains: list[Chain], names: Nam
 def _write_line(sheet: Sheet, row: int, line: dict[str, Any], c: LineContext, ccy: str) -> bool:
     key, unit = str(line.get("key") or ""), str(line.get("unit") or "")
     sheet.put(row, 0, str(c.chain.bid["id"]))
-    sheet.put(row, 1, CASE_LABELS[c.case])
+    sheet.put(row, 1, CASE_LABELS[c.case] + (f", {c.basis} basis" if c.basis else ""))
     sheet.put(row, 2, str(line.get("label") or key))
     sheet.put(row, 3, unit)
     builder = BUILDERS.get(key)
@@ -201,11 +222,12 @@ def _as_given(sheet: Sheet, row: int, line: dict[str, Any], rate_fmt: str) -> Pa
                   Num(factor) if has_factors else None, Num(divisor) if has_divisor else None)
 
 
-def _book_value_row(chains: list[Chain], blocks: dict[tuple[str, str], Block]) -> ExtraRow:
+def _book_value_row(chains: list[Chain], blocks: Blocks) -> ExtraRow:
     """A purchase's book value after the run: capex not yet depreciated (not in the total)."""
     cells: dict[str, Expr] = {}
     for chain in chains:
-        block = blocks.get((str(chain.bid["id"]), "base"))
+        bid_id = str(chain.bid["id"])
+        block = blocks.get((bid_id, "", "base")) or blocks.get((bid_id, "run", "base"))
         if block is None or chain.bid.get("residual_value") is None:
             continue
         parts = [call("ROUND", Ref(LINES_SHEET, r, Q) * Ref(LINES_SHEET, r, R), 2) - Ref(LINES_SHEET, r, A)

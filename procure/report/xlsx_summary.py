@@ -2,69 +2,119 @@
 train (days)``, one row per bid) and its charts.
 
 Totals sum the bid's lines on Cost lines; cost per million tokens divides by the training tokens;
-rank is a RANK formula over that column, so a changed input re-ranks the bids. The Scenario
-columns do the same over the what-if chain. Bids without a cost rank after the costed ones.
+rank is a RANK formula over that column, so a changed input re-ranks the bids. When the document
+carries both cost bases, each has its own total and cost per million tokens, and the contract
+columns take the basis named by the ``in_cost_basis`` input (so finance can rank on either). The
+Scenario columns do the same over the what-if chain. Bids without a cost rank after the costed.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
-from procure.report.xlsx_cells import FMT, HEADER, PLAIN, Book, Chart, Series, Sheet, Style, money_format, style
+from procure.report.xlsx_cells import FMT, PLAIN, Book, Chart, Series, Sheet, Style, money_format, style
 from procure.report.xlsx_formula import Expr, Name, Range, Ref, call
 from procure.report.xlsx_inputs import Names
-from procure.report.xlsx_lines import A, LINES_SHEET, Block
+from procure.report.xlsx_lines import A, LINES_SHEET, Blocks, bases_of
 from procure.report.xlsx_model import Chain
 
 SUMMARY_SHEET = "Summary"
+BASIS_INPUT = "in_cost_basis"
 
 
-def summary_header(currency: str) -> list[str]:
+@dataclass(frozen=True)
+class Layout:
+    """Summary's columns: key -> (index, header)."""
+
+    headers: tuple[str, ...]
+    keys: tuple[str, ...]
+    bases: tuple[str, ...]
+
+    def col(self, key: str) -> int:
+        return self.keys.index(key)
+
+
+def layout(currency: str, bases: tuple[str, ...]) -> Layout:
     per_mtok = f"{currency} per million tokens"
-    return ["Rank", "Bid", "Vendor", "Accelerator", "GPUs", "Step time (s)", "MFU", "Goodput", "Time to train (days)",
-            "Deadline (days)", "Meets deadline", "Billed hours", "Total cost", per_mtok, "Flags (procure)",
-            "Scenario step time (s)", "Scenario time to train (days)", "Scenario total cost",
-            f"Scenario {per_mtok}", "Scenario rank", "Scenario meets deadline"]
+    columns = [("rank", "Rank"), ("bid", "Bid"), ("vendor", "Vendor"), ("accelerator", "Accelerator"),
+               ("gpus", "GPUs"), ("step", "Step time (s)"), ("mfu", "MFU"), ("goodput", "Goodput"),
+               ("days", "Time to train (days)"), ("deadline", "Deadline (days)"), ("meets", "Meets deadline"),
+               ("billed", "Billed hours"), ("total", "Total cost"), ("per_mtok", per_mtok)]
+    for basis in bases if bases != ("",) else ():
+        title = basis.capitalize()
+        columns += [(f"total:{basis}", f"{title} basis: total cost"), (f"per_mtok:{basis}", f"{title} basis: {per_mtok}")]
+    columns += [("flags", "Flags (procure)"), ("scn_step", "Scenario step time (s)"),
+                ("scn_days", "Scenario time to train (days)"), ("scn_total", "Scenario total cost"),
+                ("scn_per_mtok", f"Scenario {per_mtok}"), ("scn_rank", "Scenario rank"),
+                ("scn_meets", "Scenario meets deadline")]
+    return Layout(tuple(h for _, h in columns), tuple(k for k, _ in columns), bases)
 
 
-COL = {name: i for i, name in enumerate(summary_header("X"))}
-COL["per_mtok"], COL["scn_per_mtok"] = 13, 18
+def summary_layout(doc: dict[str, Any]) -> Layout:
+    return layout(str(doc["currency"]), bases_of(doc))
 
 
-def build_summary(book: Book, doc: dict[str, Any], chains: list[Chain], blocks: dict[tuple[str, str], Block],
-                  names: Names, defined: set[str]) -> Sheet:
+def build_summary(book: Book, doc: dict[str, Any], chains: list[Chain], blocks: Blocks, names: Names,
+                  defined: set[str]) -> Sheet:
     sheet = book.sheet(SUMMARY_SHEET)
     ccy = str(doc["currency"])
-    sheet.header(0, summary_header(ccy))
+    lay = summary_layout(doc)
+    sheet.header(0, list(lay.headers))
     first, last = 1, len(chains)
     deadline = Name(Names.global_("deadline_days")) if (doc.get("workload") or {}).get("deadline_days") is not None \
         else None
-    costed = [_costed(chain, blocks) for chain in chains]
+    costed = [any((str(c.bid["id"]), b, "base") in blocks for b in lay.bases) for c in chains]
+    money, rate = style(money_format(ccy)), style(money_format(ccy, 4))
     for i, chain in enumerate(chains):
         row = first + i
-        _bid_row(sheet, row, chain, doc, names, defined, deadline)
-        for case, total_col, per_col in (("base", COL["Total cost"], COL["per_mtok"]),
-                                         ("scenario", COL["Scenario total cost"], COL["scn_per_mtok"])):
-            block = blocks.get((str(chain.bid["id"]), case))
-            if block is None:
-                sheet.put(row, total_col, "n/a")
-                sheet.put(row, per_col, "n/a")
+        _bid_row(sheet, row, chain, lay, names, deadline)
+        for case, total_key, per_key in (("base", "total", "per_mtok"), ("scenario", "scn_total", "scn_per_mtok")):
+            total = _total(sheet, row, chain, case, lay, blocks, money, rate)
+            if total is None:
+                sheet.put(row, lay.col(total_key), "n/a")
+                sheet.put(row, lay.col(per_key), "n/a")
                 continue
-            total = call("SUM", Range(LINES_SHEET, block.first, A, block.last, A))
-            sheet.put(row, total_col, total, Style(num_format=money_format(ccy), bold=case == "base"))
-            per_mtok = call("ROUND", Ref(SUMMARY_SHEET, row, total_col) / Name(Names.global_("train_tokens"))
-                            * 1000000, 4)
-            sheet.put(row, per_col, per_mtok, Style(num_format=money_format(ccy, 4), bold=case == "base"))
-        for rank_col, per_col in ((COL["Rank"], COL["per_mtok"]), (COL["Scenario rank"], COL["scn_per_mtok"])):
-            sheet.put(row, rank_col, _rank(row, per_col, first, last, costed, i), style(FMT["int"], bold=True))
+            bold = case == "base"
+            sheet.put(row, lay.col(total_key), total, money._replace(bold=bold))
+            sheet.put(row, lay.col(per_key), _per_mtok(row, lay.col(total_key)), rate._replace(bold=bold))
+        for rank_key, per_key in (("rank", "per_mtok"), ("scn_rank", "scn_per_mtok")):
+            sheet.put(row, lay.col(rank_key), _rank(row, lay.col(per_key), first, last, costed, i),
+                      style(FMT["int"], bold=True))
     sheet.freeze = (1, 2)
-    sheet.autofilter = (0, 0, last, len(summary_header(ccy)) - 1)
-    _charts(sheet, doc, first, last, deadline is not None)
+    sheet.autofilter = (0, 0, last, len(lay.headers) - 1)
+    _charts(sheet, doc, lay, first, last, deadline is not None)
     return sheet
 
 
-def _costed(chain: Chain, blocks: dict[tuple[str, str], Block]) -> bool:
-    return (str(chain.bid["id"]), "base") in blocks
+def _per_mtok(row: int, total_col: int) -> Expr:
+    return call("ROUND", Ref(SUMMARY_SHEET, row, total_col) / Name(Names.global_("train_tokens")) * 1000000, 4)
+
+
+def _total(sheet: Sheet, row: int, chain: Chain, case: str, lay: Layout, blocks: Blocks, money: Style,
+           rate: Style) -> Expr | None:
+    """The total on the ranking basis; with two bases, each gets its columns and the input picks one."""
+    bid_id = str(chain.bid["id"])
+    sums: dict[str, Expr] = {}
+    for basis in lay.bases:
+        block = blocks.get((bid_id, basis, case))
+        if block is not None:
+            sums[basis] = call("SUM", Range(LINES_SHEET, block.first, A, block.last, A))
+    if not sums:
+        return None
+    if lay.bases == ("",):
+        return sums[""]
+    cells: dict[str, Expr] = {}
+    for basis, total in sums.items():
+        if case == "base":          # each basis' own total has a column; the scenario picks directly
+            col = lay.col(f"total:{basis}")
+            sheet.put(row, col, total, money)
+            sheet.put(row, lay.col(f"per_mtok:{basis}"), _per_mtok(row, col), rate)
+            total = Ref(SUMMARY_SHEET, row, col)
+        cells[basis] = total
+    if len(cells) == 1:
+        return next(iter(cells.values()))
+    return call("IF", Name(BASIS_INPUT).eq("run"), cells["run"], cells["commitment"])
 
 
 def _rank(row: int, per_col: int, first: int, last: int, costed: list[bool], index: int) -> Expr:
@@ -77,41 +127,43 @@ def _rank(row: int, per_col: int, first: int, last: int, costed: list[bool], ind
                                                     absolute=True))
 
 
-def _bid_row(sheet: Sheet, row: int, chain: Chain, doc: dict[str, Any], names: Names, defined: set[str],
-             deadline: Expr | None) -> None:
+def _bid_row(sheet: Sheet, row: int, chain: Chain, lay: Layout, names: Names, deadline: Expr | None) -> None:
     bid = chain.bid
     bid_id = str(bid["id"])
     acc = bid.get("accelerator") or {}
-    sheet.put(row, COL["Bid"], bid_id, Style(bold=True))
-    sheet.put(row, COL["Vendor"], str(bid.get("vendor") or ""))
-    sheet.put(row, COL["Accelerator"], str(acc.get("name") or acc.get("id") or ""))
-    sheet.put(row, COL["GPUs"], Name(names.bid(bid_id, "gpus")), style(FMT["int"]))
+    sheet.put(row, lay.col("bid"), bid_id, Style(bold=True))
+    sheet.put(row, lay.col("vendor"), str(bid.get("vendor") or ""))
+    sheet.put(row, lay.col("accelerator"), str(acc.get("name") or acc.get("id") or ""))
+    sheet.put(row, lay.col("gpus"), Name(names.bid(bid_id, "gpus")), style(FMT["int"]))
     flags = [str(f.get("code")) for f in bid.get("flags") or [] if f.get("code") != "misses-deadline"]
-    sheet.put(row, COL["Flags (procure)"], ", ".join(flags))
-    cells = [("Step time (s)", "base", "step_time_s", FMT["num3"]), ("MFU", "base", "mfu", FMT["pct"]),
-             ("Goodput", "base", "goodput", FMT["pct"]),
-             ("Time to train (days)", "base", "time_to_train_days", FMT["days"]),
-             ("Billed hours", "base", "billed_hours", FMT["num2"]),
-             ("Scenario step time (s)", "scenario", "step_time_s", FMT["num3"]),
-             ("Scenario time to train (days)", "scenario", "time_to_train_days", FMT["days"])]
-    for column, case, key, fmt in cells:
-        expr = chain.get(case, key)
-        sheet.put(row, COL[column], expr if expr is not None else "n/a", style(fmt) if expr is not None else PLAIN)
+    sheet.put(row, lay.col("flags"), ", ".join(flags))
+    cells = [("step", "base", "step_time_s", FMT["num3"]), ("mfu", "base", "mfu", FMT["pct"]),
+             ("goodput", "base", "goodput", FMT["pct"]), ("days", "base", "time_to_train_days", FMT["days"]),
+             ("scn_step", "scenario", "step_time_s", FMT["num3"]),
+             ("scn_days", "scenario", "time_to_train_days", FMT["days"])]
+    for key, case, chain_key, fmt in cells:
+        expr = chain.get(case, chain_key)
+        sheet.put(row, lay.col(key), expr if expr is not None else "n/a", style(fmt) if expr is not None else PLAIN)
+    billed, used = chain.get("base", "billed_hours"), chain.get("base", "used_hours")
+    if billed is not None and used is not None and lay.bases != ("",):
+        billed = call("IF", Name(BASIS_INPUT).eq("run"), used, billed)
+    sheet.put(row, lay.col("billed"), billed if billed is not None else "n/a",
+              style(FMT["num2"]) if billed is not None else PLAIN)
     if deadline is None:
         return
-    sheet.put(row, COL["Deadline (days)"], deadline, style(FMT["days"]))
-    for column, case in (("Meets deadline", "base"), ("Scenario meets deadline", "scenario")):
+    sheet.put(row, lay.col("deadline"), deadline, style(FMT["days"]))
+    for key, case in (("meets", "base"), ("scn_meets", "scenario")):
         days = chain.get(case, "time_to_train_days")
         if days is not None:
-            sheet.put(row, COL[column], call("IF", days.le(deadline), "yes", "no"))
+            sheet.put(row, lay.col(key), call("IF", days.le(deadline), "yes", "no"))
 
 
-def _charts(sheet: Sheet, doc: dict[str, Any], first: int, last: int, has_deadline: bool) -> None:
+def _charts(sheet: Sheet, doc: dict[str, Any], lay: Layout, first: int, last: int, has_deadline: bool) -> None:
     ccy = str(doc["currency"])
-    bids = Range(SUMMARY_SHEET, first, COL["Bid"], last, COL["Bid"], absolute=True)
+    bids = Range(SUMMARY_SHEET, first, lay.col("bid"), last, lay.col("bid"), absolute=True)
 
-    def column(name: str) -> Range:
-        return Range(SUMMARY_SHEET, first, COL[name], last, COL[name], absolute=True)
+    def column(key: str) -> Range:
+        return Range(SUMMARY_SHEET, first, lay.col(key), last, lay.col(key), absolute=True)
 
     anchor = last + 3
     height = max(300, 60 + 45 * (last - first + 1))
@@ -119,13 +171,13 @@ def _charts(sheet: Sheet, doc: dict[str, Any], first: int, last: int, has_deadli
         Series("As quoted", column("per_mtok"), bids, color="1F3F66"),
         Series("Scenario", column("scn_per_mtok"), bids, color="70AD47")],
         anchor, 0, value_axis=f"{ccy} per million tokens", number_format=money_format(ccy, 2), size=(620, height))
-    days = [Series("As quoted", column("Time to train (days)"), bids, color="1F3F66"),
-            Series("Scenario", column("Scenario time to train (days)"), bids, color="70AD47")]
+    days = [Series("As quoted", column("days"), bids, color="1F3F66"),
+            Series("Scenario", column("scn_days"), bids, color="70AD47")]
     if has_deadline:
-        days.append(Series("Deadline", column("Deadline (days)"), bids, line=True, color="C00000"))
+        days.append(Series("Deadline", column("deadline"), bids, line=True, color="C00000"))
     time = Chart("column", "Time to train against the deadline (days)", days, anchor, 6, value_axis="days",
                  number_format="#,##0", size=(620, height))
     sheet.charts += [cost, time]
 
 
-__all__ = ["HEADER", "SUMMARY_SHEET", "build_summary", "summary_header"]
+__all__ = ["BASIS_INPUT", "SUMMARY_SHEET", "Layout", "build_summary", "layout", "summary_layout"]

@@ -350,3 +350,53 @@ def test_expressions_write_the_formula_they_evaluate():
     assert call("COUNT", pool).value(env) == 2 and call("SUM", pool).value(env) == Decimal("5.675")
     assert call("IF", call("ISNUMBER", Ref("S", 2, 0)), 1, Num(Decimal(0))).value(env) == 0
     assert call("SQRT", Num(Decimal(2))).value(env) ** 2 - 2 < Decimal("1e-30")
+
+
+# --- both cost bases (issue 12's contract: bid.cost_bases.{run,commitment}, document cost_basis) ----
+
+def _two_bases(doc: dict) -> dict:
+    """The example as issue 12 describes it: the run basis pays a reservation's used hours only."""
+    from procure.money import cents, money_sum, rate
+
+    book, _ = build_book(doc)
+    out = copy.deepcopy(doc)
+    out["cost_basis"] = "commitment"
+    for bid in out["bids"]:
+        if bid["total_cost"] is None:
+            continue
+        used = book.value(*book.names["base_" + bid["id"].replace("-", "_") + "_used_hours"])
+        run_lines = []
+        for line in copy.deepcopy(bid["cost_lines"]):
+            if line["key"] == "gpu_hours":
+                line["quantity"] = bid["gpus"] * used
+                line["amount"] = cents(line["quantity"] * line["rate"])
+            run_lines.append(line)
+        bases = {}
+        for basis, lines in (("run", run_lines), ("commitment", bid["cost_lines"])):
+            total = money_sum(line["amount"] for line in lines)
+            bases[basis] = {"cost_lines": lines, "total_cost": total,
+                            "cost_per_million_tokens": rate(total / Decimal("15e12") * 10**6)}
+        bid["cost_bases"] = bases
+    return out
+
+
+def test_both_cost_bases_are_blocks_of_the_same_chain(documents):
+    doc = _two_bases(documents["example"])
+    book, result = build_book(doc)
+    assert result.mismatches == () and result.given_lines == ()
+    assert _summary_value(book, "coreweave-h100-1y", "Commitment basis: total cost") == Decimal("89702400.00")
+    run_total = _summary_value(book, "coreweave-h100-1y", "Run basis: total cost")
+    assert run_total == Decimal(4096) * Decimal("882.42") * Decimal("2.5")
+    assert _summary_value(book, "coreweave-h100-1y", "Total cost") == Decimal("89702400.00")
+    assert _summary_value(book, "coreweave-h100-1y", "Rank") == 5
+    sheet, row, col = book.names["in_cost_basis"]
+    next(s for s in book.sheets if s.name == sheet).cells[(row, col)].content = "run"
+    book._values.clear()
+    assert _summary_value(book, "coreweave-h100-1y", "Total cost") == run_total
+    assert _summary_value(book, "coreweave-h100-1y", "Rank") == 2
+    assert _summary_value(book, "coreweave-h100-1y", "Billed hours") == Decimal("882.42")
+    lines = next(s for s in book.sheets if s.name == "Cost lines")
+    cases = {c.content for (r, col), c in lines.cells.items() if col == 1 and r > 0}
+    assert cases == {"Base, run basis", "Base, commitment basis", "Scenario, run basis", "Scenario, commitment basis"}
+    data = render_xlsx(doc)
+    assert forbidden_literals(data) == []
