@@ -15,7 +15,7 @@ from procure.report.xlsx_cells import Book
 from procure.report.xlsx_formula import Scalar, XlError
 from procure.report.xlsx_inputs import Names
 from procure.report.xlsx_lines import LINES_SHEET, A, Blocks, Q, R, cost_bases
-from procure.report.xlsx_model import Chain
+from procure.report.xlsx_chain import Chain
 from procure.report.xlsx_summary import SUMMARY_SHEET, summary_layout
 
 FLOAT_REL_TOL = Decimal("5e-6")      # half a unit in the sixth significant digit

@@ -16,7 +16,8 @@ from procure.money import D
 from procure.report.xlsx_cells import FMT, INPUT_FILL, NOTE, Book, Sheet, Style, money_format, style
 from procure.report.xlsx_formula import Expr, Name, Num, Ref, call, product
 from procure.report.xlsx_inputs import Names
-from procure.report.xlsx_model import Chain, ExtraRow, Missing
+from procure.report.xlsx_chain import Chain, Missing
+from procure.report.xlsx_model import ExtraRow
 
 LINES_SHEET = "Cost lines"
 HEADER = ["Bid", "Case", "Line", "Unit", "Quantity", "Rate", "Factors", "Divisor", "Amount", "How"]

@@ -19,7 +19,8 @@ from procure.report.xlsx_check import CheckResult, check
 from procure.report.xlsx_formula import Expr
 from procure.report.xlsx_inputs import INPUTS_SHEET, Names, build_inputs
 from procure.report.xlsx_lines import LINES_SHEET, build_lines
-from procure.report.xlsx_model import MODEL_SHEET, build_model, plan_chain
+from procure.report.xlsx_chain import plan_chain
+from procure.report.xlsx_model import MODEL_SHEET, build_model
 from procure.report.xlsx_sheets import (README_SHEET, measurements_sheet, readme_sheet, sensitivity_sheet,
                                         sources_sheet, step_time_sheet)
 from procure.report.xlsx_summary import SUMMARY_SHEET, build_summary

@@ -17,7 +17,7 @@ from procure.report.xlsx_cells import (FMT, HEADER, INPUT_FILL, NOTE, SECTION, W
 from procure.report.xlsx_check import CheckResult
 from procure.report.xlsx_formula import Name, Range
 from procure.report.xlsx_inputs import Names
-from procure.report.xlsx_model import Chain
+from procure.report.xlsx_chain import Chain
 
 README_SHEET = "README"
 

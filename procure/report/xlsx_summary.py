@@ -17,7 +17,7 @@ from procure.report.xlsx_cells import FMT, PLAIN, Book, Chart, Series, Sheet, St
 from procure.report.xlsx_formula import Expr, Name, Range, Ref, call
 from procure.report.xlsx_inputs import Names
 from procure.report.xlsx_lines import A, LINES_SHEET, Blocks, bases_of
-from procure.report.xlsx_model import Chain
+from procure.report.xlsx_chain import Chain
 
 SUMMARY_SHEET = "Summary"
 BASIS_INPUT = "in_cost_basis"
