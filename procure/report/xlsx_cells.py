@@ -78,11 +78,12 @@ def style(num_format: str = "General", *, bold: bool = False, fill: str | None =
     return Style(num_format=num_format, bold=bold, fill=fill)
 
 
-def money_format(currency: str, decimals: int = 2) -> str:
-    """A number format showing ``currency``: its symbol where it has a common one, else its code."""
+def money_format(currency: str, decimals: int = 2, optional: int = 0) -> str:
+    """A number format showing ``currency``: its symbol where it has a common one, else its code;
+    ``optional`` more decimals appear only when the figure has them."""
     if currency in ZERO_DECIMAL_CURRENCIES and decimals == 2:
         decimals = 0
-    digits = "#,##0" + ("." + "0" * decimals if decimals else "")
+    digits = "#,##0" + ("." + "0" * decimals + "#" * optional if decimals or optional else "")
     symbol = CURRENCY_SYMBOLS.get(currency)
     if symbol:
         return f'"{symbol}"{digits}'

@@ -15,7 +15,7 @@ from typing import Any, Callable
 
 from procure.report.xlsx_cells import FMT
 from procure.report.xlsx_formula import Expr, Name, Num, call
-from procure.report.xlsx_inputs import Names
+from procure.report.xlsx_inputs import Names, quoted_prices
 
 
 class Missing(Exception):
@@ -33,6 +33,7 @@ class Context:
     base: dict[str, Expr] = field(default_factory=dict)
     scenario: dict[str, Expr] = field(default_factory=dict)
     scenario_case: bool = False
+    currencies: set[str] = field(default_factory=set)     # quoted currencies converted (FX rows needed)
 
     @property
     def id(self) -> str:
@@ -75,6 +76,29 @@ class Context:
 
     def whatif(self, key: str) -> Expr:
         return Name(self.names.whatif(self.id, key))
+
+    def currency_of(self, term: str) -> str:
+        quoted = quoted_prices(self.doc, self.bid).get(term)
+        return str(self.doc["currency"]) if quoted is None else quoted[1]
+
+    def to_report(self, quoted: Expr, currency: str) -> Expr:
+        """A price in the report currency: as written in it, else ROUND(price × FX, 6) (money policy)."""
+        if currency == str(self.doc["currency"]):
+            return quoted
+        self.currencies.add(currency)
+        return call("ROUND", quoted * Name(fx_name(currency)), 6)
+
+
+def fx_name(currency: str) -> str:
+    """The shared cell converting ``currency`` to the report currency (Model, All bids column)."""
+    return "all_fx_" + Names.fx(currency)[3:]
+
+
+def fx_formula(report: str, currency: str) -> Expr:
+    """Report-currency units per unit of ``currency``, at the money policy's significant digits."""
+    ratio = Name(Names.fx(report)) / Name(Names.fx(currency))
+    digits = Name(Names.global_("fx_significant_digits")) - 1 - call("INT", call("LOG10", call("ABS", ratio)))
+    return call("ROUND", ratio, digits)
 
 
 Builder = Callable[[Context], Expr]
@@ -162,6 +186,10 @@ def _used_hours(c: Context) -> Expr:
     return call("ROUNDUP", c.m("training_s") / 3600, 2)
 
 
+def _days_to_finish(c: Context) -> Expr:
+    return c.inp("lead_time_days") + c.m("used_hours") / 24
+
+
 def _commit_hours(c: Context) -> Expr:
     if c.kind != "rental":
         raise Missing("commitment")
@@ -170,38 +198,67 @@ def _commit_hours(c: Context) -> Expr:
 
 
 def _billed(c: Context) -> Expr:
+    """What the commitment basis pays for: a reservation's whole term, else the hours used."""
     used, commit = c.m("used_hours"), c.base.get("commit_hours")
     return used if commit is None else call("MAX", used, commit)
 
 
-def _fx(c: Context) -> Expr:
-    p = c.bid.get("pricing") or {}
-    book, report = str(p.get("book_currency") or c.doc["currency"]), str(c.doc["currency"])
-    if not p.get("quoted_terms") or book == report:
-        raise Missing("fx_rate")
-    return c.fx(report) / c.fx(book)
+def _idle(c: Context) -> Expr:
+    if c.kind != "rental":
+        raise Missing("idle")
+    return c.m("billed_hours") - c.m("used_hours")
 
 
-def _in_report_currency(c: Context, quoted: Expr) -> Expr:
-    fx = c.base.get("fx_rate")
-    return quoted if fx is None else quoted * fx
+def _converted(term: str, whatif: str = "") -> Builder:
+    """A quoted price in the report currency: ROUND(quoted × FX, 6) when quoted in another currency.
 
-
-def _converted(term: str) -> Builder:
-    def build(c: Context) -> Expr:
-        return _in_report_currency(c, c.inp(term))
-    return build
-
-
-def _discounted(term: str, priced: bool) -> Builder:
-    """Scenario: the what-if price replaces the quoted one (``priced``), then the discount applies."""
+    ``whatif``: "price" (the what-if price replaces the quoted one, then the discount applies),
+    "discount" (the discount only), "" (no what-if)."""
     def build(c: Context) -> Expr:
         quoted = c.inp(term)
-        if priced:
+        if whatif == "price":
             price = c.whatif("price")
             quoted = call("IF", call("N", price).gt(0), price, quoted)
-        return _in_report_currency(c, quoted) * (1 - call("N", c.whatif("discount")))
+        converted = c.to_report(quoted, c.currency_of(term))
+        if whatif:
+            converted = converted * (1 - call("N", c.whatif("discount")))
+        return converted
     return build
+
+
+def _discount_factor(c: Context) -> Expr:
+    return 1 - c.inp("discount_fraction")
+
+
+def _nodes(c: Context) -> Expr:
+    c.inp("capex_per_node")
+    return call("ROUNDUP", c.inp("gpus") / c.inp("gpus_per_node"), 0)
+
+
+CAPEX_ITEMS = (("capex_per_gpu", "gpus"), ("capex_per_node", "nodes"), ("network_capex_per_gpu", "gpus"),
+               ("network_capex", ""))
+
+
+def capex_items(c: Context) -> list[tuple[str, Expr, Expr]]:
+    """(price key, quantity, price) of each capital item, in the economics' order."""
+    items = []
+    for key, quantity in CAPEX_ITEMS:
+        price = c.optional(c.m, key)
+        if price is None:
+            continue
+        items.append((key, Num(Decimal(1)) if not quantity else c.inp("gpus") if quantity == "gpus" else c.b(quantity),
+                      price))
+    return items
+
+
+def _capex_total(c: Context) -> Expr:
+    items = capex_items(c)
+    if c.kind != "purchase" or not items:
+        raise Missing("capex")
+    total = call("ROUND", items[0][1] * items[0][2], 2)
+    for _, quantity, price in items[1:]:
+        total = total + call("ROUND", quantity * price, 2)
+    return total
 
 
 def _life_hours(c: Context) -> Expr:
@@ -214,13 +271,36 @@ def _depreciated(c: Context) -> Expr:
 
 def _depreciable(c: Context) -> Expr:
     c.b("life_hours")
-    return 1 - c.inp("residual_fraction")
+    residual = c.optional(c.inp, "residual_fraction")
+    return Num(Decimal(1)) if residual is None else 1 - residual
+
+
+def _cost_of_capital(c: Context) -> Expr:
+    if c.kind != "purchase" and c.optional(c.inp, "prepay_fraction") is None:
+        raise Missing("cost_of_capital")
+    return c.optional(c.inp, "cost_of_capital") or c.g("cost_of_capital")
+
+
+def _resale_decline(c: Context) -> Expr:
+    if c.kind != "purchase":
+        raise Missing("resale")
+    return c.optional(c.inp, "resale_decline_per_year") or c.g("resale_decline_per_year")
+
+
+def _resale_fraction(c: Context) -> Expr:
+    return call("ROUND", (1 - c.b("resale_decline")).power(c.m("used_hours") / 8760), 6)
 
 
 def _kw(c: Context) -> Expr:
     c.b("used_hours")
-    if (c.bid.get("accelerator") or {}).get("tdp_w") is None:
-        raise Missing("tdp_w")
+    power = c.bid.get("power") or {}
+    source = str(power.get("source") or "tdp")
+    if power.get("it_kw_per_gpu") is None and (c.bid.get("accelerator") or {}).get("tdp_w") is None:
+        raise Missing("power")
+    if source.startswith("system:") and c.optional(c.inp, "node_power_kw") is not None:
+        return c.inp("node_power_kw") / c.inp("gpus_per_node") + c.inp("fabric_w_per_gpu") / 1000
+    if source == "given":
+        return c.inp("kw_per_gpu")
     return c.inp("tdp_w") / 1000
 
 
@@ -234,20 +314,18 @@ def _pue(c: Context) -> Expr:
 
 def _power_price(c: Context) -> Expr:
     book = _converted("power_per_kwh")(c)
-    given = c.optional(c.g, "power_usd_per_kwh")
-    if given is None:
-        return book
-    report = str(c.doc["currency"])
-    try:
-        to_report = given if report == "USD" else given * (c.fx(report) / c.fx("USD"))
-    except Missing:
-        return book
-    return call("IF", call("ISNUMBER", given), to_report, book)
+    given = c.optional(c.g, "power_usd_per_kwh")      # reported in the report currency already
+    return book if given is None else call("IF", call("ISNUMBER", given), given, book)
 
 
 def _energy(c: Context) -> Expr:
     energy = c.inp("gpus") * c.b("kw_per_gpu") * c.g("gpu_utilisation_power") * c.b("pue") * c.b("used_hours")
     return call("ROUND", energy / 1000, 3)
+
+
+def _time_value(c: Context) -> Expr:
+    value = c.g("value_of_time_per_day")
+    return call("IF", call("ISNUMBER", value), call("ROUND", value * c.m("days_to_finish"), 2), 0)
 
 
 SHARED_WRITE = "all_checkpoint_write_s"
@@ -272,38 +350,62 @@ ROWS: tuple[Row, ...] = (
     Row("time_to_train_days", "Time to train", "days", FMT["days"], "wall-clock seconds / 86,400", _days, _days),
     Row("used_hours", "Hours used", "h", FMT["num2"], "wall-clock hours rounded up to 0.01 h (a started 36 s is billed)",
         _used_hours, _used_hours),
+    Row("days_to_finish", "Days to finish", "days", FMT["days"], "lead time + hours used / 24",
+        _days_to_finish, _days_to_finish),
     Row("commit_hours", "Minimum commitment", "h", FMT["num2"], "minimum commitment months × hours per month",
         _commit_hours),
-    Row("billed_hours", "Billed hours", "h", FMT["num2"], "rental: the larger of hours used and the commitment; "
-        "purchase: hours used", _billed, _billed),
-    Row("fx_rate", "FX rate, report currency per quoted unit", "", "0.000000",
-        "FX (report currency per base) / FX (quoted currency per base)", _fx),
-    Row("price_per_gpu_hour", "Price per GPU-hour", "{ccy}/GPU-h", "money4",
-        "quoted price × FX; scenario: the what-if price, less the discount", _converted("price_per_gpu_hour"),
-        _discounted("price_per_gpu_hour", True)),
-    Row("storage_per_gpu_hour", "Storage per GPU-hour", "{ccy}/GPU-h", "money4", "quoted × FX",
+    Row("billed_hours", "Billed hours, commitment basis", "h", FMT["num2"],
+        "rental: the larger of hours used and the commitment; purchase: hours used (the run basis bills hours "
+        "used)", _billed, _billed),
+    Row("idle_hours", "Idle commitment", "h", FMT["num2"], "billed − used hours (commitment basis)", _idle, _idle),
+    Row("price_per_gpu_hour", "Price per GPU-hour", "{ccy}/GPU-h", "money6",
+        "ROUND(quoted × FX, 6); scenario: the what-if price, less the discount",
+        _converted("price_per_gpu_hour"), _converted("price_per_gpu_hour", "price")),
+    Row("discount_factor", "Price factor after the bid's discount", "", FMT["pct"], "1 − discount", _discount_factor),
+    Row("storage_per_gpu_hour", "Storage per GPU-hour", "{ccy}/GPU-h", "money6", "ROUND(quoted × FX, 6)",
         _converted("storage_per_gpu_hour")),
-    Row("network_per_gpu_hour", "Network per GPU-hour", "{ccy}/GPU-h", "money4", "quoted × FX",
+    Row("network_per_gpu_hour", "Network per GPU-hour", "{ccy}/GPU-h", "money6", "ROUND(quoted × FX, 6)",
         _converted("network_per_gpu_hour")),
+    Row("setup_fee", "One-time setup", "{ccy}", "money2", "ROUND(quoted × FX, 6)", _converted("setup_fee")),
+    Row("egress_per_tb", "Egress per TB", "{ccy}/TB", "money2", "ROUND(quoted × FX, 6)", _converted("egress_per_tb")),
     Row("capex_per_gpu", "Capex per GPU", "{ccy}/GPU", "money2",
-        "quoted × FX; scenario: the what-if price, less the discount", _converted("capex_per_gpu"),
-        _discounted("capex_per_gpu", True)),
-    Row("network_capex_per_gpu", "Network capex per GPU", "{ccy}/GPU", "money2", "quoted × FX (less the discount)",
-        _converted("network_capex_per_gpu"), _discounted("network_capex_per_gpu", False)),
+        "ROUND(quoted × FX, 6); scenario: the what-if price, less the discount", _converted("capex_per_gpu"),
+        _converted("capex_per_gpu", "price")),
+    Row("nodes", "Nodes", "node", FMT["int"], "GPUs / GPUs per node, rounded up", _nodes),
+    Row("capex_per_node", "Capex per node", "{ccy}/node", "money2", "ROUND(quoted × FX, 6) (less the discount)",
+        _converted("capex_per_node"), _converted("capex_per_node", "discount")),
+    Row("network_capex_per_gpu", "Network capex per GPU", "{ccy}/GPU", "money2",
+        "ROUND(quoted × FX, 6) (less the discount)", _converted("network_capex_per_gpu"),
+        _converted("network_capex_per_gpu", "discount")),
+    Row("network_capex", "Fabric capex", "{ccy}", "money2", "ROUND(quoted × FX, 6) (less the discount)",
+        _converted("network_capex"), _converted("network_capex", "discount")),
+    Row("capex_total", "Upfront capex", "{ccy}", "money2", "Σ ROUND(quantity × capex, 2) over the capital items",
+        _capex_total, _capex_total),
     Row("life_hours", "Depreciation life", "h", FMT["int"], "life years × 8,760", _life_hours),
     Row("depreciated_hours", "Hours depreciated", "h", FMT["num2"], "hours used, at most the life",
         _depreciated, _depreciated),
-    Row("depreciable_fraction", "Depreciable fraction", "", FMT["pct"], "1 − residual fraction", _depreciable),
-    Row("support_per_gpu_year", "Support per GPU-year", "{ccy}/GPU-year", "money2", "quoted × FX",
+    Row("depreciable_fraction", "Depreciable fraction", "", FMT["pct"], "1 − book residual", _depreciable),
+    Row("cost_of_capital", "Cost of capital", "per year", FMT["pct2"], "the bid's, else the workload's",
+        _cost_of_capital),
+    Row("resale_decline", "Resale value decline", "per year", FMT["pct"], "the bid's, else the workload's",
+        _resale_decline),
+    Row("resale_fraction", "Resale value at the end of the run", "of capex", "0.000000",
+        "ROUND((1 − decline)^(hours used / 8,760), 6)", _resale_fraction, _resale_fraction),
+    Row("support_per_gpu_year", "Support per GPU-year", "{ccy}/GPU-year", "money2", "ROUND(quoted × FX, 6)",
         _converted("support_per_gpu_year")),
-    Row("kw_per_gpu", "Power per GPU", "kW", FMT["num3"], "TDP W / 1,000", _kw),
+    Row("staff_per_year", "Staff per year", "{ccy}/year", "money2", "ROUND(quoted × FX, 6)",
+        _converted("staff_per_year")),
+    Row("kw_per_gpu", "IT power per GPU", "kW", "0.0000",
+        "node power / GPUs per node + fabric W / 1,000 (system spec), else the given kW, else TDP / 1,000", _kw),
     Row("pue", "PUE", "", "0.00", "the workload's PUE, else the price book's, else 1 (IT energy only)", _pue),
-    Row("power_per_kwh", "Power price", "{ccy}/kWh", "money4",
-        "the workload's USD price × FX, else the price book's × FX", _power_price),
-    Row("colo_per_kw_month", "Colocation per kW-month", "{ccy}/kW-month", "money2", "quoted × FX",
+    Row("power_per_kwh", "Power price", "{ccy}/kWh", "money6",
+        "the workload's price (converted from USD by procure), else the price book's × FX", _power_price),
+    Row("colo_per_kw_month", "Colocation per kW-month", "{ccy}/kW-month", "money2", "ROUND(quoted × FX, 6)",
         _converted("colo_per_kw_month")),
-    Row("energy_mwh", "Energy", "MWh", FMT["num3"], "GPUs × kW × average power draw × PUE × hours used / 1,000",
+    Row("energy_mwh", "Energy", "MWh", FMT["num3"], "GPUs × IT kW × average draw × PUE × hours used / 1,000",
         _energy),
+    Row("time_value", "Value of time", "{ccy}", "money2", "value of time per day × days to finish (0 when not given)",
+        _time_value, _time_value),
 )
 
 
@@ -315,6 +417,7 @@ class Chain:
     base: dict[str, Expr]
     scenario: dict[str, Expr]
     formulas: dict[tuple[str, str], Expr]      # (case, key) -> formula
+    currencies: frozenset[str] = frozenset()   # quoted currencies this bid converts
 
     def get(self, case: str, key: str) -> Expr | None:
         if case == "scenario" and key in self.scenario:
@@ -343,4 +446,4 @@ def plan_chain(doc: dict[str, Any], bid: dict[str, Any], names: Names, defined: 
             formulas[(case, row.key)] = expr
             chain = c.base if case == "base" else c.scenario
             chain[row.key] = Name(names.base(c.id, row.key) if case == "base" else names.scenario(c.id, row.key))
-    return Chain(bid, dict(c.base), dict(c.scenario), formulas)
+    return Chain(bid, dict(c.base), dict(c.scenario), formulas, frozenset(c.currencies))

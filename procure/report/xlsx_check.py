@@ -25,7 +25,14 @@ EXACT = Decimal(0)
 CHAIN_FIGURES = (("step_time_s", "step_time_s", FLOAT_REL_TOL), ("tokens_per_s", "tokens_per_s", FLOAT_REL_TOL),
                  ("mfu", "mfu", MFU_REL_TOL), ("goodput", "goodput.fraction", FLOAT_REL_TOL),
                  ("time_to_train_days", "time_to_train_days", FLOAT_REL_TOL), ("billed_hours", "billed_hours", EXACT),
-                 ("energy_mwh", "energy_mwh", EXACT), ("book_value", "residual_value", EXACT))
+                 ("energy_mwh", "energy_mwh", EXACT), ("book_value", "residual_value", EXACT),
+                 ("used_hours", "used_hours", EXACT), ("days_to_finish", "delivery.days_to_finish", FLOAT_REL_TOL),
+                 ("idle_hours", "idle_commitment_hours", EXACT), ("capex_total", "upfront_capex", EXACT))
+# per basis: the figure, and the chain cell it must equal (the run basis bills the hours used)
+BASIS_FIGURES = (("billed_hours", {"run": "used_hours", "commitment": "billed_hours"}),
+                 ("idle_commitment_hours", {"run": "", "commitment": "idle_hours"}),
+                 ("time_value", {"run": "time_value", "commitment": "time_value"}),
+                 ("resale_fraction", {"run": "", "commitment": "resale_fraction"}))
 
 
 @dataclass(frozen=True)
@@ -72,6 +79,14 @@ def check(book: Book, doc: dict[str, Any], chains: list[Chain], blocks: Blocks, 
                 if basis and basis_doc.get(path) is not None:
                     compare(f"{basis} {path}", bid_id, book.value(SUMMARY_SHEET, row, lay.col(f"{key}:{basis}")),
                             basis_doc[path], EXACT)
+            for path, cells in BASIS_FIGURES:
+                name = names.base(bid_id, cells.get(basis, "")) if cells.get(basis) else ""
+                if basis_doc.get(path) is not None and name in book.names:
+                    compare(f"{basis} {path}", bid_id, book.value(*book.names[name]), basis_doc[path], EXACT)
+            if basis and basis == doc.get("cost_basis") and "ranked" in lay.keys and \
+                    basis_doc.get("ranking_cost_per_million_tokens") is not None:
+                compare("ranking_cost_per_million_tokens", bid_id, book.value(SUMMARY_SHEET, row, lay.col("ranked")),
+                        basis_doc["ranking_cost_per_million_tokens"], EXACT)
             block = blocks.get((bid_id, basis, "base"))
             for line, line_row, rebuilt in block.rows if block else []:
                 label = f"{basis + ' ' if basis else ''}cost line {line.get('key')}"

@@ -10,7 +10,7 @@ arithmetic. Only the functions the workbook uses are implemented.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from decimal import ROUND_HALF_UP, ROUND_UP, Decimal, DivisionByZero, InvalidOperation, localcontext
+from decimal import ROUND_FLOOR, ROUND_HALF_UP, ROUND_UP, Decimal, DivisionByZero, InvalidOperation, localcontext
 from typing import Callable, Protocol, Sequence, Union
 
 from procure.money import MONEY_CONTEXT
@@ -92,6 +92,12 @@ class Expr:
 
     def le(self, other: Operand) -> Expr:
         return BinOp("<=", self, lift(other))
+
+    def power(self, other: Operand) -> Expr:
+        return BinOp("^", self, lift(other))
+
+    def __neg__(self) -> Expr:
+        return Neg(self)
 
 
 Operand = Union[Expr, int, Decimal, str]
@@ -193,7 +199,7 @@ def number(value: Scalar) -> Decimal:
     raise XlError("#VALUE!")
 
 
-_PRECEDENCE = {"=": 1, "<>": 1, "<": 1, ">": 1, "<=": 1, ">=": 1, "+": 2, "-": 2, "*": 3, "/": 3}
+_PRECEDENCE = {"=": 1, "<>": 1, "<": 1, ">": 1, "<=": 1, ">=": 1, "+": 2, "-": 2, "*": 3, "/": 3, "^": 5}
 
 
 @dataclass(frozen=True, eq=False)
@@ -229,9 +235,27 @@ class BinOp(Expr):
                     return x - y
                 if self.op == "*":
                     return x * y
+                if self.op == "^":
+                    return x ** y
                 return x / y
             except (DivisionByZero, InvalidOperation):
                 raise XlError("#DIV/0!") from None
+
+
+@dataclass(frozen=True, eq=False)
+class Neg(Expr):
+    operand: Expr
+
+    def prec(self) -> int:
+        return 4                  # binds tighter than * and /, looser than ^ (as spreadsheets do)
+
+    def text(self, here: str) -> str:
+        inner = self.operand.text(here)
+        return f"-({inner})" if self.operand.prec() < 9 else f"-{inner}"
+
+    def value(self, env: Resolver) -> Scalar:
+        with localcontext(MONEY_CONTEXT):
+            return -number(self.operand.value(env))
 
 
 def _compare(op: str, a: Scalar, b: Scalar) -> bool:
@@ -313,6 +337,13 @@ def _rows(env: Resolver, args: Sequence[Expr]) -> Scalar:
     return Decimal(arg.rows)
 
 
+def _log10(env: Resolver, args: Sequence[Expr]) -> Scalar:
+    x = number(args[0].value(env))
+    if x <= 0:
+        raise XlError("#NUM!")
+    return x.log10(MONEY_CONTEXT)
+
+
 FUNCTIONS: dict[str, Callable[[Resolver, Sequence[Expr]], Scalar]] = {
     "ROUND": _round,
     "ROUNDUP": _roundup,
@@ -326,6 +357,9 @@ FUNCTIONS: dict[str, Callable[[Resolver, Sequence[Expr]], Scalar]] = {
     "COUNT": lambda env, args: Decimal(len(_numbers(env, args))),
     "RANK": _rank,
     "ROWS": _rows,
+    "INT": lambda env, args: number(args[0].value(env)).to_integral_value(rounding=ROUND_FLOOR),
+    "ABS": lambda env, args: abs(number(args[0].value(env))),
+    "LOG10": _log10,
 }
 
 

@@ -15,7 +15,7 @@ from decimal import Decimal
 from typing import Any
 
 from procure.economics.goodput import MAX_LOST_FRACTION
-from procure.money import D
+from procure.money import FX_SIGNIFICANT_DIGITS, D
 from procure.report.xlsx_cells import FMT, INPUT_FILL, NOTE, PLAIN, Book, Sheet, Style, money_format, style
 
 INPUTS_SHEET = "Inputs"
@@ -24,9 +24,23 @@ VALUE_COL = 3
 BASIS_CHOICES = ["modeled", "measured", "committed"]
 # the assumptions the chain reads (the others drive flags and bands, computed by procure only)
 CHAIN_ASSUMPTIONS = ("failures_per_gpu_hour", "restart_min", "checkpoint_bytes_per_param", "checkpoint_write_gbs",
-                     "checkpoint_interval_min", "gpu_utilisation_power", "power_usd_per_kwh", "pue", "months_hours")
+                     "checkpoint_interval_min", "gpu_utilisation_power", "power_usd_per_kwh", "pue", "months_hours",
+                     "cost_of_capital", "resale_decline_per_year", "value_of_time_per_day")
 MONEY_TERMS = {"price_per_gpu_hour": 4, "storage_per_gpu_hour": 4, "network_per_gpu_hour": 4, "capex_per_gpu": 2,
-               "network_capex_per_gpu": 2, "support_per_gpu_year": 2, "power_per_kwh": 4, "colo_per_kw_month": 2}
+               "network_capex_per_gpu": 2, "support_per_gpu_year": 2, "power_per_kwh": 4, "colo_per_kw_month": 2,
+               "setup_fee": 2, "egress_per_tb": 2, "capex_per_node": 2, "network_capex": 2, "staff_per_year": 2}
+PLAIN_LABELS = {
+    "min_commit_months": ("Minimum commitment", "months", FMT["int"]),
+    "discount_fraction": ("Discount off the price per GPU-hour", "fraction", FMT["pct"]),
+    "prepay_fraction": ("Prepaid share of the commitment", "fraction", FMT["pct"]),
+    "support_fraction": ("Support, fraction of the GPU-hours bill", "fraction", FMT["pct"]),
+    "egress_tb": ("Data moved out", "TB", FMT["num2"]),
+    "life_years": ("Depreciation life", "years", "General"),
+    "residual_fraction": ("Book residual at end of life", "fraction of capex", FMT["pct"]),
+    "resale_decline_per_year": ("Resale value decline (this bid)", "per year", FMT["pct"]),
+    "cost_of_capital": ("Cost of capital (this bid)", "per year", FMT["pct"]),
+    "pue": ("PUE of the price book", "", "0.00"),
+}
 TERM_LABELS = {
     "price_per_gpu_hour": ("Price per GPU-hour, as quoted", "/GPU-h"),
     "storage_per_gpu_hour": ("Storage per GPU-hour, as quoted", "/GPU-h"),
@@ -40,6 +54,11 @@ TERM_LABELS = {
     "power_per_kwh": ("Power price of the price book", "/kWh"),
     "pue": ("PUE of the price book", ""),
     "colo_per_kw_month": ("Colocation per kW-month, as quoted", "/kW-month"),
+    "setup_fee": ("One-time setup fee, as quoted", "fee"),
+    "egress_per_tb": ("Egress per TB, as quoted", "/TB"),
+    "capex_per_node": ("Capex per node, as quoted", "/node"),
+    "network_capex": ("Fabric capex, as quoted", "fabric"),
+    "staff_per_year": ("Staff per year, as quoted", "/year"),
 }
 
 
@@ -187,8 +206,8 @@ def assumption_rows(doc: dict[str, Any]) -> list[InputRow]:
         if a is None:
             continue
         value, unit = a.get("value"), str(a.get("unit") or "")
-        if key == "power_usd_per_kwh":
-            value, unit = _power_as_given(doc, value), "USD/kWh"
+        if key == "power_usd_per_kwh":    # given in USD; procure reports it converted (to 1e-6)
+            unit = f"{doc['currency']}/kWh" + ("" if doc["currency"] == "USD" else ", converted from USD")
         given = a.get("origin") != "default"
         rows.append(InputRow(Names.global_(key), str(a.get("label") or key), "", number_or_none(value), unit,
                              f"{a.get('source')}" + (f" ({a.get('origin')})" if given else ""),
@@ -196,20 +215,10 @@ def assumption_rows(doc: dict[str, Any]) -> list[InputRow]:
     return rows
 
 
-def _power_as_given(doc: dict[str, Any], value: Any) -> Decimal | None:
-    """The power price is given in USD and reported converted; the workbook converts it itself."""
-    if value is None or doc["currency"] == "USD":
-        return number_or_none(value)
-    rates = (doc.get("fx") or {}).get("rates") or {}
-    if doc["currency"] not in rates or "USD" not in rates:
-        return number_or_none(value)
-    return (D(value) / (D(rates[doc["currency"]]) / D(rates["USD"]))).normalize()
-
-
 def _assumption_format(key: str) -> str:
     if key == "failures_per_gpu_hour":
         return FMT["sci"]
-    if key in ("gpu_utilisation_power",):
+    if key in ("gpu_utilisation_power", "cost_of_capital", "resale_decline_per_year"):
         return FMT["pct"]
     return "General"
 
@@ -227,9 +236,13 @@ def fx_rows(doc: dict[str, Any]) -> list[InputRow]:
         return []
     base = fx.get("base") or "USD"
     verified = "" if fx.get("verified") else " (unverified)"
-    return [InputRow(Names.fx(ccy), f"FX rate {ccy}", "", D(rate), f"{ccy} per {base}",
+    rows = [InputRow(Names.fx(ccy), f"FX rate {ccy}", "", D(rate), f"{ccy} per {base}",
                      f"{fx.get('source')}{verified}", str(fx.get("as_of")), "General")
             for ccy, rate in sorted((fx.get("rates") or {}).items())]
+    rows.append(InputRow(Names.global_("fx_significant_digits"), "Significant digits of a converted FX rate", "",
+                         FX_SIGNIFICANT_DIGITS, "digits", "procure money policy: FX rates at 12 significant digits, "
+                         "converted prices to 1e-6 of a unit, half away from zero", str(doc["as_of"]), "0"))
+    return rows
 
 
 def bid_rows(doc: dict[str, Any], bid: dict[str, Any], names: Names) -> list[InputRow]:
@@ -245,60 +258,121 @@ def bid_rows(doc: dict[str, Any], bid: dict[str, Any], names: Names) -> list[Inp
 
     rows = [row("gpus", "GPUs", bid.get("gpus"), "GPU", "bid (cluster.yaml)", num_format=FMT["int"])]
     rows += price_rows(doc, bid, row)
-    rows += [row("tdp_w", "Power per GPU (TDP)", number_or_none(acc.get("tdp_w")), "W", acc_source, acc_as_of,
-                 FMT["int"]),
-             row("peak_tflops", "Dense peak per GPU at the workload precision", number_or_none(acc.get("peak_tflops")),
+    rows += power_rows(doc, bid, row, acc_source, acc_as_of)
+    rows += [row("peak_tflops", "Dense peak per GPU at the workload precision", number_or_none(acc.get("peak_tflops")),
                  "TFLOP/s", acc_source, acc_as_of, FMT["num2"]),
              row("model_flops_per_step", "Model FLOPs per step", number_or_none((bid.get("flops") or {}).get(
                  "model_per_step")), "FLOP", "procure step-time model (6 significant digits)", as_of, FMT["sci"])]
+    delivery = bid.get("delivery")
+    if delivery is not None:
+        rows.append(row("lead_time_days", "Lead time before the capacity is usable",
+                        number_or_none(delivery.get("lead_time_days")), "days",
+                        str(delivery.get("lead_time_origin") or "not given: usable on the as-of date"), as_of,
+                        FMT["days"]))
     rows += step_time_rows(doc, bid, row)
     return rows
 
 
-def price_rows(doc: dict[str, Any], bid: dict[str, Any], row: Any) -> list[InputRow]:
+def quoted_prices(doc: dict[str, Any], bid: dict[str, Any]) -> dict[str, tuple[Decimal, str, str, str]]:
+    """key -> (price as quoted, its currency, what one unit buys, origin); an older document keeps
+    only the converted price per GPU-hour, which is then the input, in the report currency."""
     p = bid.get("pricing") or {}
-    quoted, ccy = dict(p.get("quoted_terms") or {}), str(p.get("book_currency") or doc["currency"])
+    quoted = {str(q["key"]): (D(q["quoted"]), str(q["currency"]), str(q.get("unit") or ""), str(q.get("origin") or ""))
+              for q in p.get("quoted") or []}
     if not quoted and p.get("price_per_gpu_hour") is not None:
-        # an older document keeps only the converted price: it is the input, in the report currency
-        quoted, ccy = {"price_per_gpu_hour": p["price_per_gpu_hour"]}, str(doc["currency"])
+        quoted["price_per_gpu_hour"] = (D(p["price_per_gpu_hour"]), str(doc["currency"]), "GPU-h", "as converted")
+    return quoted
+
+
+def plain_terms(bid: dict[str, Any]) -> dict[str, Any]:
+    p = bid.get("pricing") or {}
+    terms = dict(p.get("terms") or {})
+    if p.get("kind") == "rental":
+        terms.setdefault("min_commit_months", p.get("min_commit_months") or 0)
+    return terms
+
+
+def price_rows(doc: dict[str, Any], bid: dict[str, Any], row: Any) -> list[InputRow]:
     source_row = next((s for k, s in _sources(doc).items() if k in (bid.get("sources") or []) and k.startswith(
         "price:")), None)
-    book = p.get("price_book")
-    source = _source_text(source_row, f"price book {book}" if book else "bid (cluster.yaml), quoted inline")
+    book = (bid.get("pricing") or {}).get("price_book")
+    book_source = _source_text(source_row, f"price book {book}" if book else "bid (cluster.yaml)")
     when = str((source_row or {}).get("as_of") or doc["as_of"])
-    used = _used_terms(bid)
+    used = used_terms(bid)
     rows = []
-    for key, value in quoted.items():
-        if key not in TERM_LABELS or key not in used:
+    for key, (value, ccy, unit, origin) in quoted_prices(doc, bid).items():
+        if key not in used:
             continue
-        label, unit = TERM_LABELS[key]
-        money = key in MONEY_TERMS
-        rows.append(row(key, label, D(value), f"{ccy}{unit}" if money else unit, source, when,
-                        money_format(ccy, MONEY_TERMS[key]) if money else "General"))
-    if p.get("kind") == "rental" and bid.get("cost_lines"):
-        rows.append(row("min_commit_months", "Minimum commitment", p.get("min_commit_months") or 0, "months",
-                        source, when, FMT["int"]))
+        label = TERM_LABELS.get(key, (key.replace("_", " "), ""))[0]
+        source = book_source if origin.startswith("price book") else f"bid ({origin or 'cluster.yaml'})"
+        rows.append(row(key, label, value, f"{ccy}/{unit}", source, when, money_format(ccy, MONEY_TERMS.get(key, 4))))
+    for key, value in plain_terms(bid).items():
+        if key in used and key in PLAIN_LABELS:
+            label, unit, fmt = PLAIN_LABELS[key]
+            rows.append(row(key, label, number_or_none(value), unit, book_source, when, fmt))
     return rows
 
 
-def _used_terms(bid: dict[str, Any]) -> set[str]:
-    """The quoted terms some cost line of this bid uses (a zero adder makes no line)."""
-    keys = {str(line.get("key")) for line in bid.get("cost_lines") or []}
+# which inputs each kind of cost line reads (a zero adder makes no line, hence no input)
+LINE_TERMS = {
+    "gpu_hours": {"price_per_gpu_hour", "discount_fraction", "min_commit_months"},
+    "idle_commitment": {"price_per_gpu_hour", "discount_fraction", "min_commit_months"},
+    "storage": {"storage_per_gpu_hour"}, "network": {"network_per_gpu_hour"},
+    "prepay_financing": {"prepay_fraction", "cost_of_capital"}, "setup": {"setup_fee"},
+    "egress": {"egress_per_tb", "egress_tb"},
+    "capex": {"capex_per_gpu"}, "node_capex": {"capex_per_node"}, "network_capex": {"network_capex_per_gpu"},
+    "fabric_capex": {"network_capex"}, "financing": {"cost_of_capital"}, "resale": {"resale_decline_per_year"},
+    "power": {"power_per_kwh", "pue"}, "colocation": {"colo_per_kw_month"}, "staff": {"staff_per_year"},
+}
+CAPEX_TERMS = {"capex_per_gpu", "capex_per_node", "network_capex_per_gpu", "network_capex"}
+DEPRECIATION_TERMS = {"life_years", "residual_fraction"}
+
+
+def all_lines(bid: dict[str, Any]) -> list[dict[str, Any]]:
+    bases = bid.get("cost_bases") or {}
+    lines = [line for basis in bases.values() for line in basis.get("cost_lines") or []]
+    return lines or list(bid.get("cost_lines") or [])
+
+
+def used_terms(bid: dict[str, Any]) -> set[str]:
+    """The terms some cost line of this bid reads."""
     purchase = (bid.get("pricing") or {}).get("kind") == "purchase"
-    used = set()
-    if "gpu_hours" in keys:
-        used.add("price_per_gpu_hour")
-    for key, term in (("storage", "storage_per_gpu_hour"), ("network", "network_per_gpu_hour"),
-                      ("network_capex", "network_capex_per_gpu"), ("colocation", "colo_per_kw_month")):
-        if key in keys:
-            used.add(term)
-    if "support" in keys:
-        used.add("support_per_gpu_year" if purchase else "support_fraction")
-    if keys & {"capex", "network_capex"}:
-        used |= {"capex_per_gpu", "life_years", "residual_fraction"}
-    if keys & {"power", "colocation"}:
-        used |= {"power_per_kwh", "pue"}
+    used: set[str] = set()
+    for line in all_lines(bid):
+        key = str(line.get("key"))
+        used |= LINE_TERMS.get(key, set())
+        if key == "support":
+            used.add("support_per_gpu_year" if purchase else "support_fraction")
+    if purchase and used & CAPEX_TERMS:
+        quoted = {str(q.get("key")) for q in (bid.get("pricing") or {}).get("quoted") or []}
+        used |= (CAPEX_TERMS & quoted) | DEPRECIATION_TERMS     # capex, financing and resale read them all
     return used
+
+
+def power_rows(doc: dict[str, Any], bid: dict[str, Any], row: Any, acc_source: str, acc_as_of: str) -> list[InputRow]:
+    """IT power per GPU: a system spec (node power / GPUs + fabric share), a given figure, or the TDP."""
+    power, acc = bid.get("power") or {}, bid.get("accelerator") or {}
+    finance = bid.get("finance") or {}
+    source = str(power.get("source") or "tdp")
+    rows = []
+    if source.startswith("system:") and power.get("node_power_kw") is not None:
+        spec = _sources(doc).get(source)
+        text, when = _source_text(spec, f"catalog {source}"), str((spec or {}).get("as_of") or doc["as_of"])
+        rows += [row("node_power_kw", "Power of one node at full load", D(power["node_power_kw"]), "kW", text, when,
+                     FMT["num2"]),
+                 row("fabric_w_per_gpu", "Fabric power per GPU (switches)", D(power.get("fabric_w_per_gpu") or 0), "W",
+                     text, when, FMT["num2"])]
+    elif source == "given":
+        rows.append(row("kw_per_gpu", "IT power per GPU", number_or_none(plain_terms(bid).get("kw_per_gpu")), "kW",
+                        "bid (cluster.yaml)", str(doc["as_of"]), FMT["num3"]))
+    if not source.startswith("system:") or power.get("node_power_kw") is None:
+        rows.append(row("tdp_w", "Power per GPU (TDP)", number_or_none(acc.get("tdp_w")), "W", acc_source, acc_as_of,
+                        FMT["int"]))
+    gpn = power.get("gpus_per_node") or finance.get("gpus_per_node")
+    if gpn is not None:
+        rows.append(row("gpus_per_node", "GPUs per node", gpn, "GPU", f"catalog {source}" if source.startswith(
+            "system:") else "accelerator scale-up domain", str(doc["as_of"]), FMT["int"]))
+    return rows
 
 
 def step_time_rows(doc: dict[str, Any], bid: dict[str, Any], row: Any) -> list[InputRow]:

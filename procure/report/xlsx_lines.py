@@ -24,7 +24,8 @@ HEADER = ["Bid", "Case", "Line", "Unit", "Quantity", "Rate", "Factors", "Divisor
 Q, R, F, DV, A = 4, 5, 6, 7, 8
 CASES = ("base", "scenario")
 CASE_LABELS = {"base": "Base", "scenario": "Scenario"}
-BASES = ("run", "commitment")        # issue 12: what the job consumes, and the cash signed for
+BASES = ("run", "commitment")
+CAPEX_LINES = ("capex", "node_capex", "network_capex", "fabric_capex")        # issue 12: what the job consumes, and the cash signed for
 
 
 def cost_bases(bid: dict[str, Any]) -> list[tuple[str, list[dict[str, Any]]]]:
@@ -94,48 +95,99 @@ class LineContext:
         return Ref(LINES_SHEET, self.earlier[key], col)
 
 
-def _gpu_hours(c: LineContext) -> Parts:
-    return Parts(c.inp("gpus") * c.m("billed_hours"), c.m("price_per_gpu_hour"))
+Builder = Callable[[LineContext, dict[str, Any]], Parts]
+HOURS_PER_YEAR = Num(Decimal(8760))          # a unit conversion: the economics' year of hours
 
 
-def _adder(term: str) -> Callable[[LineContext], Parts]:
-    def build(c: LineContext) -> Parts:
-        return Parts(c.cell("gpu_hours", Q), c.m(term))
+def _discounted(c: LineContext, line: dict[str, Any]) -> Expr | None:
+    return c.m("discount_factor") if "discount_factor" in (line.get("factors") or {}) else None
+
+
+def _gpu_hours(c: LineContext, line: dict[str, Any]) -> Parts:
+    return Parts(c.inp("gpus") * c.m("used_hours"), c.m("price_per_gpu_hour"), _discounted(c, line))
+
+
+def _idle(c: LineContext, line: dict[str, Any]) -> Parts:
+    return Parts(c.inp("gpus") * c.m("idle_hours"), c.m("price_per_gpu_hour"), _discounted(c, line))
+
+
+def _adder(term: str) -> Builder:
+    def build(c: LineContext, line: dict[str, Any]) -> Parts:
+        return Parts(c.inp("gpus") * c.m("billed_hours"), c.m(term))
     return build
 
 
-def _support(c: LineContext) -> Parts:
-    if (c.chain.bid.get("pricing") or {}).get("kind") == "purchase":
-        return Parts(c.inp("gpus"), c.m("support_per_gpu_year"), c.m("used_hours"), Num(Decimal(8760)))
-    return Parts(c.cell("gpu_hours", A), c.inp("support_fraction"))
+def _paid(c: LineContext) -> Expr:
+    """The GPU-hours bill of this block: used hours, plus the idle commitment where there is one."""
+    paid = c.cell("gpu_hours", A)
+    return paid + c.cell("idle_commitment", A) if "idle_commitment" in c.earlier else paid
 
 
-def _capex(term: str) -> Callable[[LineContext], Parts]:
-    def build(c: LineContext) -> Parts:
-        return Parts(c.inp("gpus"), c.m(term), c.m("depreciated_hours") * c.m("depreciable_fraction"),
-                     c.m("life_hours"))
+def _support(c: LineContext, line: dict[str, Any]) -> Parts:
+    if c.chain.bid.get("pricing", {}).get("kind") == "purchase":
+        return Parts(c.inp("gpus"), c.m("support_per_gpu_year"), c.m("used_hours"), HOURS_PER_YEAR)
+    return Parts(_paid(c), c.inp("support_fraction"))
+
+
+def _prepay(c: LineContext, line: dict[str, Any]) -> Parts:
+    return Parts(_paid(c), c.m("cost_of_capital"), c.inp("prepay_fraction") * (c.m("billed_hours") / 2),
+                 HOURS_PER_YEAR)
+
+
+def _one(c: LineContext, term: str) -> Parts:
+    return Parts(Num(Decimal(1)), c.m(term))
+
+
+def _capex(term: str, quantity: str) -> Builder:
+    """Run basis: depreciation for the hours used; commitment basis: the item bought outright."""
+    def build(c: LineContext, line: dict[str, Any]) -> Parts:
+        qty = Num(Decimal(1)) if not quantity else c.inp("gpus") if quantity == "gpus" else c.m(quantity)
+        if line.get("factors"):
+            return Parts(qty, c.m(term), c.m("depreciated_hours") * c.m("depreciable_fraction"), c.m("life_hours"))
+        return Parts(qty, c.m(term))
     return build
 
 
-def _power(c: LineContext) -> Parts:
+def _financing(c: LineContext, line: dict[str, Any]) -> Parts:
+    return Parts(c.m("capex_total"), c.m("cost_of_capital"), c.m("used_hours"), HOURS_PER_YEAR)
+
+
+def _power(c: LineContext, line: dict[str, Any]) -> Parts:
     return Parts(c.inp("gpus") * c.m("used_hours"), c.m("power_per_kwh"),
                  product([c.m("kw_per_gpu"), c.g("gpu_utilisation_power"), c.m("pue")]))
 
 
-def _colocation(c: LineContext) -> Parts:
-    return Parts(c.inp("gpus"), c.m("colo_per_kw_month"), product([c.m("kw_per_gpu"), c.m("pue"), c.m("used_hours")]),
-                 c.g("months_hours"))
+def _colocation(c: LineContext, line: dict[str, Any]) -> Parts:
+    """Colocation is priced per kW of IT load provisioned: no PUE, no average-draw factor."""
+    return Parts(c.inp("gpus"), c.m("colo_per_kw_month"), c.m("kw_per_gpu") * c.m("used_hours"), c.g("months_hours"))
 
 
-BUILDERS: dict[str, Callable[[LineContext], Parts]] = {
+def _staff(c: LineContext, line: dict[str, Any]) -> Parts:
+    return Parts(Num(Decimal(1)), c.m("staff_per_year"), c.m("used_hours"), HOURS_PER_YEAR)
+
+
+def _resale(c: LineContext, line: dict[str, Any]) -> Parts:
+    return Parts(c.m("capex_total"), -c.m("resale_fraction"))
+
+
+BUILDERS: dict[str, Builder] = {
     "gpu_hours": _gpu_hours,
+    "idle_commitment": _idle,
     "storage": _adder("storage_per_gpu_hour"),
     "network": _adder("network_per_gpu_hour"),
     "support": _support,
-    "capex": _capex("capex_per_gpu"),
-    "network_capex": _capex("network_capex_per_gpu"),
+    "prepay_financing": _prepay,
+    "setup": lambda c, line: _one(c, "setup_fee"),
+    "egress": lambda c, line: Parts(c.inp("egress_tb"), c.m("egress_per_tb")),
+    "capex": _capex("capex_per_gpu", "gpus"),
+    "node_capex": _capex("capex_per_node", "nodes"),
+    "network_capex": _capex("network_capex_per_gpu", "gpus"),
+    "fabric_capex": _capex("network_capex", ""),
+    "financing": _financing,
     "power": _power,
     "colocation": _colocation,
+    "staff": _staff,
+    "resale": _resale,
 }
 
 
@@ -178,10 +230,10 @@ def _write_line(sheet: Sheet, row: int, line: dict[str, Any], c: LineContext, cc
     builder = BUILDERS.get(key)
     parts: Parts | None = None
     try:
-        parts = builder(c) if builder else None
+        parts = builder(c, line) if builder else None
     except Missing:
         parts = None
-    rate_fmt = FMT["pct"] if unit == ccy else money_format(ccy, 4)
+    rate_fmt = "0.00##%" if unit == ccy else money_format(ccy, 2, 4)
     if parts is None:
         parts = _as_given(sheet, row, line, rate_fmt)
     else:
@@ -224,19 +276,24 @@ def _as_given(sheet: Sheet, row: int, line: dict[str, Any], rate_fmt: str) -> Pa
 
 
 def _book_value_row(chains: list[Chain], blocks: Blocks) -> ExtraRow:
-    """A purchase's book value after the run: capex not yet depreciated (not in the total)."""
+    """A purchase's book value after the run: its capex less what the run depreciated (not in the total)."""
     cells: dict[str, Expr] = {}
     for chain in chains:
         bid_id = str(chain.bid["id"])
         block = blocks.get((bid_id, "", "base")) or blocks.get((bid_id, "run", "base"))
         if block is None or chain.bid.get("residual_value") is None:
             continue
-        parts = [call("ROUND", Ref(LINES_SHEET, r, Q) * Ref(LINES_SHEET, r, R), 2) - Ref(LINES_SHEET, r, A)
-                 for line, r, _ in block.rows if line.get("key") in ("capex", "network_capex")]
-        if parts:
-            total = parts[0]
-            for part in parts[1:]:
-                total = total + part
-            cells[str(chain.bid["id"])] = total
+        capex = [r for line, r, _ in block.rows if line.get("key") in CAPEX_LINES]
+        if not capex:
+            continue
+        total = chain.get("base", "capex_total")
+        value: Expr = total if total is not None else call("ROUND", Ref(LINES_SHEET, capex[0], Q)
+                                                            * Ref(LINES_SHEET, capex[0], R), 2)
+        if total is None:           # an older document: one item per line, bought at quantity × rate
+            for r in capex[1:]:
+                value = value + call("ROUND", Ref(LINES_SHEET, r, Q) * Ref(LINES_SHEET, r, R), 2)
+        for r in capex:
+            value = value - Ref(LINES_SHEET, r, A)
+        cells[bid_id] = value
     return ExtraRow("book_value", "Book value left after the run (not in the total)", "{ccy}", "money2",
-                    "Σ capex lines: ROUND(GPUs × capex per GPU, 2) − the amount depreciated", cells)
+                    "upfront capex − the run basis' depreciation lines", cells)

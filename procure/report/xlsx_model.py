@@ -11,7 +11,7 @@ from typing import Any
 
 from procure.report.xlsx_cells import (FMT, HEADER, NOTE, PLAIN, SECTION, WHATIF_FILL, Book, Sheet, Style, money_format,
                                        style)
-from procure.report.xlsx_chain import ROWS, SHARED_WRITE, Chain, Context, Missing, Row
+from procure.report.xlsx_chain import ROWS, SHARED_WRITE, Chain, Context, Missing, Row, fx_formula, fx_name
 from procure.report.xlsx_formula import Expr
 from procure.report.xlsx_inputs import Names
 
@@ -54,6 +54,13 @@ def build_model(book: Book, doc: dict[str, Any], chains: list[Chain], names: Nam
     row = _whatif_rows(book, sheet, row, doc, chains, names, how_col)
     section(sheet, row, "Chain (Base: as quoted; Scenario: with the what-ifs above)", how_col)
     row += 1
+    for currency in sorted(set().union(*(chain.currencies for chain in chains))):
+        sheet.put(row, 0, f"FX rate, {ccy} per {currency}")
+        sheet.put(row, 1, f"{ccy}/{currency}")
+        sheet.put(row, 2, fx_formula(ccy, currency), style("0.00000000000"))
+        sheet.put(row, how_col, "ROUND(FX report / FX quoted, to the policy's significant digits)", NOTE)
+        book.define(fx_name(currency), MODEL_SHEET, row, 2)
+        row += 1
     for spec in ROWS:
         if not _row_used(spec, chains):
             continue
@@ -84,6 +91,8 @@ def _row_used(spec: Row, chains: list[Chain]) -> bool:
 
 
 def _format(num_format: str, ccy: str) -> str:
+    if num_format == "money6":
+        return money_format(ccy, 2, 4)
     if num_format == "money4":
         return money_format(ccy, 4)
     if num_format == "money2":

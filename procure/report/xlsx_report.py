@@ -21,12 +21,12 @@ from procure.report.xlsx_inputs import INPUTS_SHEET, Names, build_inputs
 from procure.report.xlsx_lines import LINES_SHEET, build_lines
 from procure.report.xlsx_chain import plan_chain
 from procure.report.xlsx_model import MODEL_SHEET, build_model
-from procure.report.xlsx_sheets import (README_SHEET, measurements_sheet, readme_sheet, sensitivity_sheet,
-                                        sources_sheet, step_time_sheet)
+from procure.report.xlsx_sheets import (README_SHEET, measurements_sheet, negotiation_sheet, readme_sheet,
+                                        sensitivity_sheet, sources_sheet, step_time_sheet)
 from procure.report.xlsx_summary import SUMMARY_SHEET, build_summary
 
 SHEETS = [SUMMARY_SHEET, README_SHEET, INPUTS_SHEET, MODEL_SHEET, LINES_SHEET, "Step time", "Measurements",
-          "Sensitivity", "Sources"]
+          "Negotiation", "Sensitivity", "Sources"]
 
 
 def render_xlsx(doc: dict[str, Any]) -> bytes:
@@ -45,6 +45,7 @@ def build_book(doc: dict[str, Any]) -> tuple[Book, CheckResult]:
     build_summary(book, doc, chains, blocks, names, defined)
     step_time_sheet(book, chains, names)
     measurements_sheet(book, bids, names)
+    negotiation_sheet(book, bids, doc)
     sensitivity_sheet(book, bids, doc)
     sources_sheet(book, doc)
     result = check(book, doc, chains, blocks, names)

@@ -32,14 +32,19 @@ def readme_sheet(book: Book, doc: dict[str, Any], result: CheckResult, counts: d
         ("What is where", SECTION),
         ("Summary: the ranking. Total cost, cost per million tokens and rank are formulas; the Scenario columns "
          "show the same with your what-ifs.", Style()),
+        ("Two cost bases: run (what this job consumes: rented hours used, or the owned cluster's depreciation, "
+         "financing and opex for those hours) and commitment (the cash signed for: a reservation in full, or capex "
+         "plus costs minus resale). Both are on Summary; the one that ranks is the input in_cost_basis on Inputs "
+         "(type run or commitment). With a value of time, the rank adds the value of the days to finish.", Style()),
         ("Inputs: every number the results depend on, one named cell each (yellow), with unit, source and "
          "as-of date. Prices are as quoted, in their own currency; the FX rates convert them.", Style()),
         ("Model: the chain per bid, from step time to tokens per second, goodput, time to train, billed hours "
          "and prices in the report currency. Two columns per bid: Base (as quoted) and Scenario.", Style()),
-        ("Cost lines: every line as amount = ROUND(quantity × rate × factors / divisor, 2), for Base and "
-         "Scenario; the totals on Summary add them up.", Style()),
-        ("Step time, Measurements, Sensitivity, Sources: the breakdown, the logs, procure's stress tests and "
-         "band (values: they do not follow edits), and where every number comes from.", Style()),
+        ("Cost lines: every line as amount = ROUND(quantity × rate × factors / divisor, 2), for each basis, "
+         "Base and Scenario; the totals on Summary add them up.", Style()),
+        ("Step time, Measurements, Negotiation, Sensitivity, Sources: the breakdown, the logs, the negotiator's "
+         "figures, procure's stress tests and band (values: they do not follow edits), and where every number "
+         "comes from.", Style()),
         ("", NOTE),
         ("How to ask \"what if\" (the Scenario column)", SECTION),
         ("On Model, each bid has a Scenario column whose first four cells are green. Blank means as quoted.",
@@ -50,9 +55,9 @@ def readme_sheet(book: Book, doc: dict[str, Any], result: CheckResult, counts: d
          "Discount (e.g. 10%): taken off the price (and off the network capex of a purchase).", Style()),
         ("Summary's Scenario columns then show the days, total cost, cost per million tokens, rank and "
          "deadline for every bid, next to the Base figures; the charts show both.", Style()),
-        ("To change the base case itself, edit a yellow cell on Inputs (a price, an FX rate, a step time or "
-         "which one drives, a minimum commitment, the utilisation): every result that depends on it follows.",
-         Style(fill=INPUT_FILL)),
+        ("To change the base case itself, edit a yellow cell on Inputs (a price as quoted, an FX rate, a step "
+         "time or which one drives, a minimum commitment, the utilisation, the cost of capital, a lead time, the "
+         "basis that ranks): every result that depends on it follows.", Style(fill=INPUT_FILL)),
         ("", NOTE),
         ("Check against the result document", SECTION),
         (_check_text(result), Style(bold=True)),
@@ -63,9 +68,10 @@ def readme_sheet(book: Book, doc: dict[str, Any], result: CheckResult, counts: d
         lines.append((f"{m.bid} {m.figure}: document {m.document}, workbook {m.workbook}", NOTE))
     lines += [("", NOTE), ("This workbook", SECTION),
               (f"{counts['formulas']} formulas; {counts['inputs']} named inputs; {counts['names']} defined names. "
-               "Numbers in formulas are unit conversions only (60, 3,600, 86,400, 1,000, 10^6, 10^9, 10^12, "
-               "8,760 h per year), 1 and 2 of the formulas themselves, and rounding digits; hours per month "
-               "is a named input.", NOTE)]
+               "Numbers in formulas are unit conversions only (24, 60, 3,600, 86,400, 1,000, 10^6, 10^9, 10^12, "
+               "8,760 h per year), 0, 1 and 2 of the formulas themselves, and rounding digits (money policy: "
+               "cents, 1e-4 per million tokens, 1e-6 for a converted price, FX rates at a named number of "
+               "significant digits); hours per month is a named input.", NOTE)]
     for row, (text, cell_style) in enumerate(lines):
         sheet.put(row, 0, text, cell_style._replace(wrap=True, top=True))
     sheet.widths[0] = 110
@@ -200,6 +206,40 @@ def sensitivity_sheet(book: Book, bids: list[dict[str, Any]], doc: dict[str, Any
     return sheet
 
 
+NEGOTIATION_COLUMNS = (
+    ("Bid", "", "General"), ("Basis", "basis", "General"), ("Target bid", "target_bid", "General"),
+    ("Target per million tokens", "target_cost_per_million_tokens", "money4"), ("Price term", "price_key", "General"),
+    ("Current price", "current_price", "money6"), ("Break-even price", "break_even_price", "money6"),
+    ("Break-even price as quoted", "break_even_quoted", "quoted"), ("Quoted currency", "quoted_currency", "General"),
+    ("Change to tie", "break_even_change", "+0.0%;-0.0%;0.0%"), ("Step time (s)", "step_time_s", FMT["num3"]),
+    ("Step time to win (s)", "step_time_to_win_s", FMT["num3"]), ("MFU to win", "step_time_to_win_mfu", FMT["pct"]),
+    ("Credible step time (s)", "credible_step_time_s", FMT["num3"]), ("Credible bound", "credible_bound", "General"),
+    ("Idle commitment (h)", "idle_commitment_hours", FMT["num2"]),
+    ("Idle commitment cost", "idle_commitment_cost", "money2"), ("Notes", "notes", "General"))
+
+
+def negotiation_sheet(book: Book, bids: list[dict[str, Any]], doc: dict[str, Any]) -> Sheet | None:
+    """A negotiator's figures per bid, as procure computed them (values: they do not follow edits)."""
+    rows: list[tuple[dict[str, Any], dict[str, Any]]] = [(b, b["negotiation"]) for b in bids if b.get("negotiation")]
+    if not rows:
+        return None
+    sheet = book.sheet("Negotiation")
+    ccy = str(doc["currency"])
+    sheet.put(0, 0, "Computed by procure at the base inputs on the ranking basis: values, not formulas. To test a "
+                    "price, type it in the bid's Scenario column on Model.", NOTE)
+    sheet.header(1, [label for label, _, _ in NEGOTIATION_COLUMNS])
+    for r, (bid, n) in enumerate(rows, start=2):
+        for c, (_, key, fmt) in enumerate(NEGOTIATION_COLUMNS):
+            value = bid["id"] if not key else n.get(key)
+            if key == "notes":
+                value = "; ".join(map(str, value or []))
+            fmt = {"money4": money_format(ccy, 4), "money6": money_format(ccy, 2, 4), "money2": money_format(ccy),
+                   "quoted": money_format(str(n.get("quoted_currency") or ccy), 2, 4)}.get(fmt, fmt)
+            sheet.put(r, c, value if not isinstance(value, (list, dict)) else str(value), style(fmt))
+    sheet.freeze = (2, 1)
+    return sheet
+
+
 SOURCES_HEADER = ["Key", "Kind", "Item", "Source", "As of", "Verified"]
 INPUTS_HEADER = ["Input file", "Role", "SHA-256", "Bytes"]
 
@@ -224,5 +264,5 @@ def sources_sheet(book: Book, doc: dict[str, Any]) -> Sheet:
     return sheet
 
 
-__all__ = ["HEADER", "README_SHEET", "measurements_sheet", "readme_sheet", "sensitivity_sheet", "sources_sheet",
-           "step_time_sheet"]
+__all__ = ["HEADER", "README_SHEET", "measurements_sheet", "negotiation_sheet", "readme_sheet", "sensitivity_sheet",
+           "sources_sheet", "step_time_sheet"]

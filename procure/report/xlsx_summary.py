@@ -35,24 +35,30 @@ class Layout:
         return self.keys.index(key)
 
 
-def layout(currency: str, bases: tuple[str, ...]) -> Layout:
+def layout(currency: str, bases: tuple[str, ...], timed: bool = False) -> Layout:
+    """``timed``: a value of time can be given, so the rank is on cost plus the value of the days."""
     per_mtok = f"{currency} per million tokens"
+    ranked = [("ranked", "Ranked on (per million tokens, with the value of time)")] if timed else []
     columns = [("rank", "Rank"), ("bid", "Bid"), ("vendor", "Vendor"), ("accelerator", "Accelerator"),
                ("gpus", "GPUs"), ("step", "Step time (s)"), ("mfu", "MFU"), ("goodput", "Goodput"),
-               ("days", "Time to train (days)"), ("deadline", "Deadline (days)"), ("meets", "Meets deadline"),
-               ("billed", "Billed hours"), ("total", "Total cost"), ("per_mtok", per_mtok)]
+               ("days", "Time to train (days)"), ("lead", "Lead time (days)"), ("finish", "Days to finish"),
+               ("deadline", "Deadline (days)"), ("meets", "Meets deadline"),
+               ("billed", "Billed hours"), ("total", "Total cost"), ("per_mtok", per_mtok)] + ranked
     for basis in bases if bases != ("",) else ():
         title = basis.capitalize()
         columns += [(f"total:{basis}", f"{title} basis: total cost"), (f"per_mtok:{basis}", f"{title} basis: {per_mtok}")]
     columns += [("flags", "Flags (procure)"), ("scn_step", "Scenario step time (s)"),
-                ("scn_days", "Scenario time to train (days)"), ("scn_total", "Scenario total cost"),
-                ("scn_per_mtok", f"Scenario {per_mtok}"), ("scn_rank", "Scenario rank"),
-                ("scn_meets", "Scenario meets deadline")]
+                ("scn_days", "Scenario time to train (days)"), ("scn_finish", "Scenario days to finish"),
+                ("scn_total", "Scenario total cost"),
+                ("scn_per_mtok", f"Scenario {per_mtok}")]
+    columns += [("scn_ranked", "Scenario ranked on")] if timed else []
+    columns += [("scn_rank", "Scenario rank"), ("scn_meets", "Scenario meets deadline")]
     return Layout(tuple(h for _, h in columns), tuple(k for k, _ in columns), bases)
 
 
 def summary_layout(doc: dict[str, Any]) -> Layout:
-    return layout(str(doc["currency"]), bases_of(doc))
+    timed = any(a.get("key") == "value_of_time_per_day" for a in doc.get("assumptions") or [])
+    return layout(str(doc["currency"]), bases_of(doc), timed)
 
 
 def build_summary(book: Book, doc: dict[str, Any], chains: list[Chain], blocks: Blocks, names: Names,
@@ -68,7 +74,7 @@ def build_summary(book: Book, doc: dict[str, Any], chains: list[Chain], blocks: 
     money, rate = style(money_format(ccy)), style(money_format(ccy, 4))
     for i, chain in enumerate(chains):
         row = first + i
-        _bid_row(sheet, row, chain, lay, names, deadline)
+        _bid_row(sheet, row, chain, lay, names, defined, deadline)
         for case, total_key, per_key in (("base", "total", "per_mtok"), ("scenario", "scn_total", "scn_per_mtok")):
             total = _total(sheet, row, chain, case, lay, blocks, money, rate)
             if total is None:
@@ -78,17 +84,25 @@ def build_summary(book: Book, doc: dict[str, Any], chains: list[Chain], blocks: 
             bold = case == "base"
             sheet.put(row, lay.col(total_key), total, money._replace(bold=bold))
             sheet.put(row, lay.col(per_key), _per_mtok(row, lay.col(total_key)), rate._replace(bold=bold))
-        for rank_key, per_key in (("rank", "per_mtok"), ("scn_rank", "scn_per_mtok")):
+            ranked_key = "ranked" if case == "base" else "scn_ranked"
+            time_value = chain.get(case, "time_value")
+            if ranked_key in lay.keys and time_value is not None:
+                sheet.put(row, lay.col(ranked_key), _per_mtok(row, lay.col(total_key), time_value), rate)
+        for rank_key, per_key in (("rank", "ranked" if "ranked" in lay.keys else "per_mtok"),
+                                  ("scn_rank", "scn_ranked" if "scn_ranked" in lay.keys else "scn_per_mtok")):
             sheet.put(row, lay.col(rank_key), _rank(row, lay.col(per_key), first, last, costed, i),
                       style(FMT["int"], bold=True))
     sheet.freeze = (1, 2)
     sheet.autofilter = (0, 0, last, len(lay.headers) - 1)
-    _charts(sheet, doc, lay, first, last, deadline is not None)
+    _charts(sheet, doc, lay, first, last, deadline is not None, any("days_to_finish" in c.base for c in chains))
     return sheet
 
 
-def _per_mtok(row: int, total_col: int) -> Expr:
-    return call("ROUND", Ref(SUMMARY_SHEET, row, total_col) / Name(Names.global_("train_tokens")) * 1000000, 4)
+def _per_mtok(row: int, total_col: int, plus: Expr | None = None) -> Expr:
+    total: Expr = Ref(SUMMARY_SHEET, row, total_col)
+    if plus is not None:
+        total = total + plus
+    return call("ROUND", total / Name(Names.global_("train_tokens")) * 1000000, 4)
 
 
 def _total(sheet: Sheet, row: int, chain: Chain, case: str, lay: Layout, blocks: Blocks, money: Style,
@@ -127,7 +141,8 @@ def _rank(row: int, per_col: int, first: int, last: int, costed: list[bool], ind
                                                     absolute=True))
 
 
-def _bid_row(sheet: Sheet, row: int, chain: Chain, lay: Layout, names: Names, deadline: Expr | None) -> None:
+def _bid_row(sheet: Sheet, row: int, chain: Chain, lay: Layout, names: Names, defined: set[str],
+             deadline: Expr | None) -> None:
     bid = chain.bid
     bid_id = str(bid["id"])
     acc = bid.get("accelerator") or {}
@@ -145,20 +160,36 @@ def _bid_row(sheet: Sheet, row: int, chain: Chain, lay: Layout, names: Names, de
         expr = chain.get(case, chain_key)
         sheet.put(row, lay.col(key), expr if expr is not None else "n/a", style(fmt) if expr is not None else PLAIN)
     billed, used = chain.get("base", "billed_hours"), chain.get("base", "used_hours")
-    if billed is not None and used is not None and lay.bases != ("",):
+    if bid.get("total_cost") is None:
+        billed = None                # nothing is billed without a price
+    elif billed is not None and used is not None and lay.bases != ("",):
         billed = call("IF", Name(BASIS_INPUT).eq("run"), used, billed)
     sheet.put(row, lay.col("billed"), billed if billed is not None else "n/a",
               style(FMT["num2"]) if billed is not None else PLAIN)
+    lead = Name(names.bid(bid_id, "lead_time_days")) if "lead_time_days" in _defined(names, bid_id, defined) \
+        else None
+    if lead is not None:
+        sheet.put(row, lay.col("lead"), lead, style(FMT["days"]))
+    for key, case in (("finish", "base"), ("scn_finish", "scenario")):
+        finish = chain.get(case, "days_to_finish")
+        if finish is not None:
+            sheet.put(row, lay.col(key), finish, style(FMT["days"]))
     if deadline is None:
         return
     sheet.put(row, lay.col("deadline"), deadline, style(FMT["days"]))
     for key, case in (("meets", "base"), ("scn_meets", "scenario")):
         days = chain.get(case, "time_to_train_days")
-        if days is not None:
-            sheet.put(row, lay.col(key), call("IF", days.le(deadline), "yes", "no"))
+        if days is not None:        # capacity comes after its lead time; then the training runs
+            sheet.put(row, lay.col(key), call("IF", (days if lead is None else lead + days).le(deadline), "yes", "no"))
 
 
-def _charts(sheet: Sheet, doc: dict[str, Any], lay: Layout, first: int, last: int, has_deadline: bool) -> None:
+def _defined(names: Names, bid_id: str, defined: set[str]) -> set[str]:
+    prefix = names.bid(bid_id, "")
+    return {name[len(prefix):] for name in defined if name.startswith(prefix)}
+
+
+def _charts(sheet: Sheet, doc: dict[str, Any], lay: Layout, first: int, last: int, has_deadline: bool,
+            has_finish: bool) -> None:
     ccy = str(doc["currency"])
     bids = Range(SUMMARY_SHEET, first, lay.col("bid"), last, lay.col("bid"), absolute=True)
 
@@ -171,12 +202,14 @@ def _charts(sheet: Sheet, doc: dict[str, Any], lay: Layout, first: int, last: in
         Series("As quoted", column("per_mtok"), bids, color="1F3F66"),
         Series("Scenario", column("scn_per_mtok"), bids, color="70AD47")],
         anchor, 0, value_axis=f"{ccy} per million tokens", number_format=money_format(ccy, 2), size=(620, height))
-    days = [Series("As quoted", column("days"), bids, color="1F3F66"),
-            Series("Scenario", column("scn_days"), bids, color="70AD47")]
+    days_key, scn_key, title = ("days", "scn_days", "Time to train against the deadline (days)")
+    if has_finish:
+        days_key, scn_key, title = ("finish", "scn_finish", "Lead time + time to train against the deadline (days)")
+    days = [Series("As quoted", column(days_key), bids, color="1F3F66"),
+            Series("Scenario", column(scn_key), bids, color="70AD47")]
     if has_deadline:
         days.append(Series("Deadline", column("deadline"), bids, line=True, color="C00000"))
-    time = Chart("column", "Time to train against the deadline (days)", days, anchor, 6, value_axis="days",
-                 number_format="#,##0", size=(620, height))
+    time = Chart("column", title, days, anchor, 6, value_axis="days", number_format="#,##0", size=(620, height))
     sheet.charts += [cost, time]
 
 

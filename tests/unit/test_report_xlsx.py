@@ -26,12 +26,12 @@ CASE_NAMES = sorted(p.name for p in CASES.iterdir() if (p / "cluster.yaml").is_f
 # Numbers a formula may contain: unit conversions, the 1 and 2 of the formulas themselves
 # (1 − x, Young's √(2δ/Nλ), τ/2), 0 in comparisons. ROUND/ROUNDUP digits are allowed apart.
 UNIT_CONVERSIONS = {
-    Decimal(60): "s per min", Decimal(3600): "s per h", Decimal(86400): "s per day",
+    Decimal(24): "h per day", Decimal(60): "s per min", Decimal(3600): "s per h", Decimal(86400): "s per day",
     Decimal(1000): "W per kW, kWh per MWh", Decimal(10**6): "tokens per million",
     Decimal(10**9): "B per GB", Decimal(10**12): "FLOP/s per TFLOP/s", Decimal(8760): "h per year",
 }
 FORMULA_CONSTANTS = {Decimal(0), Decimal(1), Decimal(2)}
-ROUNDING_DIGITS = {Decimal(2), Decimal(3), Decimal(4)}
+ROUNDING_DIGITS = {Decimal(0), Decimal(2), Decimal(3), Decimal(4), Decimal(6)}   # nodes, cents, MWh, rates, prices
 TOKEN = re.compile(r'"(?:[^"]|"")*"|\'(?:[^\']|\'\')*\'!|[A-Za-z_$][A-Za-z0-9_.$]*|\d+(?:\.\d+)?(?:[Ee][+-]?\d+)?'
                    r'|\.\d+|<=|>=|<>|[-+*/^(),:=<>&%]')
 
@@ -86,6 +86,10 @@ def forbidden_literals(data: bytes) -> list[str]:
             if any(n not in allowed for n in literals(text))]
 
 
+def _col(head: list, name: str) -> str:
+    return openpyxl.utils.get_column_letter(head.index(name) + 1)
+
+
 def summary_rows(ws) -> tuple[list[str], dict[str, int]]:
     head = [c.value for c in ws[1]]
     rows = {ws.cell(r, 2).value: r for r in range(2, ws.max_row + 1) if ws.cell(r, 2).value}
@@ -97,7 +101,7 @@ def summary_rows(ws) -> tuple[list[str], dict[str, int]]:
 @pytest.mark.parametrize("case", CASE_NAMES)
 def test_summary_contract(case, documents, workbooks):
     doc, wb = documents[case], load(workbooks[case])
-    assert wb.sheetnames == SHEETS
+    assert wb.sheetnames == SHEETS                                      # Negotiation included
     ws = wb["Summary"]
     head, rows = summary_rows(ws)
     per_mtok = f"{doc['currency']} per million tokens"
@@ -110,8 +114,12 @@ def test_summary_contract(case, documents, workbooks):
         assert ws.cell(r, rank).data_type == "f"
         if bid["total_cost"] is None:
             assert ws.cell(r, total).value == "n/a"
-        else:
-            assert str(ws.cell(r, total).value).startswith("=SUM('Cost lines'!")
+        else:                       # the ranking basis' total, each basis summing its cost lines
+            assert str(ws.cell(r, total).value) == f'=IF(in_cost_basis="run",{_col(head, "Run basis: total cost")}{r},' \
+                                                    f'{_col(head, "Commitment basis: total cost")}{r})'
+            for basis in ("Run", "Commitment"):
+                assert str(ws.cell(r, head.index(f"{basis} basis: total cost") + 1).value).startswith(
+                    "=SUM('Cost lines'!")
             assert "in_train_tokens" in str(ws.cell(r, usd).value)
     assert all(wb[s].freeze_panes for s in SHEETS if s != "README")
 
@@ -188,10 +196,13 @@ def test_cost_lines_carry_the_json_amounts(case, documents, workbooks):
     doc, data = documents[case], workbooks[case]
     ws = load(data, data_only=True)["Cost lines"]
     head = [c.value for c in ws[1]]
-    got = [(ws.cell(r, 1).value, ws.cell(r, 3).value, ws.cell(r, head.index("Amount") + 1).value)
-           for r in range(2, ws.max_row + 1) if ws.cell(r, 2).value == "Base"]
-    want = [(b["id"], line["label"], line["amount"]) for b in doc["bids"] for line in b["cost_lines"]]
-    assert sorted((i, label, Decimal(str(a))) for i, label, a in got) == sorted(want)
+    for basis in ("run", "commitment"):
+        got = [(ws.cell(r, 1).value, ws.cell(r, 3).value, ws.cell(r, head.index("Amount") + 1).value)
+               for r in range(2, ws.max_row + 1) if ws.cell(r, 2).value == f"Base, {basis} basis"]
+        want = [(b["id"], line["label"], line["amount"]) for b in doc["bids"]
+                for line in (b["cost_bases"].get(basis) or {}).get("cost_lines") or []]
+        assert sorted((i, label, Decimal(str(a))) for i, label, a in got) == sorted(want)
+        assert want or case == "moe-and-infeasible" or basis == "run"
 
 
 def test_every_formula_is_stored_with_a_value(workbooks):
@@ -231,9 +242,10 @@ def test_inputs_are_named_cells_with_unit_source_and_as_of(documents, workbooks)
 def test_the_converted_price_is_a_formula_over_the_fx_cells(workbooks):
     wb = load(workbooks["eur-and-missing"])
     sheet, ref = next(wb.defined_names["base_tw_cloud_price_per_gpu_hour"].destinations)
-    assert wb[sheet][ref].value == "=bid_tw_cloud_price_per_gpu_hour*base_tw_cloud_fx_rate"
-    sheet, ref = next(wb.defined_names["base_tw_cloud_fx_rate"].destinations)
-    assert wb[sheet][ref].value == "=fx_EUR/fx_TWD"
+    assert wb[sheet][ref].value == "=ROUND(bid_tw_cloud_price_per_gpu_hour*all_fx_TWD,6)"     # money policy: 1e-6
+    sheet, ref = next(wb.defined_names["all_fx_TWD"].destinations)
+    assert wb[sheet][ref].value == ("=ROUND(fx_EUR/fx_TWD,in_fx_significant_digits-1-INT(LOG10(ABS("
+                                    "fx_EUR/fx_TWD))))")
 
 
 def test_power_and_colocation_follow_the_inputs_not_typed_numbers(workbooks):
@@ -241,10 +253,15 @@ def test_power_and_colocation_follow_the_inputs_not_typed_numbers(workbooks):
     lines = wb["Cost lines"]
     by_line = {(lines.cell(r, 1).value, lines.cell(r, 2).value, lines.cell(r, 3).value): r
                for r in range(2, lines.max_row + 1)}
-    power = by_line[("own-h100", "Base", "Power")]
-    assert lines.cell(power, 7).value == "=base_own_h100_kw_per_gpu*in_gpu_utilisation_power*base_own_h100_pue"
-    colo = by_line[("own-h100", "Base", "Colocation")]
-    assert lines.cell(colo, 8).value == "=in_months_hours"
+    for basis in ("run", "commitment"):
+        power = by_line[("own-h100", f"Base, {basis} basis", "Power")]
+        assert lines.cell(power, 7).value == "=base_own_h100_kw_per_gpu*in_gpu_utilisation_power*base_own_h100_pue"
+        colo = by_line[("own-h100", f"Base, {basis} basis", "Colocation")]    # per kW of IT load: no PUE
+        assert lines.cell(colo, 7).value == "=base_own_h100_kw_per_gpu*base_own_h100_used_hours"
+        assert lines.cell(colo, 8).value == "=in_months_hours"
+    sheet, ref = next(wb.defined_names["base_own_h100_kw_per_gpu"].destinations)       # the system's spec
+    assert wb[sheet][ref].value == ("=bid_own_h100_node_power_kw/bid_own_h100_gpus_per_node"
+                                    "+bid_own_h100_fabric_w_per_gpu/1000")
     sheet, ref = next(wb.defined_names["base_coreweave_h100_1y_billed_hours"].destinations)
     assert wb[sheet][ref].value == "=MAX(base_coreweave_h100_1y_used_hours,base_coreweave_h100_1y_commit_hours)"
 
@@ -285,8 +302,14 @@ def test_the_scenario_column_answers_what_ifs(documents):
                                                                                       "Rank")
     _whatif(book, "whatif_own_h100_price", "67500")                     # capex doubled
     own = next(b for b in doc["bids"] if b["id"] == "own-h100")
-    capex = next(line for line in own["cost_lines"] if line["key"] == "capex")
-    assert _summary_value(book, "own-h100", "Scenario total cost") == own["total_cost"] + capex["amount"]
+    lines = next(s for s in book.sheets if s.name == "Cost lines")
+    for basis in ("run", "commitment"):
+        rows = {lines.cells[(r, 1)].content: r for (r, col), cell in lines.cells.items()
+                if col == 0 and cell.content == "own-h100" and lines.cells[(r, 2)].content.startswith("Hardware")
+                and lines.cells[(r, 1)].content.endswith(f"{basis} basis")}
+        base, scenario = (book.value("Cost lines", rows[f"{case}, {basis} basis"], 8) for case in ("Base", "Scenario"))
+        assert abs(scenario - 2 * base) <= Decimal("0.01")
+    assert _summary_value(book, "own-h100", "Scenario total cost") > own["total_cost"]
 
 
 # --- text, determinism ---------------------------------------------------------------------------
@@ -320,7 +343,11 @@ def test_charts_follow_the_cells(workbooks):
         charts = [z.read(n).decode() for n in sorted(z.namelist()) if n.startswith("xl/charts/chart")]
     assert len(charts) == 3
     refs = " ".join(re.findall(r"<c:f>([^<]+)</c:f>", " ".join(charts)))
-    assert "Summary!$N$2:$N$6" in refs and "Summary!$S$2:$S$6" in refs and "Summary!$J$2:$J$6" in refs
+    head = [c.value for c in load(workbooks["example"])["Summary"][1]]
+    for column in ("USD per million tokens", "Scenario USD per million tokens", "Days to finish",
+                   "Scenario days to finish", "Deadline (days)"):
+        letter = _col(head, column)
+        assert f"Summary!${letter}$2:${letter}$6" in refs, column
     assert "'Step time'!$F$2:$F$6" in refs
 
 
@@ -354,51 +381,24 @@ def test_expressions_write_the_formula_they_evaluate():
     assert call("SQRT", Num(Decimal(2))).value(env) ** 2 - 2 < Decimal("1e-30")
 
 
-# --- both cost bases (issue 12's contract: bid.cost_bases.{run,commitment}, document cost_basis) ----
-
-def _two_bases(doc: dict) -> dict:
-    """The example as issue 12 describes it: the run basis pays a reservation's used hours only."""
-    from procure.money import cents, money_sum, rate
-
-    book, _ = build_book(doc)
-    out = copy.deepcopy(doc)
-    out["cost_basis"] = "commitment"
-    for bid in out["bids"]:
-        if bid["total_cost"] is None:
-            continue
-        used = book.value(*book.names["base_" + bid["id"].replace("-", "_") + "_used_hours"])
-        run_lines = []
-        for line in copy.deepcopy(bid["cost_lines"]):
-            if line["key"] == "gpu_hours":
-                line["quantity"] = bid["gpus"] * used
-                line["amount"] = cents(line["quantity"] * line["rate"])
-            run_lines.append(line)
-        bases = {}
-        for basis, lines in (("run", run_lines), ("commitment", bid["cost_lines"])):
-            total = money_sum(line["amount"] for line in lines)
-            bases[basis] = {"cost_lines": lines, "total_cost": total,
-                            "cost_per_million_tokens": rate(total / Decimal("15e12") * 10**6)}
-        bid["cost_bases"] = bases
-    return out
-
+# --- both cost bases (issue 12: bid.cost_bases.{run,commitment}, the document's cost_basis) --------
 
 def test_both_cost_bases_are_blocks_of_the_same_chain(documents):
-    doc = _two_bases(documents["example"])
+    doc = documents["example"]
     book, result = build_book(doc)
     assert result.mismatches == () and result.given_lines == ()
-    assert _summary_value(book, "coreweave-h100-1y", "Commitment basis: total cost") == Decimal("89702400.00")
-    run_total = _summary_value(book, "coreweave-h100-1y", "Run basis: total cost")
-    assert run_total == Decimal(4096) * Decimal("882.42") * Decimal("2.5")
-    assert _summary_value(book, "coreweave-h100-1y", "Total cost") == Decimal("89702400.00")
-    assert _summary_value(book, "coreweave-h100-1y", "Rank") == 5
+    coreweave = next(b for b in doc["bids"] if b["id"] == "coreweave-h100-1y")
+    bases = coreweave["cost_bases"]
+    assert _summary_value(book, "coreweave-h100-1y", "Commitment basis: total cost") == bases["commitment"]["total_cost"]
+    assert _summary_value(book, "coreweave-h100-1y", "Run basis: total cost") == bases["run"]["total_cost"]
+    ranked_on = doc["cost_basis"]
+    assert _summary_value(book, "coreweave-h100-1y", "Total cost") == bases[ranked_on]["total_cost"]
+    other = "run" if ranked_on == "commitment" else "commitment"
     sheet, row, col = book.names["in_cost_basis"]
-    next(s for s in book.sheets if s.name == sheet).cells[(row, col)].content = "run"
+    next(s for s in book.sheets if s.name == sheet).cells[(row, col)].content = other
     book._values.clear()
-    assert _summary_value(book, "coreweave-h100-1y", "Total cost") == run_total
-    assert _summary_value(book, "coreweave-h100-1y", "Rank") < 5          # the idle reservation no longer counts
-    assert _summary_value(book, "coreweave-h100-1y", "Billed hours") == Decimal("882.42")
+    assert _summary_value(book, "coreweave-h100-1y", "Total cost") == bases[other]["total_cost"]
+    assert [_summary_value(book, b, "Rank") for b in doc["rankings"][other]] == list(range(1, len(doc["bids"]) + 1))
     lines = next(s for s in book.sheets if s.name == "Cost lines")
     cases = {c.content for (r, col), c in lines.cells.items() if col == 1 and r > 0}
     assert cases == {"Base, run basis", "Base, commitment basis", "Scenario, run basis", "Scenario, commitment basis"}
-    data = render_xlsx(doc)
-    assert forbidden_literals(data) == []
