@@ -1,8 +1,8 @@
 """XLSX write time of the example workbook and its ratio to the library floor.
 
-The floor is XlsxWriter writing the very same cells (text, numbers, formulas with their stored
-values, formats), names and charts from a flat list prepared beforehand: what any renderer would
-pay for this workbook. The ratio is what procure adds (building the chain, evaluating every
+The floor is XlsxWriter writing the very same workbook (text, numbers, formulas with their stored
+values, formats, names, charts, filters, drop-downs, print setup) from a flat list prepared
+beforehand: what any renderer would pay for this file. The ratio is what procure adds (building the chain, evaluating every
 formula, checking it against the document). Issue 16 asks for at most 1.5x.
 
 Prints medians of N runs; never asserts. Run: python benchmarks/xlsx.py [--runs 9] [--cluster X]
@@ -82,8 +82,17 @@ def floor_write(ops: list[tuple], names: dict, stamp) -> bytes:
             ws.set_row(row, height)
         if sheet.freeze:
             ws.freeze_panes(*sheet.freeze)
+        if sheet.autofilter:
+            ws.autofilter(*sheet.autofilter)
+        for (row, col), options in sheet.choices.items():
+            ws.data_validation(row, col, row, col, {"validate": "list", "source": options})
         for chart in sheet.charts:
-            ws.insert_chart(chart.row, chart.col, _chart(wb, chart))
+            ws.insert_chart(chart.row, chart.col, _chart(wb, chart), {"object_position": 3})
+        if sheet.landscape:
+            ws.set_landscape()
+        ws.fit_to_pages(1, 0)
+        if sheet.freeze and sheet.freeze[0]:
+            ws.repeat_rows(0, sheet.freeze[0] - 1)
     for name, (sheet_name, row, col) in names.items():
         wb.define_name(name, f"='{sheet_name}'!${xlsxwriter.utility.xl_col_to_name(col)}${row + 1}")
     wb.close()

@@ -74,10 +74,12 @@ SECTION = Style(bold=True, fill=SECTION_FILL)
 NOTE = Style(italic=True, font_color=NOTE_COLOR)
 
 
+@lru_cache(maxsize=512)
 def style(num_format: str = "General", *, bold: bool = False, fill: str | None = None) -> Style:
     return Style(num_format=num_format, bold=bold, fill=fill)
 
 
+@lru_cache(maxsize=256)
 def money_format(currency: str, decimals: int = 2, optional: int = 0) -> str:
     """A number format showing ``currency``: its symbol where it has a common one, else its code;
     ``optional`` more decimals appear only when the figure has them."""
@@ -140,19 +142,35 @@ class Sheet:
     landscape: bool = True
     shown: dict[int, int] = field(default_factory=dict)          # widest value per column, formulas aside
     formula_cells: list[tuple[int, int]] = field(default_factory=list)
+    numbers: dict[tuple[int, str], int | float | Decimal] = field(default_factory=dict)
 
     def put(self, row: int, col: int, content: Content, cell_style: Style = PLAIN) -> None:
+        self.cells[(row, col)] = cell = Cell(content, cell_style)
         if isinstance(content, str):
-            content = clean_text(content)
+            cell.content = content = _CONTROL.sub("", content)
             if content.startswith(FORMULA_START) and not cell_style.quote_prefix:
-                cell_style = cell_style._replace(quote_prefix=True)
-        self.cells[(row, col)] = Cell(content, cell_style)
-        if isinstance(content, Expr):
+                cell.style = cell_style = cell_style._replace(quote_prefix=True)
+            if not cell_style.fit:
+                return
+            size = (_text_width(content) if "\n" not in content and not cell_style.wrap
+                    else _shown_width(content, cell_style))
+        elif isinstance(content, Expr):
             self.formula_cells.append((row, col))
-        elif cell_style.fit:        # widths are measured as cells arrive: one pass, not two
+            return
+        elif not cell_style.fit:
+            return
+        elif isinstance(content, (int, float, Decimal)) and not isinstance(content, bool):
+            # numbers: the widest per column and format is formatted once, when widths are fitted
+            key = (col, cell_style.num_format)
+            number: int | float | Decimal = content
+            widest = self.numbers.get(key)
+            if widest is None or abs(float(number)) > abs(float(widest)) or (number < 0 <= widest):
+                self.numbers[key] = number
+            return
+        else:                       # widths are measured as cells arrive: one pass, not two
             size = _shown_width(content, cell_style)
-            if size > self.shown.get(col, 0):
-                self.shown[col] = size
+        if size > self.shown.get(col, 0):
+            self.shown[col] = size
 
     def header(self, row: int, labels: list[str], first_col: int = 0) -> None:
         for col, label in enumerate(labels, start=first_col):
@@ -236,6 +254,10 @@ def _evaluate(content: Content, book: Book) -> Scalar:
 def fit_columns(book: Book, sheet: Sheet, minimum: int = 8) -> None:
     """Width from the longest value each column shows (wide characters count double)."""
     widths = dict(sheet.shown)
+    for (col, num_format), value in sheet.numbers.items():
+        size = len(_shown_number(value, num_format))
+        if size > widths.get(col, 0):
+            widths[col] = size
     for row, col in sheet.formula_cells:
         cell = sheet.cells[(row, col)]
         if cell.style.fit and isinstance(cell.content, Expr):
@@ -338,10 +360,13 @@ def _col(col: int) -> str:
 
 
 def _write_sheet(wb: Any, ws: Any, sheet: Sheet, book: Book, formats: dict[Style, Any]) -> None:
+    last_style, fmt = None, None
     for (row, col), cell in sheet.cells.items():
-        fmt = formats.get(cell.style)
-        if fmt is None:
-            fmt = formats[cell.style] = wb.add_format(cell.style.props())
+        if cell.style is not last_style:          # neighbours mostly share a style: skip the lookup
+            last_style = cell.style
+            fmt = formats.get(cell.style)
+            if fmt is None:
+                fmt = formats[cell.style] = wb.add_format(cell.style.props())
         content = cell.content
         if isinstance(content, Expr):
             ws.write_formula(row, col, "=" + content.text(sheet.name), fmt,

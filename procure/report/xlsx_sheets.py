@@ -229,13 +229,13 @@ def negotiation_sheet(book: Book, bids: list[dict[str, Any]], doc: dict[str, Any
                     "price, type it in the bid's Scenario column on Model.", NOTE)
     sheet.header(1, [label for label, _, _ in NEGOTIATION_COLUMNS])
     for r, (bid, n) in enumerate(rows, start=2):
+        formats = {"money4": money_format(ccy, 4), "money6": money_format(ccy, 2, 4), "money2": money_format(ccy),
+                   "quoted": money_format(str(n.get("quoted_currency") or ccy), 2, 4)}
         for c, (_, key, fmt) in enumerate(NEGOTIATION_COLUMNS):
             value = bid["id"] if not key else n.get(key)
             if key == "notes":
                 value = "; ".join(map(str, value or []))
-            fmt = {"money4": money_format(ccy, 4), "money6": money_format(ccy, 2, 4), "money2": money_format(ccy),
-                   "quoted": money_format(str(n.get("quoted_currency") or ccy), 2, 4)}.get(fmt, fmt)
-            sheet.put(r, c, value if not isinstance(value, (list, dict)) else str(value), style(fmt))
+            sheet.put(r, c, value if not isinstance(value, (list, dict)) else str(value), style(formats.get(fmt, fmt)))
     sheet.freeze = (2, 1)
     return sheet
 
