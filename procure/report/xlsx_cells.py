@@ -320,7 +320,7 @@ def _format_spec(num_format: str) -> tuple[int, bool, bool, bool, bool, str]:
     fmt = num_format.split(";")[0]
     digits = fmt.split(".")[1] if "." in fmt else ""
     literal = "".join(part for i, part in enumerate(fmt.split('"')) if i % 2 == 1)
-    return (sum(1 for c in digits if c == "0"), "," in fmt, "%" in fmt, "E+" in fmt, fmt.startswith("General"),
+    return (sum(1 for c in digits if c in "0#"), "," in fmt, "%" in fmt, "E+" in fmt, fmt.startswith("General"),
             literal + ("%" if "%" in fmt else ""))
 
 
