@@ -47,6 +47,19 @@ MAX_ARCH_DIMENSION = 10**7          # ffn_hidden, expert_ffn_hidden, kv_heads ..
 MAX_PARAMS = 10**16
 
 
+# Smallest values the goodput arithmetic takes (checkpoint time = bytes / bandwidth; a 1e-300 GB/s
+# bandwidth makes every checkpoint last forever and the interval infinite): far below any real system
+MIN_ASSUMPTIONS = {"checkpoint_write_gbs": (1e-3, "1 MB/s"), "checkpoint_interval_min": (0.01, "under a second")}
+
+
+def check_assumption_magnitudes(spec) -> None:
+    for name, (low, words) in MIN_ASSUMPTIONS.items():
+        value = getattr(spec, name)
+        if value is not None and value < low:
+            raise ValueError(f"`{name}` {value:g} is below {low:g} ({words}): the goodput arithmetic cannot "
+                             "take it")
+
+
 def check_magnitudes(workload) -> None:
     """Refuse values that validate one by one but overflow the model's arithmetic together."""
     if workload.tokens_per_step > MAX_TOKENS_PER_STEP:
@@ -138,6 +151,11 @@ class AssumptionsSpec(Strict):
     cost_of_capital: Optional[Money] = _assumption("cost_of_capital")
     resale_decline_per_year: Optional[Money] = _assumption("resale_decline_per_year")
     value_of_time_per_day: Optional[Money] = _assumption("value_of_time_per_day")
+
+    @model_validator(mode="after")
+    def _arithmetic(self):
+        check_assumption_magnitudes(self)
+        return self
 
 
 RENTAL_TERMS = ("min_commit_months", "discount_fraction", "prepay_fraction", "storage_per_gpu_hour",

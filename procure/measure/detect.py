@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from typing import Iterator
 
 FORMATS: tuple[str, ...] = (
     "mlperf", "mlperf-system", "megatron", "nemo", "torchtitan", "deepspeed", "hf-trainer",
@@ -63,7 +64,7 @@ def detect_in_body(name: str, data: bytes) -> str | None:
     return None
 
 
-def _lines_with(data: bytes, word: bytes):
+def _lines_with(data: bytes, word: bytes) -> Iterator[bytes]:
     at = data.find(word)
     for _ in range(MAX_OCCURRENCES):
         if at < 0:

@@ -300,7 +300,7 @@ def _np(values: Any, dtype: type) -> np.ndarray:
 
     target = pa.from_numpy_dtype(np.dtype(dtype))
     chunks = values.chunks if hasattr(values, "chunks") else [values]
-    parts = []
+    parts: list[np.ndarray] = []
     for chunk in chunks:
         if chunk.type != target:
             chunk = pc_cast(chunk, target)
@@ -507,7 +507,8 @@ def reduce_arrays(arrays: dict[str, np.ndarray], invalid: int = 0,
     return build_reduction(per_step, per_rank, basis_key, rows, duplicates, invalid)
 
 
-def _grid_ranks(per_step: dict[str, np.ndarray], rank: np.ndarray, basis_s: np.ndarray) -> dict | None:
+def _grid_ranks(per_step: dict[str, np.ndarray], rank: np.ndarray,
+                basis_s: np.ndarray) -> dict[str, np.ndarray] | None:
     """``reduce_ranks`` for a grid (every step holds the same ranks in the same order): column sums
     of a steps x ranks view, no scatter. Integer-valued sums below 2**53 are exact in any order,
     so the figures are identical. None when the table is not such a grid."""

@@ -25,7 +25,7 @@ import time
 import traceback
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator
+from typing import Any, Callable, Iterator
 
 from procure.errors import Diagnostic, InputError
 from procure.resources import templates_dir as shipped_templates_dir
@@ -51,12 +51,12 @@ def page_size_css(page_size: str) -> str:
         raise ValueError(f"unsupported page size {page_size!r}; use A4 or Letter") from None
 
 
-def render_budget_s(view: dict) -> float:
+def render_budget_s(view: dict[str, Any]) -> float:
     """Seconds a user's template may take: generous for the document's size, never endless."""
     return 10.0 + 0.03 * len(view.get("bids") or ())
 
 
-def make_environment(templates_dir: Path | None = None):
+def make_environment(templates_dir: Path | None = None) -> Any:
     import jinja2
 
     folders = [str(Path(templates_dir))] if templates_dir else []
@@ -70,7 +70,7 @@ def make_environment(templates_dir: Path | None = None):
     )
 
 
-def _environment_class():
+def _environment_class() -> type:
     from jinja2.exceptions import SecurityError
     from jinja2.sandbox import SandboxedEnvironment
 
@@ -79,7 +79,7 @@ def _environment_class():
 
         intercepted_binops = frozenset({"*", "**", "+"})
 
-        def call_binop(self, context, operator, left, right):
+        def call_binop(self, context: Any, operator: str, left: Any, right: Any) -> Any:
             if operator == "**" and isinstance(right, (int, float)) and abs(right) > MAX_POWER_EXPONENT:
                 raise SecurityError(f"exponent {right!r} is too large for a template")
             if operator == "*" and _sized(left, right) > MAX_SEQUENCE_ITEMS:
@@ -93,18 +93,18 @@ def _environment_class():
     return BoundedSandbox
 
 
-def _length(value) -> int:
+def _length(value: object) -> int:
     return len(value) if isinstance(value, (str, bytes, list, tuple)) else 0
 
 
-def _sized(left, right) -> int:
+def _sized(left: object, right: object) -> int:
     for seq, count in ((left, right), (right, left)):
         if isinstance(seq, (str, bytes, list, tuple)) and isinstance(count, int):
             return len(seq) * max(count, 0)
     return 0
 
 
-def _confined_loader_class():
+def _confined_loader_class() -> type:
     import jinja2
     from jinja2.loaders import split_template_path
 
@@ -117,7 +117,7 @@ def _confined_loader_class():
         def __init__(self, folders: list[str]):
             self.folders = [os.path.realpath(f) for f in folders]
 
-        def get_source(self, environment, template):
+        def get_source(self, environment: Any, template: str) -> tuple[str, str, Callable[[], bool]]:
             pieces = split_template_path(template)   # refuses '..'
             for folder in self.folders:
                 candidate = os.path.join(folder, *pieces)
@@ -129,7 +129,7 @@ def _confined_loader_class():
                 try:
                     fd = open_regular(real)
                 except NotRegular as exc:
-                    raise TemplateUnreadable(candidate, exc.strerror) from None
+                    raise TemplateUnreadable(candidate, exc.strerror or "not a regular file") from None
                 try:
                     data = read_fd_limited(fd, MAX_TEMPLATE_BYTES)
                     mtime = os.fstat(fd).st_mtime_ns
@@ -145,7 +145,7 @@ def _confined_loader_class():
                 return source, real, lambda real=real, mtime=mtime: _mtime(real) == mtime
             raise jinja2.TemplateNotFound(template)
 
-        def list_templates(self):
+        def list_templates(self) -> list[str]:
             return []
 
     return ConfinedLoader
@@ -175,7 +175,7 @@ def _css_string(text: str) -> str:
     return '"' + text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", " ") + '"'
 
 
-def page_css(view: dict) -> str:
+def page_css(view: dict[str, Any]) -> str:
     """@page size and the localised "Page n of m" footer, built from the message catalog."""
     label = view["t"]["report.page"]
     pieces = []
@@ -189,12 +189,12 @@ def page_css(view: dict) -> str:
             f"font-size: 7.5pt; color: #666; }} }}")
 
 
-def render_html(view: dict, templates_dir: Path | None = None) -> str:
+def render_html(view: dict[str, Any], templates_dir: Path | None = None) -> str:
     """The report's HTML. With a user's ``templates_dir`` every template mistake is an InputError
     at its file:line, and the render runs under a time budget and memory and output caps."""
     env = make_environment(templates_dir)
     if templates_dir is None:   # the shipped templates: a failure here is procure's bug, not the user's
-        return _fingerprinted(env.get_template(ENTRY_TEMPLATE).render(**view, page_css=page_css(view)))
+        return _fingerprinted(str(env.get_template(ENTRY_TEMPLATE).render(**view, page_css=page_css(view))))
     budget = render_budget_s(view)
     try:
         with _time_budget(budget), _memory_cap(MEMORY_HEADROOM_BYTES):
@@ -222,7 +222,7 @@ def _fingerprinted(html: str) -> str:
     return html[:at] + _GENERATOR + html[at:]
 
 
-def _bounded_render(template, context: dict, budget_s: float) -> str:
+def _bounded_render(template: Any, context: dict[str, Any], budget_s: float) -> str:
     """Render chunk by chunk: the output's size is capped and the clock checked as it grows."""
     deadline = time.monotonic() + budget_s
     parts: list[str] = []
@@ -281,7 +281,7 @@ def _time_budget(seconds: float) -> Iterator[None]:
     """RenderTimeout after ``seconds``: an interval timer in the main thread (no cost while
     rendering), a trace function elsewhere (Python's signals reach only the main thread)."""
     if threading.current_thread() is threading.main_thread() and hasattr(signal, "setitimer"):
-        def expire(_signum, _frame):
+        def expire(_signum: int, _frame: object) -> None:
             raise RenderTimeout
 
         previous = signal.signal(signal.SIGALRM, expire)
@@ -294,7 +294,7 @@ def _time_budget(seconds: float) -> Iterator[None]:
         return
     deadline = time.monotonic() + seconds
 
-    def tracer(frame, event, arg):
+    def tracer(frame: Any, event: str, arg: Any) -> Any:
         if time.monotonic() > deadline:
             raise RenderTimeout
         return tracer

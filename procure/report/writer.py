@@ -33,7 +33,7 @@ from procure.errors import Diagnostic, InputError, ProcureError
 
 LOCK_NAME = ".procure.lock"
 FINGERPRINT_SCAN_BYTES = 512 * 1024 * 1024   # larger files are never taken for procure's own
-_HELD: dict[str, list] = {}                  # folder -> [fd, depth]: the lock is re-entrant in a process
+_HELD: dict[str, list[int]] = {}             # folder -> [fd, depth]: the lock is re-entrant in a process
 _HELD_GUARD = threading.Lock()
 
 
@@ -49,7 +49,7 @@ def _unwritable(path: Path | str, exc: OSError, doing: str = "write this file") 
              errno.EROFS: "the file system is read-only", errno.EFBIG: "the file-size limit was reached",
              errno.ENOTDIR: "a part of the path is a file, not a folder",
              errno.EACCES: "permission denied", errno.EPERM: "permission denied"}
-    why = hints.get(exc.errno, reason)
+    why = hints.get(exc.errno, reason) if exc.errno is not None else reason
     return InputError(Diagnostic(str(path), 0, 0, "unwritable",
                                  f"cannot {doing}: {why}; no report was written or replaced"))
 
@@ -167,7 +167,7 @@ def _terminate_as_exception() -> Iterator[None]:
         yield
         return
 
-    def handler(_signum, _frame):
+    def handler(_signum: int, _frame: object) -> None:
         raise Terminated("terminated (SIGTERM); temporary files were removed and no report was replaced")
 
     signal.signal(signal.SIGTERM, handler)
@@ -181,10 +181,11 @@ def _terminate_as_exception() -> Iterator[None]:
 # what is there before the run
 
 
-Snapshot = dict[Path, tuple | None]
+State = tuple[int, int, int, int, int]          # device, inode, size, mtime (ns), mode
+Snapshot = dict[Path, State | None]
 
 
-def _state(path: Path) -> tuple | None:
+def _state(path: Path) -> State | None:
     try:
         st = os.lstat(path)
     except FileNotFoundError:
@@ -204,7 +205,7 @@ def check_targets(paths: list[Path], force: bool) -> Snapshot:
     return snapshot
 
 
-def _target_problem(path: Path, state: tuple | None, force: bool) -> Diagnostic | None:
+def _target_problem(path: Path, state: State | None, force: bool) -> Diagnostic | None:
     import stat
 
     if state is None:
@@ -222,7 +223,7 @@ def _target_problem(path: Path, state: tuple | None, force: bool) -> Diagnostic 
 # the fingerprint: procure's own reports
 
 
-_JSON_MARKS = (b'\n  "schema": "procure.quote/v1"', b'\n  "procure_version": "')
+_JSON_MARKS = (b'\n  "schema": "procure.quote/v', b'\n  "procure_version": "')
 _HTML_MARK = re.compile(rb'<meta\s+name="generator"\s+content="procure', re.IGNORECASE)
 _PDF_STREAM = re.compile(rb"stream\r?\n")
 

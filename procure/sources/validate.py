@@ -67,7 +67,7 @@ def dotted(path: tuple) -> str:
 MAX_QUOTED_CHARS = 80
 
 
-def quoted(value) -> str:
+def quoted(value: object) -> str:
     """repr() of a user's value, shortened: a megabyte-long value is never echoed in full."""
     text = repr(value)
     if len(text) <= MAX_QUOTED_CHARS:
@@ -78,7 +78,7 @@ def quoted(value) -> str:
 class _Quoted:
     """A value that prints (with {!r}) as its shortened repr."""
 
-    def __init__(self, value):
+    def __init__(self, value: object) -> None:
         self.value = value
 
     def __repr__(self) -> str:
@@ -115,7 +115,7 @@ def _message(error: dict, path: tuple, root: type[BaseModel], data) -> tuple[str
     if kind == "literal_error":
         expected = error.get("ctx", {}).get("expected", "")
         options = [o.strip().strip("'") for o in expected.replace(" or ", ",").split(",") if o.strip()]
-        return "bad-value", f"`{name}` is {value!r}; expected {expected}{suggest(value, options)}", False
+        return "bad-value", f"`{name}` is {value!r}; expected {expected}{suggest(str(value), options)}", False
     if kind in ("string_pattern_mismatch",):
         pattern = error.get("ctx", {}).get("pattern")
         rule = f"it must match {pattern}" if pattern else error["msg"]

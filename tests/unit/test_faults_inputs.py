@@ -56,7 +56,7 @@ def test_a_measured_folder_is_read_as_its_files(case):
     inputs = api.load_inputs(with_measured(case, "[logs]"))
     files = next(b for b in inputs.bids if b.bid.id == "coreweave-h100-1y").measured_paths
     assert [p.name for p in files] == ["coreweave-burnin.log", "rank1.log"]
-    document = api.quote_document(case / "cluster.yaml")
+    document = api.quote_document(case / "cluster.yaml").to_data()
     measured = [p for p in document["inputs"] if p["role"] == "measured"]
     assert sorted(p["path"] for p in measured) == ["coreweave-burnin.log", "rank1.log"]
 
@@ -159,7 +159,7 @@ def test_ten_thousand_duplicate_entries_are_read_once(case, monkeypatch):
     real = readers.read_bytes
     monkeypatch.setattr(readers, "read_bytes", lambda path, *a, **k: reads.append(path) or real(path, *a, **k))
     entries = "[" + ", ".join(["logs/coreweave-burnin.log", "./logs/coreweave-burnin.log", "logs"] * 3333 + ["logs/"]) + "]"
-    document = api.quote_document(with_measured(case, entries))
+    document = api.quote_document(with_measured(case, entries)).to_data()
     assert len(reads) == 1
     assert [p["path"] for p in document["inputs"] if p["role"] == "measured"] == ["coreweave-burnin.log"]
 

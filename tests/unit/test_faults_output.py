@@ -28,12 +28,13 @@ from procure.cli import main
 from procure.errors import InputError
 from procure.report import render
 from procure.report import writer
-from procure.report.json_report import load_document, to_json_bytes
+from procure.document import load_quote
+from procure.jsontext import to_json_bytes
 from procure.report.writer import check_targets, is_own_report, output_lock, write_all
 
 REPO = Path(__file__).resolve().parents[2]
 SAMPLE = REPO / "tests" / "fixtures" / "quote_sample.json"
-DOC = load_document(SAMPLE.read_bytes())
+DOC = load_quote(SAMPLE.read_bytes(), "sample")
 ENV = dict(os.environ, PYTHONPATH=str(REPO))
 
 
@@ -50,7 +51,7 @@ def leftovers(folder: Path) -> list[str]:
     (errno.EACCES, "permission denied"), (errno.EFBIG, "file-size limit"), (errno.EIO, "Input/output error"),
 ])
 def test_an_error_while_staging_is_an_input_error_and_leaves_the_old_reports(tmp_path, monkeypatch, code, words):
-    (tmp_path / "q.json").write_bytes(to_json_bytes(DOC))
+    (tmp_path / "q.json").write_bytes(to_json_bytes(DOC.to_data()))
     before = (tmp_path / "q.json").read_bytes()
     real = os.fsync
 
@@ -113,9 +114,9 @@ def test_a_real_file_size_limit_is_exit_1_with_a_message(tmp_path):
         import resource, sys
         from pathlib import Path
         from procure.report import render
-        from procure.report.json_report import load_document
+        from procure.document import load_quote
         from procure.errors import InputError
-        doc = load_document(Path({str(SAMPLE)!r}).read_bytes())
+        doc = load_quote(Path({str(SAMPLE)!r}).read_bytes(), "sample")
         resource.setrlimit(resource.RLIMIT_FSIZE, (4096, resource.RLIM_INFINITY))
         try:
             render(doc, ["json"], Path({str(tmp_path)!r}), "q")
@@ -172,7 +173,7 @@ def test_a_file_that_appears_during_the_run_is_not_replaced(tmp_path, monkeypatc
 
 
 def test_check_targets_snapshots_what_was_there(tmp_path):
-    (tmp_path / "q.json").write_bytes(to_json_bytes(DOC))
+    (tmp_path / "q.json").write_bytes(to_json_bytes(DOC.to_data()))
     snapshot = check_targets([tmp_path / "q.json", tmp_path / "q.html"], force=False)
     assert snapshot[tmp_path / "q.html"] is None and snapshot[tmp_path / "q.json"] is not None
 
@@ -213,7 +214,7 @@ def test_procure_recognises_its_own_report_of_every_format(all_formats, tmp_path
 
 
 @pytest.mark.parametrize("fmt, edit", [
-    ("json", lambda b: b.replace(b'"schema": "procure.quote/v1"', b'"schema": "mine"')),
+    ("json", lambda b: b.replace(b'"schema": "procure.quote/v2"', b'"schema": "mine"')),
     ("html", lambda b: b.replace(b'name="generator" content="procure"', b'name="generator" content="vim"')),
     ("pdf", lambda b: b + b"\n1 0 obj\n<< >>\nendobj\ntrailer\n<< /Root 1 0 R >>\n%%EOF\n"),   # an editor's update
     ("xlsx", None),
@@ -300,12 +301,12 @@ def test_sigterm_while_writing_removes_temp_files_and_keeps_the_old_report(tmp_p
         import time
         from pathlib import Path
         from procure.report import render, writer
-        from procure.report.json_report import load_document
+        from procure.document import load_quote
         def slow(expected, paths, force):    # every file staged, about to commit
             Path({str(marker)!r}).write_text("x")
             time.sleep(60)
         writer._recheck = slow
-        render(load_document(Path({str(SAMPLE)!r}).read_bytes()), ["json", "html"], Path({str(tmp_path)!r}), "q",
+        render(load_quote(Path({str(SAMPLE)!r}).read_bytes(), "sample"), ["json", "html"], Path({str(tmp_path)!r}), "q",
                force=True)
     """)
     child = subprocess.Popen([sys.executable, "-c", script], env=ENV, stdout=subprocess.PIPE, stderr=subprocess.PIPE,

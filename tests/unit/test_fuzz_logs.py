@@ -25,7 +25,7 @@ from hypothesis import given, strategies as st
 from fuzz_budget import fuzz_settings
 from procure.measure import LogError, ingest
 from procure.measure.detect import FORMATS, detect_format
-from procure.report.json_report import to_json_bytes
+from procure.jsontext import to_json_bytes
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "logs"
 TEXT_FORMATS = [f for f in FORMATS if f != "rank-table"]

@@ -18,7 +18,7 @@ from fuzz_budget import fuzz_settings
 from procure import api
 from procure.catalog.load import default_catalog
 from procure.errors import InputError
-from procure.report.json_report import to_json_bytes
+from procure.jsontext import to_json_bytes
 
 BASE = {
     "schema": "procure/v1", "title": "Magnitudes", "as_of": "2026-12-01", "currency": "USD",
@@ -77,7 +77,7 @@ def quote(folder: Path, doc: dict) -> None:
     except InputError as exc:
         assert exc.diagnostics and all(d.message.strip() for d in exc.diagnostics)
         return
-    to_json_bytes(document)          # raises on NaN or infinity anywhere in the result
+    to_json_bytes(document.to_data())      # raises on NaN or infinity anywhere in the result
 
 
 @fuzz_settings("cluster.yaml: extreme magnitudes through the pipeline", 200, deadline_ms=20000)

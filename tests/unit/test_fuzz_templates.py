@@ -20,11 +20,11 @@ from procure.errors import InputError
 from procure.report import html_report, render
 from procure.report.document import build_view
 from procure.report.html_report import render_html
-from procure.report.json_report import load_document
+from procure.document import load_quote
 
 SAMPLE = Path(__file__).resolve().parents[1] / "fixtures" / "quote_sample.json"
-DOC = load_document(SAMPLE.read_bytes())
-VIEW = build_view(DOC, "en")
+DOC = load_quote(SAMPLE.read_bytes(), "sample")
+VIEW = build_view(DOC.to_data(), "en")
 BATCH = 4
 
 NAMES = ["meta", "bids", "ranking", "t", "cover", "workload", "page_css", "lang", "bid", "x", "loop", "self",

@@ -44,6 +44,9 @@ class _Trace:
     costs a few bytes per event (a whole-file ``json.loads`` costs ~1 KB of objects per event)."""
 
     def __init__(self) -> None:
+        self.reset()
+
+    def reset(self) -> None:
         self.spans: dict[int, tuple[float, float]] = {}
         self.gpu_only: dict[int, tuple[float, float]] = {}
         self.work_starts = array("d")
@@ -132,7 +135,7 @@ def _stream(text: str, trace: _Trace) -> Any:
             raise ValueError(f"an object key must be a string (char {pos})")
         pos = _expect(text, pos, ":")
         if key == "traceEvents" and text.startswith("[", pos):
-            trace.__init__()                      # a repeated key: the last one wins, as in json.loads
+            trace.reset()                         # a repeated key: the last one wins, as in json.loads
             pos, found = _events(text, pos, trace), True
         else:
             value, pos = _DECODER.raw_decode(text, pos)
