@@ -91,13 +91,15 @@ def quote(path: Path | str, out_dir: Path, formats: list[str], *, templates_dir:
     if templates_dir is not None and not Path(templates_dir).is_dir():
         raise input_error("--templates", "not-found", f"templates folder {templates_dir} does not exist")
     from procure.pipeline import build_document
+    from procure.report.writer import output_lock
 
     inputs = load_inputs(path, allow_paths, price_books)
-    document = build_document(inputs, progress=progress, basis=basis)
-    slug = slugify(document.title) or Path(path).stem
-    attachments = _attachments(inputs)
-    written = render(document, formats, Path(out_dir), slug, templates_dir=templates_dir, lang=lang,
-                     page_size=page_size, force=force, attachments=attachments)
+    with output_lock(Path(out_dir)):     # the whole run: a second quote into this folder is "busy"
+        document = build_document(inputs, progress=progress, basis=basis)
+        slug = slugify(document.title) or Path(path).stem
+        attachments = _attachments(inputs)
+        written = render(document, formats, Path(out_dir), slug, templates_dir=templates_dir, lang=lang,
+                         page_size=page_size, force=force, attachments=attachments)
     return QuoteResult(document, written, list(fail_on or []))
 
 
@@ -129,9 +131,9 @@ def read_quote(path: Path) -> QuoteDocument:
     """A saved result document, any known version, validated against the schema."""
     from procure.document import load_quote
     from procure.jsontext import MAX_JSON_BYTES
-    from procure.sources.files import read_bytes_limited
+    from procure.sources.files import read_json_limited
 
-    return load_quote(read_bytes_limited(Path(path), str(path), MAX_JSON_BYTES), str(path))
+    return load_quote(read_json_limited(Path(path), str(path), MAX_JSON_BYTES), str(path))
 
 
 def backtest(runs_path: Path | str) -> dict:

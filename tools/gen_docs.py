@@ -1152,7 +1152,9 @@ CODES: dict[str, tuple[str, str, str]] = {
                   "Check the path. `measured` paths are relative to the folder of cluster.yaml."),
     "unreadable": ("file", "The file exists but cannot be read (permissions, a broken link).",
                    "Check `ls -l` and the permissions."),
-    "not-a-file": ("file", "The path is a folder.", "Give the file inside it."),
+    "not-a-file": ("file", "The path is a folder, a named pipe, a socket or a device (procure reads regular "
+                   "files only, so a pipe never blocks it), or a `measured` folder holds one.",
+                   "Give the file itself; save the pipe's output to a file first."),
     "too-large": ("file", "The file is over the size limit (10 MB for cluster.yaml and catalog files, "
                   "200 MB for saved results), or its YAML expands to more than 200,000 nodes through "
                   "aliases (an alias bomb).", "Split the file or remove the aliases; a real cluster.yaml is "
@@ -1244,8 +1246,22 @@ CODES: dict[str, tuple[str, str, str]] = {
     "bad-option": ("command", "An option of the report renderer is invalid (format, language, page size, "
                    "templates folder, report name).", "Use a value the message lists."),
     "unknown-id": ("command", "`procure catalog show ID`: no entry has this id.", "Use the suggested id."),
-    "exists": ("reports", "A report with this name already exists; procure does not overwrite it.",
+    "exists": ("reports", "A file with the report's name exists and procure did not write it (or it was edited "
+               "since: a workbook saved by Excel, a PDF changed by an editor), or it is a folder, or another "
+               "program created it during the run. procure's own previous reports are replaced without asking.",
                "Pass `--force`, or choose another `--out` folder."),
+    "busy": ("reports", "Another procure run is writing reports into the same folder (it holds `.procure.lock` "
+             "there); two runs never race on one folder.", "Wait for the other run, or choose another `--out` "
+             "folder. A lock left by a killed run is released by the system at once."),
+    "unwritable": ("reports", "The reports cannot be written: the disk is full, the file system is read-only, "
+                   "permission is denied, a part of the `--out` path is a file, or a file-size limit was "
+                   "reached. Nothing was written and no previous report was replaced.",
+                   "Free space, fix the permissions or choose another `--out` folder."),
+    "bad-template": ("reports", "A template in the `--templates` folder failed: bad syntax, an undefined name, "
+                     "something the sandbox forbids, endless recursion or loops (a time budget of 10 s plus "
+                     "30 ms a bid), too much memory or output, a file that is not UTF-8, or a link that "
+                     "leads outside the folder.", "Fix the template at the file:line given; templates see only "
+                     "the view model (docs/result-document.md)."),
     "bad-json": ("saved results", "`procure render` or `diff` was given a file that is not JSON (or has NaN).",
                  "Give the `.json` file `procure quote` wrote."),
     "bad-schema": ("saved results", "A file with the wrong `schema`: a saved result that is not "

@@ -41,12 +41,56 @@ class SoftwareSpec(Strict):
         return self
 
 
+# Magnitudes the arithmetic takes (numpy int64 plan grids, float64 FLOPs): far beyond any real run
+MAX_TOKENS_PER_STEP = 10**12
+MAX_ARCH_DIMENSION = 10**7          # ffn_hidden, expert_ffn_hidden, kv_heads ...
+MAX_PARAMS = 10**16
+
+
+# Smallest values the goodput arithmetic takes (checkpoint time = bytes / bandwidth; a 1e-300 GB/s
+# bandwidth makes every checkpoint last forever and the interval infinite): far below any real system
+MIN_ASSUMPTIONS = {"checkpoint_write_gbs": (1e-3, "1 MB/s"), "checkpoint_interval_min": (0.01, "under a second")}
+
+
+def check_assumption_magnitudes(spec) -> None:
+    for name, (low, words) in MIN_ASSUMPTIONS.items():
+        value = getattr(spec, name)
+        if value is not None and value < low:
+            raise ValueError(f"`{name}` {value:g} is below {low:g} ({words}): the goodput arithmetic cannot "
+                             "take it")
+
+
+def check_magnitudes(workload) -> None:
+    """Refuse values that validate one by one but overflow the model's arithmetic together."""
+    if workload.tokens_per_step > MAX_TOKENS_PER_STEP:
+        raise ValueError(f"global batch of {workload.global_batch_seqs:,} sequences x seq_len "
+                         f"{workload.seq_len:,} is more than {MAX_TOKENS_PER_STEP:.0e} tokens per step")
+    arch = workload.architecture
+    if arch is None:
+        return
+    moe = arch.moe
+    dims = {"architecture.ffn_hidden": arch.ffn_hidden, "architecture.kv_heads": arch.kv_heads,
+            "architecture.moe.expert_ffn_hidden": moe.expert_ffn_hidden if moe else None,
+            "architecture.moe.shared_experts": moe.shared_experts if moe else None,
+            "architecture.moe.dense_layers": moe.dense_layers if moe else None}
+    for name, value in dims.items():
+        if value is not None and value > MAX_ARCH_DIMENSION:
+            raise ValueError(f"`{name}` {value:.3g} is beyond what the model's arithmetic takes "
+                             f"(at most {MAX_ARCH_DIMENSION:,})")
+    ffn = max(arch.ffn_hidden or 4 * arch.hidden, moe.expert_ffn_hidden * (moe.experts + moe.shared_experts)
+              if moe else 0)
+    params = arch.layers * arch.hidden * (4 * arch.hidden + 3 * ffn) + 2 * arch.vocab * arch.hidden
+    if params > MAX_PARAMS:
+        raise ValueError(f"the architecture has about {params:.2g} parameters, more than the {MAX_PARAMS:.0e} "
+                         "the model's arithmetic takes")
+
+
 class Workload(Strict):
     model: Optional[str] = None
     architecture: Optional[ArchitectureSpec] = None
     seq_len: int = Field(gt=0, le=10_000_000)
-    global_batch_tokens: Optional[int] = Field(None, gt=0)
-    global_batch: Optional[int] = Field(None, gt=0, description="sequences per step")
+    global_batch_tokens: Optional[int] = Field(None, gt=0, le=MAX_TOKENS_PER_STEP)
+    global_batch: Optional[int] = Field(None, gt=0, le=MAX_TOKENS_PER_STEP, description="sequences per step")
     train_tokens: Finite = Field(gt=0, le=1e18)
     precision: Literal["bf16", "fp16", "fp8"] = "bf16"
     deadline_days: Optional[Finite] = Field(None, gt=0, le=36500)
@@ -66,6 +110,7 @@ class Workload(Strict):
         if self.global_batch_tokens is not None and self.global_batch_tokens % self.seq_len:
             raise ValueError(f"global_batch_tokens {self.global_batch_tokens} is not a multiple of "
                              f"seq_len {self.seq_len}")
+        check_magnitudes(self)
         return self
 
     @property
@@ -106,6 +151,11 @@ class AssumptionsSpec(Strict):
     cost_of_capital: Optional[Money] = _assumption("cost_of_capital")
     resale_decline_per_year: Optional[Money] = _assumption("resale_decline_per_year")
     value_of_time_per_day: Optional[Money] = _assumption("value_of_time_per_day")
+
+    @model_validator(mode="after")
+    def _arithmetic(self):
+        check_assumption_magnitudes(self)
+        return self
 
 
 RENTAL_TERMS = ("min_commit_months", "discount_fraction", "prepay_fraction", "storage_per_gpu_hour",
@@ -163,6 +213,9 @@ class PricingSpec(Strict):
             raise ValueError("a `price_book` needs a `term` (a line of that book)")
         if self.price_per_gpu_hour is not None and self.currency is None:
             raise ValueError("`price_per_gpu_hour` needs a `currency`")
+        for name in ("usd_per_gpu_hour", "price_per_gpu_hour"):
+            if getattr(self, name) is not None and getattr(self, name) <= 0:
+                raise ValueError(f"`{name}` must be above zero (the cost per token divides by it)")
         if self.kind == "purchase":
             return self._purchase()
         return self._rental(inline)
@@ -231,7 +284,10 @@ class Bid(Strict):
     @field_validator("vendor")
     @classmethod
     def _printable(cls, value: str) -> str:
-        return "".join(ch for ch in value if ch.isprintable() or ch == " ")
+        value = "".join(ch for ch in value if ch.isprintable() or ch == " ").strip()
+        if not value:
+            raise ValueError("must contain visible characters (it holds only invisible or control characters)")
+        return value
 
 
 class Cluster(Strict):

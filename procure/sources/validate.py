@@ -7,6 +7,7 @@ import typing
 from pydantic import BaseModel, ValidationError
 
 from procure.errors import Diagnostic, InputError
+from procure.sources.fields import YamlBool
 from procure.sources.suggest import suggest
 from procure.sources.yamlpos import YamlDocument
 
@@ -63,14 +64,43 @@ def dotted(path: tuple) -> str:
     return text or "document"
 
 
+MAX_QUOTED_CHARS = 80
+
+
+def quoted(value: object) -> str:
+    """repr() of a user's value, shortened: a megabyte-long value is never echoed in full."""
+    text = repr(value)
+    if len(text) <= MAX_QUOTED_CHARS:
+        return text
+    return f"{text[:MAX_QUOTED_CHARS - 20]}...{text[-8:]} ({len(text):,} characters)"
+
+
+class _Quoted:
+    """A value that prints (with {!r}) as its shortened repr."""
+
+    def __init__(self, value: object) -> None:
+        self.value = value
+
+    def __repr__(self) -> str:
+        return quoted(self.value)
+
+    def __str__(self) -> str:
+        text = str(self.value)
+        return text if len(text) <= MAX_QUOTED_CHARS else quoted(self.value)
+
+
 def _message(error: dict, path: tuple, root: type[BaseModel], data) -> tuple[str, str, bool]:
     kind = error["type"]
     name = dotted(path)
-    value = error.get("input")
+    raw = error.get("input")
+    value = _Quoted(raw)
+    if kind in ("int_parsing", "float_parsing", "decimal_parsing") and isinstance(raw, YamlBool):
+        return "bad-type", (f"`{name}` must be a number, got {raw} (YAML reads yes/no/on/off as "
+                            "true/false)"), False
     if kind == "extra_forbidden":
         parent = _model_at(root, path[:-1])
         known = [f.alias or n for n, f in parent.model_fields.items()] if parent else []
-        return "unknown-key", f"unknown key {path[-1]!r}{suggest(path[-1], known)}", True
+        return "unknown-key", f"unknown key {quoted(path[-1])}{suggest(path[-1], known)}", True
     if kind == "missing":
         return "missing-field", f"`{name}` is required", False
     if kind in ("int_parsing", "float_parsing", "int_type", "float_type", "decimal_parsing", "decimal_type",
@@ -85,9 +115,11 @@ def _message(error: dict, path: tuple, root: type[BaseModel], data) -> tuple[str
     if kind == "literal_error":
         expected = error.get("ctx", {}).get("expected", "")
         options = [o.strip().strip("'") for o in expected.replace(" or ", ",").split(",") if o.strip()]
-        return "bad-value", f"`{name}` is {value!r}; expected {expected}{suggest(value, options)}", False
+        return "bad-value", f"`{name}` is {value!r}; expected {expected}{suggest(str(value), options)}", False
     if kind in ("string_pattern_mismatch",):
-        return "bad-value", f"`{name}` {value!r} has the wrong form ({error['msg'].lower()})", False
+        pattern = error.get("ctx", {}).get("pattern")
+        rule = f"it must match {pattern}" if pattern else error["msg"]
+        return "bad-value", f"`{name}` {value!r} has the wrong form ({rule})", False
     if kind == "value_error":
         return "invalid", f"`{name}`: {error['msg'].removeprefix('Value error, ')}", False
     return kind.replace("_", "-"), f"`{name}`: {error['msg']}", False
