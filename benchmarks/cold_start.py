@@ -1,0 +1,102 @@
+"""Cold start of the short commands, each as a ratio to the import floor of what it needs.
+
+Every command runs in a fresh process; so does its floor: a Python process that only imports the
+libraries that command cannot do without (and, for pydantic, defines and validates one model,
+because `import pydantic` alone is lazy and would understate the floor). Commands and floors are
+run interleaved, round after round, so a busy machine slows both alike; the ratio of the medians
+and the ratio of the minima are printed. The catalog cache is warmed once first (a user's second
+run); `--cold-cache` points it at an empty folder every time instead.
+
+    python benchmarks/cold_start.py              # 15 rounds
+    python benchmarks/cold_start.py --rounds 30
+    python benchmarks/cold_start.py --cold-cache # no catalog cache: the first run after a change
+
+Target (issue 16): every ratio within 1.5x. Prints; never asserts.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+EXAMPLE = ROOT / "examples" / "cluster.yaml"
+
+PYDANTIC_MODEL = ("from pydantic import BaseModel\n"
+                  "class Floor(BaseModel):\n    x: int\n    y: str = ''\n"
+                  "Floor.model_validate({'x': 1})\n")
+CLI = "import click\n"
+FLOORS = {
+    # what each command needs: click to parse its options, YAML and pydantic to read and validate
+    # cluster.yaml, numpy for the step-time model, rich to print a table for people
+    "cli": CLI,
+    "validate": CLI + "import yaml\n" + PYDANTIC_MODEL,
+    "model": CLI + "import yaml, numpy\n" + PYDANTIC_MODEL,
+    "table": CLI + "import rich.console, rich.table\n",
+    "json": CLI + "import json\n",
+}
+
+
+def commands(out_dir: str) -> list[tuple[str, list[str], str]]:
+    cluster = str(EXAMPLE)
+    return [
+        ("procure --help", ["--help"], "cli"),
+        ("procure validate", ["validate", cluster], "validate"),
+        ("procure estimate --format json", ["estimate", cluster, "--format", "json"], "model"),
+        ("procure catalog list", ["catalog", "list"], "table"),
+        ("procure catalog list --format json", ["catalog", "list", "--format", "json"], "json"),
+        ("procure quote --format json", ["quote", cluster, "--format", "json", "-o", out_dir, "-q", "--force"],
+         "model"),
+    ]
+
+
+def run_once(argv: list[str], env: dict[str, str]) -> float:
+    start = time.perf_counter()
+    done = subprocess.run(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    elapsed = time.perf_counter() - start
+    if done.returncode != 0:
+        raise SystemExit(f"{' '.join(argv)} failed ({done.returncode}): {done.stderr.decode()[-500:]}")
+    return elapsed
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--rounds", type=int, default=15)
+    parser.add_argument("--cold-cache", action="store_true", help="an empty catalog cache on every run")
+    args = parser.parse_args()
+    env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    with tempfile.TemporaryDirectory() as tmp:
+        cache = Path(tmp) / "cache"
+        env["PROCURE_CACHE_DIR"] = str(cache)
+        out_dir = str(Path(tmp) / "out")
+        jobs = [(name, [sys.executable, "-m", "procure.cli"] + argv, floor) for name, argv, floor in commands(out_dir)]
+        floors = {key: [sys.executable, "-c", code] for key, code in FLOORS.items()}
+        for _, argv, _ in jobs:                      # warm the OS file cache and the catalog cache
+            run_once(argv, env)
+        samples: dict[str, list[float]] = {name: [] for name, _, _ in jobs}
+        floor_samples: dict[str, list[float]] = {key: [] for key in floors}
+        for _ in range(args.rounds):
+            for key, argv in floors.items():
+                floor_samples[key].append(run_once(argv, env))
+            for name, argv, _ in jobs:
+                if args.cold_cache:
+                    for item in cache.glob("*"):
+                        item.unlink()
+                samples[name].append(run_once(argv, env))
+    print(f"cold start, {args.rounds} interleaved rounds, {'empty' if args.cold_cache else 'warm'} catalog cache")
+    print(f"{'command':<38}{'median':>9}{'floor':>9}{'ratio':>7}   {'min':>7}{'floor':>8}{'ratio':>7}  floor")
+    for name, _, key in jobs:
+        med, fmed = statistics.median(samples[name]), statistics.median(floor_samples[key])
+        low, flow = min(samples[name]), min(floor_samples[key])
+        print(f"{name:<38}{med * 1000:7.0f}ms{fmed * 1000:7.0f}ms{med / fmed:6.2f}x  "
+              f"{low * 1000:5.0f}ms{flow * 1000:6.0f}ms{low / flow:6.2f}x  {key}")
+
+
+if __name__ == "__main__":
+    main()
