@@ -218,8 +218,7 @@ def quote(ctx, cluster, out_dir, formats, fail_on, templates_dir, lang, page_siz
             from procure.report import render_terminal
 
             render_terminal(result.document.to_data(), state.console(), lang=lang)
-            for path in result.written:
-                _echo(f"wrote {path}")
+            _wrote(state, result.written)
         result.check_policy()
 
     _run(ctx, action)
@@ -326,7 +325,7 @@ def _list_formats(ctx: click.Context, _param, value: bool) -> None:
 @click.argument("logs", nargs=-1, required=True, type=click.Path(path_type=Path))
 @click.option("--list-formats", is_flag=True, is_eager=True, expose_value=False, callback=_list_formats,
               help="List the log formats (the names --log-format takes) and exit.")
-@click.option("--log-format", "log_format", help="Force a log format (see `procure ingest --list-formats`).")
+@click.option("--log-format", "log_format", help="Force a log format (one of `--list-formats`).")
 @click.option("--scheduler", help="Summarise per-rank tables on Dask: 'local' or tcp://HOST:PORT.")
 @FORMAT_JSON
 @click.pass_context
@@ -389,8 +388,7 @@ def render(ctx, result_json, out_dir, formats, templates_dir, lang, page_size, f
         written = api.render_saved(result_json, out_dir=out_dir, formats=_split(formats),
                                    templates_dir=templates_dir, lang=lang, page_size=page_size, force=force)
         if not state.quiet:
-            for path in written:
-                _echo(f"wrote {path}")
+            _wrote(state, written)
 
     _run(ctx, action)
 
@@ -421,6 +419,12 @@ def completion(shell):
 
     cls = get_completion_class(shell)
     click.echo(cls(main, {}, "procure", "_PROCURE_COMPLETE").source())
+
+
+def _wrote(state: State, paths) -> None:
+    """One "wrote PATH" line per report, the path whole (scripts read these lines)."""
+    for path in paths:
+        _echo(f"wrote {path}")
 
 
 def _warn_fonts(state: State, lang: str, formats: str) -> None:

@@ -7,8 +7,9 @@ Every command prints through these helpers, so three rules hold everywhere:
 - a figure or an id is never cut, wrapped or shortened with "...": a table gets the width its
   figures need and wraps only its free-text columns; when even that does not fit the console,
   it switches to a long layout, one block per row with a "label: value" line per column;
-- every line printed fits the console width (the long layout breaks between values, and only a
-  value wider than the whole console is folded, never cropped).
+- every line printed fits the console width: the long layout breaks between values, and a single
+  value wider than the whole console gets a line of its own, printed whole (the terminal wraps it
+  on screen; no newline is put inside it, so it copies back intact).
 
 Widths are measured in terminal cells (a CJK character takes two).
 """
@@ -17,7 +18,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any, Sequence, Union
+from typing import Any, Literal, Sequence, Union
 
 # CSI (ESC [ ... final), OSC (ESC ] ... BEL or ST), and two-character escapes
 _ESCAPES = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b[@-_]?|\x9b[0-?]*[ -/]*[@-~]")
@@ -44,7 +45,7 @@ Cell = Union[str, Any]   # a str, or a rich Text already built from cleaned part
 @dataclass(frozen=True)
 class Column:
     header: str
-    justify: str = "right"
+    justify: Literal["left", "right"] = "right"
     wrap: bool = False    # free text may wrap at spaces; figures and ids (wrap=False) never do
 
 
@@ -83,23 +84,7 @@ def _widest_line(value: str) -> int:
     return max((_cell_len(line) for line in value.splitlines()), default=0)
 
 
-def fold(line: str, width: int) -> list[str]:
-    """Cut a line wider than ``width`` cells into pieces that fit (only for a single value wider
-    than the whole console: nothing else is ever folded)."""
-    from rich.cells import cell_len
-
-    if width < 1 or cell_len(line) <= width:
-        return [line]
-    pieces, current = [], ""
-    for ch in line:
-        if cell_len(current + ch) > width:
-            pieces.append(current)
-            current = ""
-        current += ch
-    return pieces + ([current] if current else [])
-
-
-def emit(console, renderable: Any, **options: Any) -> None:
+def emit(console: Any, renderable: Any, **options: Any) -> None:
     """Print ``renderable``; into a pipe or a file without the trailing blanks rich pads lines with."""
     if console.is_terminal or console.record:
         console.print(renderable, **options)
@@ -111,15 +96,54 @@ def emit(console, renderable: Any, **options: Any) -> None:
     console.file.flush()
 
 
-def print_line(console, *parts: Any, indent: int = 0) -> None:
-    """One line of prose (wrapped at spaces by rich, with a hanging indent), cleaned, no markup."""
-    from rich.padding import Padding
+_TOKENS = re.compile(r"\S+\s*")
+
+
+def _is_wide(ch: str) -> bool:
+    from rich.cells import cell_len
+
+    return cell_len(ch) > 1
+
+
+def _break_points(plain: str, width: int) -> list[int]:
+    """Offsets where a line of prose breaks to fit ``width`` cells: at spaces, and between wide (CJK)
+    characters, which a line may break between; a word of narrow characters (an id, a path, a
+    figure) is never broken: when wider than ``width`` it gets a line of its own, whole."""
+    pieces: list[tuple[int, str]] = []
+    for match in _TOKENS.finditer(plain):
+        token, start = match.group(), match.start()
+        if any(_is_wide(ch) for ch in token):
+            run = ""
+            for i, ch in enumerate(token):
+                run += ch
+                if _is_wide(ch) or i == len(token) - 1:
+                    pieces.append((start + i + 1 - len(run), run))
+                    run = ""
+        else:
+            pieces.append((start, token))
+    breaks, used = [], 0
+    for start, token in pieces:
+        size = _cell_len(token.rstrip())
+        if used and used + size > width:
+            breaks.append(start)
+            used = 0
+        used += _cell_len(token)
+    return breaks
+
+
+def print_line(console: Any, *parts: Any, indent: int = 0) -> None:
+    """Prose (a note, a reason), cleaned, no markup, wrapped to the console with a hanging indent
+    and never breaking an id, a path or a figure."""
+    from rich.text import Text
 
     body = text(*parts)
-    emit(console, Padding(body, (0, 0, 0, indent)) if indent else body, overflow="fold")
+    width = max(console.width - indent, 1)
+    for line in body.divide(_break_points(body.plain, width)):
+        line.rstrip()
+        emit(console, Text(" " * indent) + line, soft_wrap=True)
 
 
-def print_pairs(console, pairs: Sequence[tuple[str, str]], *, indent: int = 2, head: Any = None) -> None:
+def print_pairs(console: Any, pairs: Sequence[tuple[str, str]], *, indent: int = 2, head: Any = None) -> None:
     """``label value`` pairs on as few lines as fit, breaking only between pairs."""
     width = max(console.width - indent, 1)
     lines: list[str] = []
@@ -135,8 +159,7 @@ def print_pairs(console, pairs: Sequence[tuple[str, str]], *, indent: int = 2, h
     if head is not None:
         console.print(text(head), overflow="fold")
     for line in lines:
-        for piece in fold(line, width):
-            console.print(text(" " * indent + piece), soft_wrap=True)
+        console.print(text(" " * indent + line), soft_wrap=True)
 
 
 def _plan_widths(columns: Sequence[Column], cells: list[list[Any]], available: int) -> list[int] | None:
@@ -165,7 +188,7 @@ def _plan_widths(columns: Sequence[Column], cells: list[list[Any]], available: i
     return widths
 
 
-def _table(columns: Sequence[Column], widths: list[int] | None, title: Any):
+def _table(columns: Sequence[Column], widths: list[int] | None, title: Any) -> Any:
     from rich import box
     from rich.table import Table
 
@@ -177,7 +200,7 @@ def _table(columns: Sequence[Column], widths: list[int] | None, title: Any):
     return table
 
 
-def _overhead(console, columns: Sequence[Column]) -> int:
+def _overhead(console: Any, columns: Sequence[Column]) -> int:
     """Cells a table spends on padding and rules, measured on a table of one-cell columns."""
     from rich.measure import Measurement
 
@@ -186,7 +209,7 @@ def _overhead(console, columns: Sequence[Column]) -> int:
     return Measurement.get(console, console.options, probe).maximum - len(columns)
 
 
-def print_table(console, columns: Sequence[Column], rows: Sequence[Sequence[Cell]], *, title: Any = None,
+def print_table(console: Any, columns: Sequence[Column], rows: Sequence[Sequence[Cell]], *, title: Any = None,
                 key: Sequence[int] = (0,)) -> None:
     """A table when the figures fit the console width, else one block per row (the long layout).
 
@@ -198,7 +221,7 @@ def print_table(console, columns: Sequence[Column], rows: Sequence[Sequence[Cell
         print_stacked(console, columns, cells, title=title_text, key=key)
         return
     table = _table(columns, widths, title_text)
-    for i, row in enumerate(cells):
+    for row in cells:
         for col, cell in zip(columns, row):
             if not col.wrap:
                 cell.no_wrap = True
@@ -206,7 +229,7 @@ def print_table(console, columns: Sequence[Column], rows: Sequence[Sequence[Cell
     emit(console, table)
 
 
-def print_stacked(console, columns: Sequence[Column], cells: list[list[Any]], *, title: Any = None,
+def print_stacked(console: Any, columns: Sequence[Column], cells: list[list[Any]], *, title: Any = None,
                   key: Sequence[int] = (0,)) -> None:
     """The long layout: each row's key columns on one line, then ``header: value`` per column."""
     from rich.text import Text
@@ -218,8 +241,7 @@ def print_stacked(console, columns: Sequence[Column], cells: list[list[Any]], *,
         head = Text("  ").join(row[i] for i in key if row[i].plain)
         head.stylize("bold")
         if head.plain:
-            for piece in fold(head.plain, width) if head.cell_len > width else [None]:
-                console.print(head if piece is None else Text(piece, style="bold"), soft_wrap=True)
+            console.print(head, soft_wrap=True)
         for i, (col, cell) in enumerate(zip(columns, row)):
             if i in key or not cell.plain:
                 continue
@@ -227,7 +249,7 @@ def print_stacked(console, columns: Sequence[Column], cells: list[list[Any]], *,
             _print_field(console, label, cell, width)
 
 
-def _print_field(console, label: str, cell: Any, width: int) -> None:
+def _print_field(console: Any, label: str, cell: Any, width: int) -> None:
     from rich.text import Text
 
     value = Text(" ").join(Text(line) for line in cell.plain.splitlines()) if "\n" in cell.plain else cell
@@ -242,6 +264,5 @@ def _print_field(console, label: str, cell: Any, width: int) -> None:
         from rich.padding import Padding
 
         console.print(Padding(value, (0, 0, 0, 4)), overflow="fold")
-    else:
-        for piece in fold(value.plain, max(width - 4, 1)):
-            console.print(Text("    " + piece), soft_wrap=True)
+    else:                               # one value wider than the console: whole, on a line of its own
+        console.print(value, soft_wrap=True)

@@ -31,7 +31,7 @@ def print_terminal(doc: dict[str, Any], console: Any, lang: str = "en") -> None:
     basis = ranking_basis_line(doc, f)
     if basis:                                            # the one line naming the ranking basis
         print_line(console, basis)
-    groups = flags_explained(ordered_bids(doc), f)
+    groups = flags_explained(ordered_bids(doc), f, doc)
     if not groups:
         print_line(console, m("summary.no_flags"))
         return
