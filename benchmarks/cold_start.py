@@ -10,6 +10,7 @@ run); `--cold-cache` points it at an empty folder every time instead.
     python benchmarks/cold_start.py              # 15 rounds
     python benchmarks/cold_start.py --rounds 30
     python benchmarks/cold_start.py --cold-cache # no catalog cache: the first run after a change
+    python benchmarks/cold_start.py --root ../other-checkout   # the same measurement of another tree
 
 Target (issue 16): every ratio within 1.5x. Prints; never asserts.
 """
@@ -26,7 +27,6 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-EXAMPLE = ROOT / "examples" / "cluster.yaml"
 
 PYDANTIC_MODEL = ("from pydantic import BaseModel\n"
                   "class Floor(BaseModel):\n    x: int\n    y: str = ''\n"
@@ -43,8 +43,8 @@ FLOORS = {
 }
 
 
-def commands(out_dir: str) -> list[tuple[str, list[str], str]]:
-    cluster = str(EXAMPLE)
+def commands(out_dir: str, root: Path) -> list[tuple[str, list[str], str]]:
+    cluster = str(root / "examples" / "cluster.yaml")
     return [
         ("procure --help", ["--help"], "cli"),
         ("procure validate", ["validate", cluster], "validate"),
@@ -69,13 +69,16 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--rounds", type=int, default=15)
     parser.add_argument("--cold-cache", action="store_true", help="an empty catalog cache on every run")
+    parser.add_argument("--root", type=Path, default=ROOT, help="the procure checkout to measure")
     args = parser.parse_args()
-    env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    root = args.root.resolve()
+    env = dict(os.environ, PYTHONPATH=str(root) + os.pathsep + os.environ.get("PYTHONPATH", ""))
     with tempfile.TemporaryDirectory() as tmp:
         cache = Path(tmp) / "cache"
         env["PROCURE_CACHE_DIR"] = str(cache)
         out_dir = str(Path(tmp) / "out")
-        jobs = [(name, [sys.executable, "-m", "procure.cli"] + argv, floor) for name, argv, floor in commands(out_dir)]
+        entry = "import sys; from procure.cli import main; sys.argv[0] = 'procure'; main()"   # as the script runs it
+        jobs = [(name, [sys.executable, "-c", entry] + argv, floor) for name, argv, floor in commands(out_dir, root)]
         floors = {key: [sys.executable, "-c", code] for key, code in FLOORS.items()}
         for _, argv, _ in jobs:                      # warm the OS file cache and the catalog cache
             run_once(argv, env)
@@ -89,7 +92,8 @@ def main() -> None:
                     for item in cache.glob("*"):
                         item.unlink()
                 samples[name].append(run_once(argv, env))
-    print(f"cold start, {args.rounds} interleaved rounds, {'empty' if args.cold_cache else 'warm'} catalog cache")
+    print(f"cold start of {root}, {args.rounds} interleaved rounds, "
+          f"{'empty' if args.cold_cache else 'warm'} catalog cache")
     print(f"{'command':<38}{'median':>9}{'floor':>9}{'ratio':>7}   {'min':>7}{'floor':>8}{'ratio':>7}  floor")
     for name, _, key in jobs:
         med, fmed = statistics.median(samples[name]), statistics.median(floor_samples[key])

@@ -56,30 +56,32 @@ def build_views(cat: Catalog) -> dict[str, Any]:
     return {"list": listing, "show": shown}
 
 
-def _views(cat: Catalog | None) -> dict[str, Any]:
+def _views(cat: Catalog | None, part: str) -> dict[str, Any]:
+    """``part`` ("list" or "show") of the views; for the shipped catalog each part is cached on its
+    own, so `catalog list` reads back the short listing only."""
     if cat is not None:
-        return build_views(cat)
+        return build_views(cat)[part]
     from procure.catalog.cache import cached, default_roots
 
     def build() -> dict[str, Any]:
         from procure.catalog.load import default_catalog
 
-        return build_views(default_catalog())
+        return build_views(default_catalog())[part]
 
-    return cached("views", default_roots(), build)
+    return cached(f"views-{part}", default_roots(), build)
 
 
 def list_entries(kind: str = "all", cat: Catalog | None = None) -> dict:
-    views = _views(cat)
+    listing = _views(cat, "list")
     kinds = list(KINDS) if kind == "all" else [kind]
-    return {"schema": "procure.catalog/v1", "entries": {k: views["list"][k] for k in kinds}}
+    return {"schema": "procure.catalog/v1", "entries": {k: listing[k] for k in kinds}}
 
 
 def show_entry(entry_id: str, cat: Catalog | None = None) -> dict:
-    views = _views(cat)
-    if entry_id in views["show"]:
-        return views["show"][entry_id]
+    shown = _views(cat, "show")
+    if entry_id in shown:
+        return shown[entry_id]
     from procure.errors import input_error
     from procure.sources.suggest import suggest
 
-    raise input_error("catalog", "unknown-id", f"no catalog entry {entry_id!r}{suggest(entry_id, list(views['show']))}")
+    raise input_error("catalog", "unknown-id", f"no catalog entry {entry_id!r}{suggest(entry_id, list(shown))}")
