@@ -56,13 +56,18 @@ def commands(out_dir: str, root: Path) -> list[tuple[str, list[str], str]]:
     ]
 
 
-def run_once(argv: list[str], env: dict[str, str]) -> float:
+def run_once(argv: list[str], env: dict[str, str], cwd: str) -> tuple[float, float]:
+    """(wall seconds, CPU seconds) of one run. CPU time (user + system, from wait4) does not count
+    the time spent waiting for a busy machine's cores, so its ratios hold on a loaded machine too."""
     start = time.perf_counter()
-    done = subprocess.run(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    child = subprocess.Popen(argv, env=env, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    stderr = child.stderr.read() if child.stderr else b""
+    _, status, usage = os.wait4(child.pid, 0)
     elapsed = time.perf_counter() - start
-    if done.returncode != 0:
-        raise SystemExit(f"{' '.join(argv)} failed ({done.returncode}): {done.stderr.decode()[-500:]}")
-    return elapsed
+    child.returncode = os.waitstatus_to_exitcode(status)
+    if child.returncode != 0:
+        raise SystemExit(f"{' '.join(argv)} failed ({child.returncode}): {stderr.decode()[-500:]}")
+    return elapsed, usage.ru_utime + usage.ru_stime
 
 
 def main() -> None:
@@ -73,33 +78,42 @@ def main() -> None:
     args = parser.parse_args()
     root = args.root.resolve()
     env = dict(os.environ, PYTHONPATH=str(root) + os.pathsep + os.environ.get("PYTHONPATH", ""))
-    with tempfile.TemporaryDirectory() as tmp:
+    with tempfile.TemporaryDirectory() as tmp:   # children run here: `-c` puts the cwd first on sys.path
         cache = Path(tmp) / "cache"
         env["PROCURE_CACHE_DIR"] = str(cache)
+        # bytecode as an installed package has it (pip compiles on install): written once by the warm-up
+        # runs into a private folder, whatever PYTHONDONTWRITEBYTECODE says, and read back after
+        env.pop("PYTHONDONTWRITEBYTECODE", None)
+        env["PYTHONPYCACHEPREFIX"] = str(Path(tmp) / "pycache")
         out_dir = str(Path(tmp) / "out")
         entry = "import sys; from procure.cli import main; sys.argv[0] = 'procure'; main()"   # as the script runs it
         jobs = [(name, [sys.executable, "-c", entry] + argv, floor) for name, argv, floor in commands(out_dir, root)]
         floors = {key: [sys.executable, "-c", code] for key, code in FLOORS.items()}
-        for _, argv, _ in jobs:                      # warm the OS file cache and the catalog cache
-            run_once(argv, env)
-        samples: dict[str, list[float]] = {name: [] for name, _, _ in jobs}
-        floor_samples: dict[str, list[float]] = {key: [] for key in floors}
+        for argv in [argv for _, argv, _ in jobs] + list(floors.values()):   # files, bytecode, catalog cache
+            run_once(argv, env, tmp)
+        samples: dict[str, list[tuple[float, float]]] = {name: [] for name, _, _ in jobs}
+        floor_samples: dict[str, list[tuple[float, float]]] = {key: [] for key in floors}
         for _ in range(args.rounds):
             for key, argv in floors.items():
-                floor_samples[key].append(run_once(argv, env))
+                floor_samples[key].append(run_once(argv, env, tmp))
             for name, argv, _ in jobs:
                 if args.cold_cache:
                     for item in cache.glob("*"):
                         item.unlink()
-                samples[name].append(run_once(argv, env))
+                samples[name].append(run_once(argv, env, tmp))
     print(f"cold start of {root}, {args.rounds} interleaved rounds, "
           f"{'empty' if args.cold_cache else 'warm'} catalog cache")
-    print(f"{'command':<38}{'median':>9}{'floor':>9}{'ratio':>7}   {'min':>7}{'floor':>8}{'ratio':>7}  floor")
+    print("wall: median and minimum over the rounds; cpu: median user+system time (robust to a busy machine)")
+    print(f"{'command':<36}{'wall':>8}{'floor':>8}{'ratio':>7}{'min':>8}{'floor':>8}{'ratio':>7}"
+          f"{'cpu':>8}{'floor':>8}{'ratio':>7}  floor")
     for name, _, key in jobs:
-        med, fmed = statistics.median(samples[name]), statistics.median(floor_samples[key])
-        low, flow = min(samples[name]), min(floor_samples[key])
-        print(f"{name:<38}{med * 1000:7.0f}ms{fmed * 1000:7.0f}ms{med / fmed:6.2f}x  "
-              f"{low * 1000:5.0f}ms{flow * 1000:6.0f}ms{low / flow:6.2f}x  {key}")
+        wall, fwall = [s[0] for s in samples[name]], [s[0] for s in floor_samples[key]]
+        cpu, fcpu = [s[1] for s in samples[name]], [s[1] for s in floor_samples[key]]
+        cells = []
+        for mine, floor in ((statistics.median(wall), statistics.median(fwall)), (min(wall), min(fwall)),
+                            (statistics.median(cpu), statistics.median(fcpu))):
+            cells.append(f"{mine * 1000:6.0f}ms{floor * 1000:6.0f}ms{mine / floor:6.2f}x")
+        print(f"{name:<36}" + "".join(cells) + f"  {key}")
 
 
 if __name__ == "__main__":

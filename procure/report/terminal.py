@@ -157,7 +157,7 @@ def print_pairs(console: Any, pairs: Sequence[tuple[str, str]], *, indent: int =
     if current:
         lines.append(current)
     if head is not None:
-        console.print(text(head), overflow="fold")
+        print_line(console, head)
     for line in lines:
         console.print(text(" " * indent + line), soft_wrap=True)
 
@@ -220,7 +220,9 @@ def print_table(console: Any, columns: Sequence[Column], rows: Sequence[Sequence
     if widths is None:
         print_stacked(console, columns, cells, title=title_text, key=key)
         return
-    table = _table(columns, widths, title_text)
+    if title_text is not None:   # above the table, not in it: a long title wraps at spaces, never cut
+        print_line(console, title_text)
+    table = _table(columns, widths, None)
     for row in cells:
         for col, cell in zip(columns, row):
             if not col.wrap:
@@ -235,7 +237,7 @@ def print_stacked(console: Any, columns: Sequence[Column], cells: list[list[Any]
     from rich.text import Text
 
     if title is not None:
-        console.print(title, overflow="fold")
+        print_line(console, title)
     width = max(console.width, 1)
     for row in cells:
         head = Text("  ").join(row[i] for i in key if row[i].plain)
@@ -260,9 +262,7 @@ def _print_field(console: Any, label: str, cell: Any, width: int) -> None:
     console.print(Text("  " + label + ":", style="dim"), soft_wrap=True)
     if value.cell_len + 4 <= width:
         console.print(Text.assemble("    ", value), soft_wrap=True)
-    elif " " in value.plain.strip():   # free text: rich wraps it at spaces
-        from rich.padding import Padding
-
-        console.print(Padding(value, (0, 0, 0, 4)), overflow="fold")
+    elif " " in value.plain.strip():   # free text: wrapped at spaces, no word cut
+        print_line(console, value, indent=4)
     else:                               # one value wider than the console: whole, on a line of its own
         console.print(value, soft_wrap=True)
