@@ -13,12 +13,19 @@ from typing import Any
 
 from procure.report.formatting import Formatter
 
-# conventions the document names by a fixed text: the message that says the same in every language
+MFU_CAUSAL = ("model FLOPs = 3 x forward matmul FLOPs with the causal attention core (2·s·heads·head_dim per layer "
+              "per token forward: the work a causal kernel does; Megatron/PaLM count it non-causal, twice that), "
+              "over the dense peak at the workload precision")
+ATTENTION_CAUSAL = "causal (the work a causal kernel does; Megatron/PaLM count twice that)"
+# conventions the document names by a fixed text (model v1 and v2): the message that says the same in
+# every language; a text not listed here is printed as the document has it
 KNOWN_TEXTS = {
     "model FLOPs per step (attention counted non-causal, as Megatron and PaLM count) / (step time × "
     "GPUs × dense peak at the workload precision); HFU counts hardware FLOPs, recomputation included":
         "text.mfu_convention_noncausal",
     "non-causal (Megatron/PaLM)": "text.attention_noncausal",
+    MFU_CAUSAL: "text.mfu_convention_causal",
+    ATTENTION_CAUSAL: "text.attention_causal",
     "checkpoint writes are charged in goodput (lost fraction), not in io_s": "text.checkpoint_note",
 }
 

@@ -20,6 +20,7 @@ from procure.document import load_quote
 from procure.report import charts
 from procure.report.document import build_view
 from procure.report.fonts import missing_font
+from procure.report.formatting import Formatter
 
 TESTS = Path(__file__).resolve().parents[1]
 EXAMPLE_DOC = TESTS / "cases" / "example" / "expected" / "result.json"
@@ -96,8 +97,14 @@ def test_zh_tw_flag_reasons_are_written_from_the_numbers(example):
     reasons = [i["reason"] for g in view["flags"] for i in g["instances"]]
     reasons += [fl["reason"] for b in view["bids"] for fl in b["flags"]]
     assert reasons and all(not ENGLISH_WORDS.search(r) for r in reasons), reasons
-    implausible = next(g for g in view["flags"] if g["code"] == "implausible")["instances"][0]["reason"]
-    assert "79%" in implausible and "65%" in implausible and "1.90 秒" in implausible
+    group = next(g for g in view["flags"] if g["code"] == "implausible")
+    bid = next(b for b in example["bids"] if b["id"] == group["instances"][0]["bid"])
+    numbers = next(fl for fl in bid["flags"] if fl["code"] == "implausible")["numbers"]
+    f = Formatter("zh-TW", example["currency"])
+    reason = group["instances"][0]["reason"]
+    for figure in (f.percent(numbers["implied_mfu"], 0), f.percent(numbers["mfu_ceiling"], 0),
+                   f.seconds(numbers["committed_s"])):
+        assert figure in reason, (figure, reason)
 
 
 def test_zh_tw_generated_text_has_no_english_sentences(example):
