@@ -23,7 +23,7 @@ from typing import Callable, TypeVar
 
 T = TypeVar("T")
 PREFIX = "catalog-"
-_CODE = ("types.py", "load.py", "entries.py", "knobs.py", "cache.py")   # what shapes the parsed catalog
+_CODE = ("types.py", "load.py", "entries.py", "knobs.py", "views.py", "cache.py")   # what shapes what is cached
 
 
 def cache_dir() -> Path | None:
