@@ -43,8 +43,12 @@ def known_text(value: Any, f: Formatter) -> str:
 
 def keyed(f: Formatter, key: str, fallback: Any) -> str:
     """The catalog's text for a structured key (a cost line, an assumption, a plan value) in a
-    language other than English; the document's own text otherwise or when the key is unknown."""
-    if own_language(f):
+    language other than English, when the document's text is the very one this version writes for
+    that key; otherwise (English, an unknown key, a text another version wrote) the document's own
+    text, so a label whose meaning changed is never given an old translation."""
+    from procure.report.messages import catalog
+
+    if own_language(f) and fallback is not None and catalog("en").get(key) == str(fallback):
         text = f.msg.get(key, "")
         if text:
             return text
@@ -52,15 +56,15 @@ def keyed(f: Formatter, key: str, fallback: Any) -> str:
 
 
 def cost_formula(line: dict[str, Any], f: Formatter) -> str:
-    """How a cost line is computed. A formula is a fixed text per kind of line, but kinds have
-    changed between versions (power per GPU-hour or per kWh, support per GPU-year or as a share):
-    it is written in the report's language only when the document's text is the one this version
-    writes for that line, else the document's own text is kept rather than a wrong translation."""
+    """How a cost line is computed, in the report's language when the document's formula is one of
+    the texts this version writes for that kind of line (``cost_formula.<key>`` and its variants,
+    e.g. with a discount); any other formula is the document's own text."""
     from procure.report.messages import catalog
 
     formula = line.get("formula")
-    for key in (f"cost_formula.{line.get('key')}", f"cost_formula.{line.get('key')}_share"):
-        if formula is not None and catalog("en").get(key) == formula:
+    prefix = f"cost_formula.{line.get('key')}"
+    for key, text in catalog("en").items():
+        if (key == prefix or key.startswith(prefix + ".")) and text == formula:
             return keyed(f, key, formula)
     return f.text(formula)
 

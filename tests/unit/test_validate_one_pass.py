@@ -99,3 +99,18 @@ def test_a_huge_value_is_not_echoed_in_full(tmp_path, field):
         path = cluster(tmp_path, precision=huge)
     (problem,) = validate(path)
     assert len(problem) < 400 and "200,000 characters" in problem
+
+
+def test_rules_of_purchases_and_dates_come_in_the_same_pass(tmp_path):
+    path = cluster(tmp_path, precision="bf32", bids=[
+        dict(id="own", vendor="A", gpus=8, pricing="{kind: purchase, capex_per_gpu: 30000, life_years: 5}"),
+        dict(id="bad", vendor="B", gpus=8, pricing="{kind: purchase, usd_per_gpu_hour: 2.0}"),
+    ])
+    path.write_text(path.read_text(encoding="utf-8").replace("  precision: bf32\n",
+                                                            "  precision: bf32\n  deadline: 2026-06-01\n"),
+                    encoding="utf-8")
+    problems = "\n".join(validate(path))
+    assert "`workload.precision` is 'bf32'" in problems
+    assert "workload.deadline 2026-06-01 is not after as_of 2026-12-01" in problems
+    assert "a purchase is priced by `capex_per_gpu`" in problems
+    assert "bids[0]" not in problems and problems.count("error[") == 4   # the inline purchase is valid
