@@ -163,7 +163,8 @@ def catalog_show(entry_id: str) -> dict:
 def diff(old: Path, new: Path) -> dict:
     from procure.compare_rounds import diff_documents
 
-    return diff_documents(*(read_quote(Path(p)).to_data() for p in (old, new)))
+    docs = [read_quote(Path(p)).to_data() for p in (old, new)]
+    return diff_documents(docs[0], docs[1], str(old), str(new))
 
 
 def _check_formats(formats: list[str], known) -> None:

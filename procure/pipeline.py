@@ -7,16 +7,18 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from procure.catalog.knobs import Knobs
 from procure.catalog.software import SoftwareStack
-from procure.document.quote import QuoteDocument
-from procure.economics.inputs import Assumptions, BidCase
 from procure.inputs.bundle import Inputs
 from procure.inputs.resolve import ResolvedBid
-from procure.measure.bid import MeasuredBid
 from procure.model.types import Estimate, PlanSpec, Workload
+
+if TYPE_CHECKING:   # only `quote` needs the economics and the document: `estimate` starts without them
+    from procure.document.quote import QuoteDocument
+    from procure.economics.inputs import Assumptions, BidCase
+    from procure.measure.bid import MeasuredBid
 
 Progress = Callable[[int, int], None]
 
@@ -120,7 +122,7 @@ def gemm_ceiling_mfu(rb: ResolvedBid, precision: str) -> float | None:
 def bid_case(inputs: Inputs, rb: ResolvedBid, est: Estimate, measured: MeasuredBid | None,
              scaling_result: dict[str, Any] | None, knobs: Knobs | None = None) -> BidCase:
     from procure.economics.basis import Modeled, performance, step_time_error, with_error
-    from procure.economics.inputs import Commitment, Pricing
+    from procure.economics.inputs import BidCase, Commitment, Pricing
     from procure.inputs.resolve import price_terms
     from procure.model import param_count
 
@@ -147,6 +149,7 @@ def bid_case(inputs: Inputs, rb: ResolvedBid, est: Estimate, measured: MeasuredB
 
 
 def economics_assumptions(inputs: Inputs) -> Assumptions:
+    from procure.economics.inputs import Assumptions
     from procure.inputs.resolve import assumption_overrides
 
     known = set(Assumptions.__dataclass_fields__)

@@ -985,13 +985,18 @@ COMMAND_NOTES = {
     "backtest": ["JSON: `procure.backtest/v1` with `runs` (each `predicted_step_time_s`, `measured_step_time_s`, "
                  "signed `error`, `terms`; a run that cannot be predicted has `predicted_step_time_s: null` and a "
                  "`reason`) and `mape`."],
-    "ingest": ["JSON: `procure.ingest/v1` with one entry per source: `format`, `steps`, `warmup_excluded`, "
+    "ingest": ["`procure ingest --list-formats` lists the formats `--log-format` takes.",
+               "JSON: `procure.ingest/v1` with one entry per source: `format`, `steps`, `warmup_excluded`, "
                "`step_time_s` (mean, p50, p95, p99, max), `steps_per_sample`, outliers and stragglers."],
     "catalog": ["JSON: `procure.catalog/v1`: `entries` by kind for `list`; `kind`, `entry` and `file` for `show`."],
     "render": ["Re-renders without recomputing: the same document gives the same reports."],
-    "diff": ["JSON: `procure.diff/v1` with `added`, `removed`, `changed` (per bid: old, new, delta and relative "
-             "change of step time, time to train, total cost, USD per million tokens, MFU, GPUs; flags added "
-             "and removed) and `ranking` (old, new, changed, winner_changed)."],
+    "diff": ["Prints the inputs that changed (prices, commitments, GPUs, workload, assumptions) beside the "
+             "results they moved (rank, step time, time to train, total cost, cost per million tokens, MFU), "
+             "money in the report's format, and names both files.",
+             "JSON: `procure.diff/v2` with `old` and `new` (`file`, `title`, `as_of`, `currency`), `inputs` "
+             "(workload and assumption changes), `added`, `removed`, `changed` (per bid: `inputs` and `results`, "
+             "each change with `field`, `label`, `kind`, `old`, `new`, `delta`, `relative` and, for money, "
+             "`currency`; flags added and removed) and `ranking` (old, new, changed, winner_changed)."],
     "completion": ["Add `eval \"$(procure completion bash)\"` to `~/.bashrc` (zsh: `~/.zshrc`; fish: "
                    "`procure completion fish | source`)."],
     "sweep": ["Writes `<out>/<slug>.<format>` for each `--write` format. While it runs, each finished chunk of "
@@ -1008,7 +1013,8 @@ COMMAND_EXAMPLES = {
     "validate": ["procure validate cluster.yaml", "procure validate cluster.yaml --format json"],
     "estimate": ["procure estimate cluster.yaml --bid acme-h100-1y"],
     "backtest": ["procure backtest ../shared/data/published_runs/calibration.yaml --format json"],
-    "ingest": ["procure ingest logs/burnin.log", "procure ingest rank-*.parquet --scheduler local --format json"],
+    "ingest": ["procure ingest logs/burnin.log", "procure ingest --list-formats",
+               "procure ingest rank-*.parquet --scheduler local --format json"],
     "catalog": ["procure catalog list --kind accelerators", "procure catalog show h100-sxm5-80gb"],
     "render": ["procure render reports/my-rfq.json -o reports --format pdf --lang zh-TW"],
     "diff": ["procure diff round1.json round2.json"],
@@ -1126,7 +1132,11 @@ def render_commands() -> str:
             f"A command line that cannot be parsed (a missing argument, an unknown option, a value outside "
             f"a fixed list) is a usage error: it prints the usage and exits with {usage_error_exit()}.", "",
             "## Environment", "", "- `NO_COLOR` (any value): no colours in the terminal output.",
-            "- Output that is not a terminal gets no progress bars.", ""]
+            "- Output that is not a terminal gets no progress bars.",
+            "- `COLUMNS`: the terminal width when output is not a terminal (default 80). Tables never cut a "
+            "figure or an id: below the width they need they switch to one block per row.",
+            "- `PROCURE_CACHE_DIR`: where the parsed catalog is cached (default `$XDG_CACHE_HOME/procure` or "
+            "`~/.cache/procure`; `off` to disable). The cache is keyed by the content of every catalog file.", ""]
     out += ["## Index", ""] + [f"- [`{n}`](#procure-{n}): {_help(c).splitlines()[0]}" for n, c in main.commands.items()]
     out.append("")
     for name, cmd in main.commands.items():

@@ -6,21 +6,28 @@ from dataclasses import dataclass, field
 from datetime import date
 from functools import lru_cache
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from procure.catalog.entries import (AcceleratorEntry, FxEntry, ModelEntry, NetworkEntry, PriceBookEntry,
-                                     SourcedEntry, SystemEntry)
 from procure.catalog.types import (Accelerator, FxTable, ModelArch, MoE, Network, PriceBook, PriceLine,
                                    Sourced, System)
 from procure.errors import Diagnostic, InputError
 from procure.sources.suggest import suggest
-from procure.sources.validate import validate_document
-from procure.sources.yamlpos import read_yaml
 from procure.resources import catalog_dir, price_books_dir
+
+if TYPE_CHECKING:   # parsing needs pydantic and YAML; a catalog read from the cache needs neither
+    from procure.catalog.entries import (AcceleratorEntry, NetworkEntry, PriceBookEntry, SourcedEntry,
+                                         SystemEntry)
 
 
 def _sourced(entry: SourcedEntry) -> Sourced:
-    items = [entry.source] if isinstance(entry.source, str) else entry.source
-    return Sourced(tuple(str(s) for s in items), str(entry.as_of), entry.verified)
+    """An entry counts as verified only when all of it is: a source it cites as `verified: false`
+    or a field it lists as unverified makes the whole entry unverified in every report."""
+    items = tuple(str(s) for s in ([entry.source] if isinstance(entry.source, str) else entry.source))
+    partly = bool(entry.unverified_fields) or any(UNVERIFIED_MARK in s.lower().replace(" ", "") for s in items)
+    return Sourced(items, str(entry.as_of), entry.verified and not partly)
+
+
+UNVERIFIED_MARK = "verified:false"
 
 
 def _accelerator(e: AcceleratorEntry) -> Accelerator:
@@ -112,6 +119,9 @@ class Catalog:
 
 def _load_folder(folder: Path, entry_cls, convert, kind: str, files: dict, diagnostics: list,
                  skip: tuple[str, ...] = ()) -> dict:
+    from procure.sources.validate import validate_document
+    from procure.sources.yamlpos import read_yaml
+
     result: dict = {}
     if not folder.is_dir():
         return result
@@ -134,6 +144,10 @@ def _load_folder(folder: Path, entry_cls, convert, kind: str, files: dict, diagn
 
 
 def _fx_tables(path: Path, diagnostics: list) -> tuple[FxTable, ...]:
+    from procure.catalog.entries import FxEntry
+    from procure.sources.validate import validate_document
+    from procure.sources.yamlpos import read_yaml
+
     if not path.is_file():
         return ()
     try:
@@ -168,6 +182,8 @@ def _cross_check(cat: Catalog, diagnostics: list) -> None:
 
 def load_catalog(catalog_root: Path | None = None, books_root: Path | None = None) -> Catalog:
     """Read every catalog and price-book file; raise InputError listing every problem at once."""
+    from procure.catalog.entries import AcceleratorEntry, ModelEntry, NetworkEntry, PriceBookEntry, SystemEntry
+
     catalog_root = Path(catalog_root or catalog_dir())
     books_root = Path(books_root or price_books_dir())
     diagnostics: list[Diagnostic] = []
@@ -190,7 +206,10 @@ def load_catalog(catalog_root: Path | None = None, books_root: Path | None = Non
 
 @lru_cache(maxsize=4)
 def default_catalog() -> Catalog:
-    return load_catalog()
+    """The shipped catalog, parsed once per change of its files (see ``procure.catalog.cache``)."""
+    from procure.catalog.cache import cached, default_roots
+
+    return cached("parsed", default_roots(), load_catalog)
 
 
 def load_user_price_books(folder: Path, cat: Catalog) -> tuple[dict[str, PriceBook], dict[str, str], list[Diagnostic]]:
@@ -199,6 +218,10 @@ def load_user_price_books(folder: Path, cat: Catalog) -> tuple[dict[str, PriceBo
     Returns the books, their files and every problem at its file:line:col, all at once: a bad
     file, an id that is not its file name, an id the shipped books already use, a line for an
     accelerator the catalog lacks."""
+    from procure.catalog.entries import PriceBookEntry
+    from procure.sources.validate import validate_document
+    from procure.sources.yamlpos import read_yaml
+
     folder = Path(folder)
     if not folder.is_dir():
         return {}, {}, [Diagnostic(str(folder), 0, 0, "not-found", f"price-book folder {folder} does not exist")]
