@@ -28,6 +28,7 @@ runs) is written for the economics' Monte Carlo and procure.model.step_time_band
 from __future__ import annotations
 
 import argparse
+import os
 import math
 import sys
 from collections.abc import Callable
@@ -309,7 +310,7 @@ def main(argv: list[str] | None = None) -> int:
     import yaml
 
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--shared", type=Path, default=ROOT.parent / "shared")
+    ap.add_argument("--shared", type=Path, default=Path(os.environ.get("PROCURE_SHARED") or ROOT.parent / "shared"))
     ap.add_argument("--check", action="store_true", help="fit and print, do not write")
     args = ap.parse_args(argv)
     doc = document(*fit(args.shared))

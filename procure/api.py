@@ -5,9 +5,11 @@ Every function here is what one CLI command does, without printing. Errors are P
 
 from __future__ import annotations
 
+import re
+
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from procure.errors import PolicyError, input_error
 
@@ -28,8 +30,26 @@ def load_inputs(path: Path | str, allow_paths: list[Path] | None = None,
 
 
 def validate(path: Path | str, allow_paths: list[Path] | None = None,
-             price_books: list[Path] | None = None) -> Inputs:
+             price_books: list[Path] | None = None) -> Any:
+    """The validated inputs of cluster.yaml, or of a sweep.yaml (told apart by its `schema:`)."""
+    if _is_sweep_file(Path(path)):
+        from procure.sweep.load import load_sweep
+
+        return load_sweep(path)
     return load_inputs(path, allow_paths, price_books)
+
+
+_SWEEP_SCHEMA = re.compile(rb"(?m)^schema:[ \t]*[\"']?procure\.sweep/")
+
+
+def _is_sweep_file(path: Path) -> bool:
+    if not path.is_file():                   # a pipe or a device is refused by the real read, unopened
+        return False
+    try:
+        with open(path, "rb") as handle:     # the head only: the real read is bounded and checked later
+            return bool(_SWEEP_SCHEMA.search(handle.read(65536)))
+    except OSError:
+        return False
 
 
 def estimate(path: Path | str, bid_id: str | None = None, allow_paths: list[Path] | None = None) -> dict:

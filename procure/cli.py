@@ -232,7 +232,7 @@ def quote(ctx, cluster, out_dir, formats, fail_on, templates_dir, lang, page_siz
 @ALLOW_PATH
 @click.pass_context
 def validate(ctx, cluster, fmt, price_books, allow_paths):
-    """Check cluster.yaml against the schema, the catalog and the price books."""
+    """Check cluster.yaml (or a sweep.yaml) against the schema, the catalog and the price books."""
 
     def action(state: State):
         from procure import api
@@ -290,33 +290,14 @@ def backtest(ctx, runs, fmt):
     _run(ctx, action)
 
 
-LOG_FORMATS = {   # what --list-formats prints; a test checks it names every format procure.measure detects
-    "mlperf": "MLPerf Training result logs (:::MLLOG lines)",
-    "mlperf-system": "MLPerf system description JSON (GPUs, accelerator)",
-    "megatron": "Megatron-LM, Megatron-DeepSpeed, GPT-NeoX and other forks",
-    "nemo": "NeMo 1 and NeMo 2 (train_step_timing, progress bars)",
-    "torchtitan": "torchtitan ([titan] step lines)",
-    "deepspeed": "DeepSpeed (SamplesPerSec, fwd/bwd timers)",
-    "hf-trainer": "Hugging Face Trainer and LLaMA-Factory (trainer_state.json, train_results.json, logs)",
-    "ms-swift": "ms-swift training logs",
-    "maxtext": "MaxText (completed step lines)",
-    "nanochat": "nanochat and nanoGPT (dt per step)",
-    "internevo": "InternEvo (tgs, record_current_batch_training_metrics)",
-    "kineto": "PyTorch profiler / Kineto traces (JSON, .json.gz)",
-    "nccl-tests": "nccl-tests output (bus bandwidth, no step times)",
-    "rank-table": "per-rank step tables (CSV or Parquet: step, rank, duration / spans / op trace)",
-    "straggler-meta": "per-rank straggler metadata (YAML beside a rank table)",
-}
-
-
 def _list_formats(ctx: click.Context, _param, value: bool) -> None:
     if not value or ctx.resilient_parsing:
         return
-    from procure.measure import FORMATS
+    from procure.measure.formats import LOG_FORMATS
 
-    width = max(len(name) for name in FORMATS)
-    for name in FORMATS:
-        click.echo(f"{name:<{width}}  {LOG_FORMATS.get(name, '')}".rstrip())
+    width = max(len(f.name) for f in LOG_FORMATS)
+    for f in LOG_FORMATS:
+        click.echo(f"{f.name:<{width}}  {f.summary}")
     ctx.exit(EXIT_OK)
 
 

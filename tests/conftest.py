@@ -7,8 +7,7 @@ from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[1]
-SHARED = REPO.parent / "shared"
+from shared_root import REPO, SHARED  # noqa: E402,F401  (PROCURE_SHARED overrides ../shared)
 
 
 def pytest_addoption(parser):

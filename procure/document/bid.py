@@ -14,7 +14,7 @@ from decimal import Decimal
 
 from pydantic import Field
 
-from procure.document.base import Amount, Count, Frozen, Real
+from procure.document.base import Amount, Count, Degree, Frozen, Real
 
 
 class AcceleratorRef(Frozen):
@@ -65,14 +65,14 @@ class PricingRef(Frozen):
 
 
 class Plan(Frozen):
-    tp: Count
-    pp: Count
-    dp: Count
-    cp: Count
-    ep: Count
-    vpp: Count
-    micro_batch: Count
-    zero_stage: Count
+    tp: Degree
+    pp: Degree
+    dp: Degree
+    cp: Degree
+    ep: Degree
+    vpp: Degree
+    micro_batch: Degree
+    zero_stage: Literal[0, 1, 2, 3]
     recompute: Literal["none", "selective", "full"]
     sequence_parallel: bool
     tp_comm_overlap: bool

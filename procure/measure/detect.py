@@ -1,65 +1,25 @@
-"""Format detection from a file name and its first bytes (order matters: most specific first)."""
+"""Format detection from a file name and its first bytes, by the signatures of procure.measure.formats."""
 
 from __future__ import annotations
 
 import re
 from typing import Iterator
 
-FORMATS: tuple[str, ...] = (
-    "mlperf", "mlperf-system", "megatron", "nemo", "torchtitan", "deepspeed", "hf-trainer",
-    "ms-swift", "maxtext", "nanochat", "internevo", "kineto", "nccl-tests", "rank-table",
-    "straggler-meta",
-)
+from procure.measure.formats import FORMATS, SIGNATURES, TABLE_FORMATS
 
-TABLE_FORMATS = ("rank-table",)
-
-_RULES: tuple[tuple[str, re.Pattern[bytes]], ...] = (
-    ("kineto", re.compile(rb'"traceEvents"\s*:')),
-    ("mlperf", re.compile(rb":::MLLOG")),
-    ("mlperf-system", re.compile(rb'"accelerators_per_node"\s*:')),
-    ("ms-swift", re.compile(rb"""['"]global_step/max_steps['"]|['"]train_speed\(iter/s\)['"]""")),
-    ("hf-trainer", re.compile(rb'"current_steps"\s*:|"log_history"\s*:|"train_runtime"\s*:'
-                              rb"|'train_runtime':")),
-    ("nccl-tests", re.compile(rb"#\s+size\s+count\s+type|# Avg bus bandwidth")),
-    ("torchtitan", re.compile(rb"\[titan\]|\bstep:\s*\d+\s+loss:\s*[-\d.]+.*\b(?:tps|wps):")),
-    ("megatron", re.compile(rb"elapsed time per iteration|elapsed_time_per_iteration_ms=")),
-    ("nemo", re.compile(rb"train_step_timing in s|Training epoch \d+, iteration \d+")),
-    ("maxtext", re.compile(rb"completed step: \d+, seconds:")),
-    ("nanochat", re.compile(rb"step\s+\d+(?:/\d+)?\b[^\n]*\|\s*dt:\s*[\d.]+\s*m?s"
-                            rb"|(?m:^iter \d+: loss [-\d.]+, time [\d.]+m?s)"
-                            rb"|step\s+\d+/\d+\s*\|\s*train loss")),
-    ("internevo", re.compile(rb"tgs \(tokens/gpu/second\)=|record_current_batch_training_metrics")),
-    ("deepspeed", re.compile(rb"RunningAvgSamplesPerSec|CurrSamplesPerSec|"
-                             rb"time \(ms\) \| fwd_microstep:|time \(ms\) \| fwd:")),
-    ("nemo", re.compile(rb"reduced_train_loss=|train_step_timing")),
-    ("megatron", re.compile(rb"-+ arguments -+|using world size: \d+")),
-)
-
-# Words each rule needs (found at memchr speed): past the first MiB, a rule's pattern is tried only
-# on the lines around these, so detecting a 200 MB log costs one pass, not fifteen regex scans.
-_LITERALS: dict[str, tuple[bytes, ...]] = {
-    "kineto": (b"traceEvents",), "mlperf": (b":::MLLOG",), "mlperf-system": (b"accelerators_per_node",),
-    "ms-swift": (b"global_step/max_steps", b"train_speed(iter/s)"),
-    "hf-trainer": (b"current_steps", b"log_history", b"train_runtime"),
-    "nccl-tests": (b"size", b"Avg bus bandwidth"), "torchtitan": (b"[titan]", b"loss:"),
-    "megatron": (b"elapsed time per iteration", b"elapsed_time_per_iteration_ms=", b"arguments", b"using world size"),
-    "nemo": (b"train_step_timing", b"Training epoch", b"reduced_train_loss="),
-    "maxtext": (b"completed step:",), "nanochat": (b"dt:", b"iter ", b"train loss"),
-    "internevo": (b"tgs (tokens/gpu/second)=", b"record_current_batch_training_metrics"),
-    "deepspeed": (b"SamplesPerSec", b"time (ms) | fwd"),
-}
+__all__ = ["FORMATS", "TABLE_FORMATS", "detect_format", "detect_in_body"]
 MAX_OCCURRENCES = 200      # lines tried per word: a word that is everywhere but never matches stops here
 MAX_LINE_BYTES = 1 << 16
 
 
 def detect_in_body(name: str, data: bytes) -> str | None:
-    """``detect_format`` for a whole file, in time linear in its size (see ``_LITERALS``)."""
+    """``detect_format`` for a whole file, in time linear in its size (see ``Signature.words``)."""
     lower = name.lower()
     if lower.endswith(NOT_LOGS):
         return None
-    for fmt, pattern in _RULES:
-        for word in _LITERALS[fmt]:
-            if any(pattern.search(line) for line in _lines_with(data, word)):
+    for fmt, sig in SIGNATURES:
+        for word in sig.words:
+            if any(sig.pattern.search(line) for line in _lines_with(data, word)):
                 return fmt
     return None
 
@@ -100,7 +60,7 @@ def detect_format(name: str, head: bytes) -> str | None:
         return "rank-table"
     if lower.endswith((".yaml", ".yml")) and _META.search(head) and _META_PARALLEL.search(head):
         return "straggler-meta"
-    for fmt, pattern in _RULES:
-        if pattern.search(head):
+    for fmt, sig in SIGNATURES:
+        if sig.pattern.search(head):
             return fmt
     return None

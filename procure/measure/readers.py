@@ -26,12 +26,12 @@ from pathlib import Path
 from typing import Any
 
 from procure.measure.errors import LogError
+from procure.measure.formats import JSON_FORMATS
 from procure.sources.files import NotRegular, kind_of, open_regular, walk_files
 
 TABLE_SUFFIXES = (".parquet", ".pq", ".csv", ".csv.gz", ".tsv")
 HEAD_BYTES = 1 << 20  # detection looks at the first MiB (decompressed)
 _CHUNK = 1 << 16
-JSON_FORMATS = ("kineto", "mlperf-system", "hf-trainer")
 
 
 @dataclass(frozen=True)
@@ -216,7 +216,7 @@ def check_parse_budget(data: bytes, fmt: str, source: str, limits: Limits = DEFA
     if lines > max(limits.budget_floor, len(data) // limits.min_bytes_per_line):
         raise LogError(f"{source}: {lines:,} lines in {len(data):,} bytes (under "
                        f"{limits.min_bytes_per_line} bytes a line): a parse bomb, refused")
-    if fmt in JSON_FORMATS or fmt == "ms-swift":
+    if fmt in JSON_FORMATS:
         containers = data.count(b"{") + data.count(b"[")
         if containers > max(limits.budget_floor, len(data) // limits.min_bytes_per_container):
             raise LogError(f"{source}: {containers:,} JSON objects and arrays in {len(data):,} bytes "

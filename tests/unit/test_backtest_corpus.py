@@ -20,10 +20,11 @@ from procure.catalog.load import default_catalog
 from procure.model import evaluation_family, step_time_band
 from procure.model.batch import estimate_batch
 from procure.backtest.runs import read_runs
+from shared_root import SHARED
 
 ROOT = Path(__file__).resolve().parents[2]
 CORPUS = ROOT / "hardware_catalog" / "published_runs"
-SHARED_RUNS = ROOT.parent / "shared" / "data" / "published_runs"
+SHARED_RUNS = SHARED / "data" / "published_runs"
 DENSE_FAMILIES = ("dense-bf16-hopper", "fp8-hopper", "blackwell", "amd", "a100", "fsdp-zero3")
 # Hold-out MAPE per family. 0.10 is the target; a100, amd and blackwell miss it (19.7%,
 # 11.8%, 10.3% in the Dec 2026 refit: the hold-out is newer software than the fit part, which on

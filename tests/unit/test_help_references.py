@@ -76,11 +76,13 @@ def test_the_check_itself_catches_a_missing_option_and_command():
 
 
 def test_ingest_list_formats_names_every_format_with_a_description():
-    from procure.cli import LOG_FORMATS
     from procure.measure import FORMATS
+    from procure.measure.formats import LOG_FORMATS
 
     result = CliRunner().invoke(main, ["ingest", "--list-formats"])
     assert result.exit_code == 0
     listed = [line.split()[0] for line in result.output.splitlines() if line.strip()]
     assert listed == list(FORMATS)
-    assert set(LOG_FORMATS) == set(FORMATS) and all(LOG_FORMATS.values())
+    assert all(f.summary for f in LOG_FORMATS)
+    assert [line.split(None, 1)[1] for line in result.output.splitlines() if line.strip()] == \
+        [f.summary for f in LOG_FORMATS]

@@ -8,7 +8,6 @@ from pathlib import Path
 
 import pytest
 
-from procure.errors import InputError
 from procure.report.document import build_view, ordered_bids
 from procure.report.formatting import Formatter
 from procure.document import load_quote
