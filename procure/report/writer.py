@@ -223,7 +223,7 @@ def _target_problem(path: Path, state: State | None, force: bool) -> Diagnostic 
 # the fingerprint: procure's own reports
 
 
-_JSON_MARKS = (b'\n  "schema": "procure.quote/v', b'\n  "procure_version": "')
+_JSON_MARKS = (b'\n  "schema": "procure.', b'\n  "procure_version": "')   # a quote or a sweep
 _HTML_MARK = re.compile(rb'<meta\s+name="generator"\s+content="procure', re.IGNORECASE)
 _PDF_STREAM = re.compile(rb"stream\r?\n")
 
@@ -233,7 +233,8 @@ def is_own_report(path: Path) -> bool:
     fingerprint: JSON its top-level ``schema``/``procure_version``; HTML the generator meta; the
     PDF that generator as /Creator, WeasyPrint as /Producer and one revision (an editor appends a
     second); the workbook ``procure`` as creator *and* last modifier (Excel records its user)."""
-    check = {".json": _own_json, ".html": _own_html, ".pdf": _own_pdf, ".xlsx": _own_xlsx}.get(path.suffix.lower())
+    check = {".json": _own_json, ".html": _own_html, ".pdf": _own_pdf, ".xlsx": _own_xlsx,
+             ".parquet": _own_parquet}.get(path.suffix.lower())
     if check is None:
         return False
     try:
@@ -270,6 +271,17 @@ def _own_pdf(data: bytes) -> bool:
         if b"/Creator (procure" in text:
             return b"/Producer (WeasyPrint" in text
     return False
+
+
+def _own_parquet(data: bytes) -> bool:
+    """The sweep's table: procure as the generator in the footer's key-value metadata."""
+    if len(data) < 12 or not data.startswith(b"PAR1") or not data.endswith(b"PAR1"):
+        return False
+    footer = int.from_bytes(data[-8:-4], "little")
+    return footer + 8 <= len(data) and PARQUET_MARK in data[-8 - footer:-8]
+
+
+PARQUET_MARK = b"procure.generator"
 
 
 def _own_xlsx(data: bytes) -> bool:

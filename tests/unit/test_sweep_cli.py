@@ -50,8 +50,11 @@ def test_text_output_shows_the_ask_and_writes_the_reports(tiny, tmp_path):
     assert result.exit_code == 0, result.output
     assert "Ask for" in result.output and "frontier" in result.output and "4 points in" in result.output
     assert sorted(p.name for p in out.iterdir()) == ["tiny-sweep.json", "tiny-sweep.parquet", "tiny-sweep.xlsx"]
-    again = run("sweep", str(tiny), "--write", "json", "--workers", "1", "-o", str(out))
-    assert again.exit_code == 1 and "already exists; pass --force" in again.output
+    again = run("sweep", str(tiny), "--write", "json,parquet,xlsx", "--workers", "1", "-o", str(out))
+    assert again.exit_code == 0, again.output           # its own reports (fingerprinted) are replaced
+    (out / "tiny-sweep.json").write_text('{"mine": true}\n', encoding="utf-8")
+    refused = run("sweep", str(tiny), "--write", "json", "--workers", "1", "-o", str(out))
+    assert refused.exit_code == 1 and "pass --force" in refused.output
     assert not (out / "tiny-sweep.parts").exists()    # refused before any point was computed
 
 

@@ -7,37 +7,21 @@ carries the live formulas. Byte-stable like the quote's workbook (``xlsx_cells.s
 
 from __future__ import annotations
 
-import io
 from typing import Any
 
 from procure.report.pdf_report import as_of_datetime
-from procure.report.xlsx_cells import (FMT, FORMULA_START, clean_text, fit_columns, header, money_format,
-                                       stable_zip)
+from procure.report.xlsx_cells import FMT, Book, Sheet, Style, fit_columns, money_format, style, write_xlsx
 from procure.sweep.columns import COLUMNS, flatten
 
 Doc = dict[str, Any]
 POINTS_SHEET = "Points"
+WRAPPED = Style(wrap=True, top=True)
 
 
 def _value(value: Any) -> Any:
     if isinstance(value, list):
         return ", ".join(str(v) for v in value)
     return value
-
-
-def _write_row(ws: Any, row: int, values: list[Any]) -> None:
-    for col, value in enumerate(values, start=1):
-        value = _value(value)
-        if value is None:
-            continue
-        cell = ws.cell(row=row, column=col)
-        if isinstance(value, str):
-            cell.value = clean_text(value)
-            cell.data_type = "s"           # user text is never a formula
-            if cell.value.startswith(FORMULA_START):
-                cell.quotePrefix = True
-        else:
-            cell.value = value
 
 
 def _formats(doc: Doc) -> dict[str, str]:
@@ -59,26 +43,27 @@ def _formats(doc: Doc) -> dict[str, str]:
     return out
 
 
-def _table(ws: Any, labels: list[str], rows: list[list[Any]], formats: dict[int, str] | None = None,
-           freeze: str = "A2") -> None:
-    header(ws, 1, labels)
-    for r, values in enumerate(rows, start=2):
-        _write_row(ws, r, values)
-    for col, fmt in (formats or {}).items():
-        for (cell,) in ws.iter_rows(min_row=2, max_row=len(rows) + 1, min_col=col, max_col=col):
-            cell.number_format = fmt
-    ws.freeze_panes = freeze
+def _table(ws: Sheet, labels: list[str], rows: list[list[Any]], formats: dict[int, str] | None = None,
+           frozen_cols: int = 0, wrapped: frozenset[int] = frozenset()) -> None:
+    """A header row and one row per record, filterable, header frozen; ``formats`` and ``wrapped``
+    by 1-based column (as a spreadsheet user counts them). Text stays text (``Sheet.put``)."""
+    ws.header(0, labels)
+    styles = {col - 1: style(fmt) for col, fmt in (formats or {}).items()}
+    for r, values in enumerate(rows, start=1):
+        for c, value in enumerate(values):
+            value = _value(value)
+            if value is not None:
+                ws.put(r, c, value, WRAPPED if c + 1 in wrapped else styles.get(c, style()))
+    ws.freeze = (1, frozen_cols)
     if rows:
-        from openpyxl.utils import get_column_letter
-
-        ws.auto_filter.ref = f"A1:{get_column_letter(len(labels))}{len(rows) + 1}"
+        ws.autofilter = (0, 0, len(rows), len(labels) - 1)
 
 
-def points_sheet(ws: Any, doc: Doc) -> None:
+def points_sheet(ws: Sheet, doc: Doc) -> None:
     records = [flatten(p) for p in doc["points"]]
     formats = _formats(doc)
     _table(ws, [c.label for c in COLUMNS], [[r.get(c.name) for c in COLUMNS] for r in records],
-           {i: formats[c.name] for i, c in enumerate(COLUMNS, start=1) if c.name in formats}, freeze="C2")
+           {i: formats[c.name] for i, c in enumerate(COLUMNS, start=1) if c.name in formats}, frozen_cols=2)
 
 
 def _point_values(p: dict[str, Any]) -> list[Any]:
@@ -102,7 +87,7 @@ def _point_formats(doc: Doc, offset: int) -> dict[int, str]:
     return {k + offset: v for k, v in base.items()}
 
 
-def ask_sheet(ws: Any, doc: Doc) -> None:
+def ask_sheet(ws: Sheet, doc: Doc) -> None:
     rows = []
     for f in doc["findings"]:
         rows.append([f["workload"], f["ask"]["text"], None, None, None, None, None, None, None])
@@ -112,22 +97,18 @@ def ask_sheet(ws: Any, doc: Doc) -> None:
     ccy = doc["currency"]
     _table(ws, ["Workload", "Suggested ask", "Accelerator", "Term", "GPUs from", "GPUs to", "Best point",
                 "Best total cost", "Best days"], rows,
-           {5: FMT["int"], 6: FMT["int"], 8: money_format(ccy, 0), 9: FMT["days"]})
-    ws.column_dimensions["B"].width = 90
-    from openpyxl.styles import Alignment
-
-    for (cell,) in ws.iter_rows(min_row=2, min_col=2, max_col=2):
-        cell.alignment = Alignment(wrap_text=True, vertical="top")
+           {5: FMT["int"], 6: FMT["int"], 8: money_format(ccy, 0), 9: FMT["days"]}, wrapped=frozenset({2}))
+    ws.widths[1] = 90
 
 
-def frontier_sheet(ws: Any, doc: Doc) -> None:
+def frontier_sheet(ws: Sheet, doc: Doc) -> None:
     points = {p["id"]: p for p in doc["points"]}
     rows = [[f["workload"], i + 1] + _point_values(points[pid])
             for f in doc["findings"] for i, pid in enumerate(f["frontier"])]
     _table(ws, ["Workload", "#"] + POINT_LABELS, rows, _point_formats(doc, 2))
 
 
-def best_sheet(ws: Any, doc: Doc) -> None:
+def best_sheet(ws: Sheet, doc: Doc) -> None:
     points = {p["id"]: p for p in doc["points"]}
     rows = []
     for f in doc["findings"]:
@@ -138,7 +119,7 @@ def best_sheet(ws: Any, doc: Doc) -> None:
     _table(ws, ["Workload", "Best per", "Of"] + POINT_LABELS, rows, _point_formats(doc, 3))
 
 
-def terms_sheet(ws: Any, doc: Doc) -> None:
+def terms_sheet(ws: Sheet, doc: Doc) -> None:
     rows = [[t["id"], t["kind"], t["provider"], t["price_book"], t["term"], p["accelerator"],
              p["price_per_gpu_hour"], p["capex_per_gpu"], p["min_commit_months"], p["missing_reason"]]
             for t in doc["terms"] for p in t["prices"]]
@@ -148,7 +129,7 @@ def terms_sheet(ws: Any, doc: Doc) -> None:
                 "Why no price"], rows, {7: money_format(ccy, 4), 8: money_format(ccy, 0)})
 
 
-def inputs_sheet(ws: Any, doc: Doc) -> None:
+def inputs_sheet(ws: Sheet, doc: Doc) -> None:
     rows: list[list[Any]] = [["sweep", "title", doc["title"]], ["sweep", "as_of", str(doc["as_of"])],
                              ["sweep", "currency", doc["currency"]], ["sweep", "cost_basis", doc["cost_basis"]],
                              ["sweep", "sweep.yaml sha256", doc["sweep_sha256"]]]
@@ -164,22 +145,11 @@ def inputs_sheet(ws: Any, doc: Doc) -> None:
 
 
 def render_sweep_xlsx(doc: Doc) -> bytes:
-    from openpyxl import Workbook
-
-    wb = Workbook()
-    ask = wb.active
-    ask.title = "Ask"
-    ask_sheet(ask, doc)
-    for name, fill in (("Frontier", frontier_sheet), ("Best", best_sheet), (POINTS_SHEET, points_sheet),
-                       ("Terms", terms_sheet), ("Inputs", inputs_sheet)):
-        sheet = wb.create_sheet(name)
+    book = Book()
+    for name, fill in (("Ask", ask_sheet), ("Frontier", frontier_sheet), ("Best", best_sheet),
+                       (POINTS_SHEET, points_sheet), ("Terms", terms_sheet), ("Inputs", inputs_sheet)):
+        sheet = book.sheet(name)
+        sheet.max_width = 40
         fill(sheet, doc)
-        fit_columns(sheet, maximum=40)
-    stamp = as_of_datetime(str(doc["as_of"]))
-    props = wb.properties
-    props.creator = props.lastModifiedBy = "procure"
-    props.title = str(doc["title"])[:250]
-    props.created = props.modified = stamp.replace(tzinfo=None)
-    buffer = io.BytesIO()
-    wb.save(buffer)
-    return stable_zip(buffer.getvalue(), stamp)
+        fit_columns(book, sheet)
+    return write_xlsx(book, title=str(doc["title"]), stamp=as_of_datetime(str(doc["as_of"])))
