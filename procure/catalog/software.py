@@ -36,6 +36,9 @@ FEATURES = (
     "ep", "distributed_optimizer", "zero2", "zero3", "zero3_with_pp", "dp_overlap",
     "param_gather_overlap", "fp8_delayed", "fp8_current", "mxfp8", "fp8_blockwise",
     "selective_recompute", "full_recompute", "activation_offload", "cuda_graphs",
+    # issue 11: MoE dispatchers (DeepEP, HybridEP), EP all-to-all overlap, fp8 dispatch, and
+    # all-to-all (Ulysses-style) context parallelism
+    "deepep", "hybridep", "ep_a2a_overlap", "fp8_dispatch", "cp_a2a",
 )
 FP8_RECIPES = ("mxfp8", "fp8_current", "fp8_delayed", "fp8_blockwise")   # preference order
 ATTENTION_KERNELS = ("fa2", "fa3", "cudnn", "ck", "unfused")
