@@ -250,6 +250,33 @@ def fit_moe(name: str, data: list[Data], cat: Any, base: AccelKnobs, ids: tuple[
     return replace(knobs(x), fitted_on=tuple(sorted(set(base.fitted_on) | set(batch.sources))))
 
 
+def fit_moe_only(shared: Path) -> tuple[Knobs, list[Data], Any]:
+    """Only the MoE knobs, on top of the shipped dense knobs (which stay as they are): the mode the
+    shipped calibration.yaml was written in since issue 11 (see the module docstring)."""
+    from procure.catalog.calibration import load_knobs
+
+    cat = default_catalog()
+    shipped = load_knobs()
+    data = load_fit_data(shared) + load_moe_data()
+    moe_data = load_moe_data()
+    by_id = dict(shipped.by_accelerator)
+    fitted: dict[str, AccelKnobs] = {}
+    for name in ("hopper", "blackwell"):
+        ids = GROUPS[name] + tuple(i for i, g in PROXIES.items() if g == name and name == "blackwell")
+        fitted[name] = fit_moe(name, moe_data, cat, shipped.for_accelerator(GROUPS[name][0]), ids)
+    moe_keys = ("grouped_gemm_scale", "moe_overhead_s", "a2a_overlap_efficiency")
+    for accel_id, k in by_id.items():
+        group = next((g for g, ids in GROUPS.items() if accel_id in ids), PROXIES.get(accel_id, "hopper"))
+        src = fitted.get(group, fitted["hopper"])
+        extra = tuple(s for s in src.fitted_on if s not in k.fitted_on) if group in fitted and k.fitted else ()
+        by_id[accel_id] = replace(k, **{key: getattr(src, key) for key in moe_keys},
+                                  fitted_on=k.fitted_on + extra)
+    default = replace(shipped.default, **{key: getattr(fitted["hopper"], key) for key in moe_keys})
+    knobs = Knobs(default=default, by_accelerator=by_id, fitted_on=tuple(d.name for d in data),
+                  fitted_at=FITTED_AT)
+    return knobs, data, cat
+
+
 def fit(shared: Path) -> tuple[Knobs, list[Data], Any]:
     cat = default_catalog()
     data = load_fit_data(shared)
@@ -359,8 +386,10 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--shared", type=Path, default=ROOT.parent / "shared")
     ap.add_argument("--check", action="store_true", help="fit and print, do not write")
+    ap.add_argument("--all", action="store_true",
+                    help="refit the dense knobs too (default: only the MoE knobs on the shipped dense ones)")
     args = ap.parse_args(argv)
-    doc = document(*fit(args.shared))
+    doc = document(*(fit(args.shared) if args.all else fit_moe_only(args.shared)))
     text = yaml.safe_dump(doc, sort_keys=False, default_flow_style=None, width=100)
     out = ROOT / "hardware_catalog" / "calibration.yaml"
     if args.check:

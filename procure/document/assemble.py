@@ -8,7 +8,7 @@ one frozen QuoteDocument whose floats are at the declared precision.
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -43,6 +43,7 @@ class BidOutcome:
     measured: MeasuredBid | None
     scaling: dict[str, Any] | None
     tuned_recipe: dict[str, Any] | None = None
+    phases: list[tuple[Any, Estimate]] = field(default_factory=list)   # (PhaseSpec, its estimate)
 
 
 def quote_document(inputs: Inputs, outcomes: list[BidOutcome], comparison: Comparison,
@@ -184,6 +185,9 @@ def _bid(inputs: Inputs, outcome: BidOutcome, econ: BidEconomics) -> B.BidResult
         software=B.SoftwareRef.model_validate(est.software) if getattr(est, "software", None) else None,
         calibration=B.Calibration.model_validate(est.calibration) if getattr(est, "calibration", None) else None,
         tuned_recipe=B.TunedRecipe.model_validate(outcome.tuned_recipe) if outcome.tuned_recipe else None,
+        expert_parallel=_expert_parallel(inputs, est, accel.scale_up_domain),
+        idle_gpus=getattr(est, "idle_gpus", 0) if feasible else 0,
+        phases=_phases(outcome, econ),
         step_time_terms=dict(est.terms) if feasible else {},
         modeled=(B.Modeled(step_time_s=est.step_time_s, **{f"{k}_s": v for k, v in (est.percentiles_s or {}).items()})
                  if feasible else None),
@@ -206,6 +210,25 @@ def _bid(inputs: Inputs, outcome: BidOutcome, econ: BidEconomics) -> B.BidResult
         uncertainty=econ.uncertainty and B.Uncertainty.model_validate(econ.uncertainty.to_dict()),
         sensitivity=[B.SensitivityRow.model_validate(row.to_dict()) for row in econ.sensitivity],
         notes=list(econ.notes), rank=econ.rank or 0)
+
+
+def _expert_parallel(inputs: Inputs, est: Estimate, gpus_per_domain: int) -> B.ExpertParallel | None:
+    from procure.model.expert import expert_layout
+
+    if inputs.arch.moe is None or not est.feasible:
+        return None
+    return B.ExpertParallel(**expert_layout(est.plan, gpus_per_domain),
+                            a2a_total_s=est.terms.get("ep_comm_total_s", 0.0),
+                            a2a_exposed_s=est.terms.get("ep_comm_s", 0.0))
+
+
+def _phases(outcome: BidOutcome, econ: BidEconomics) -> list[B.PhaseResult]:
+    days = {p.name: p.time_to_train_days for p in econ.phases}
+    return [B.PhaseResult(name=spec.name, seq_len=spec.seq_len, global_batch_seqs=spec.global_batch_seqs,
+                          train_tokens=spec.tokens, plan=B.Plan(**est.plan) if est.feasible else None,
+                          step_time_s=est.step_time_s if est.feasible else None,
+                          time_to_train_days=days.get(spec.name), infeasible_reason=None if est.feasible else est.reason)
+            for spec, est in outcome.phases]
 
 
 def _pricing(rb: ResolvedBid) -> B.PricingRef:

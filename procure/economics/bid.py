@@ -20,6 +20,23 @@ ENERGY_QUANTUM = Decimal("0.001")  # MWh, i.e. 1 kWh
 
 
 @dataclass(frozen=True)
+class PhaseEconomics:
+    """One phase of the workload: its step time, tokens and share of the time to train."""
+
+    name: str
+    step_time_s: float
+    tokens_per_step: int
+    train_tokens: float
+    tokens_per_s: float
+    time_to_train_days: float
+
+    def to_dict(self) -> dict:
+        return {"name": self.name, "step_time_s": self.step_time_s, "tokens_per_step": self.tokens_per_step,
+                "train_tokens": self.train_tokens, "tokens_per_s": self.tokens_per_s,
+                "time_to_train_days": self.time_to_train_days}
+
+
+@dataclass(frozen=True)
 class BidEconomics:
     id: str
     vendor: str
@@ -41,6 +58,7 @@ class BidEconomics:
     uncertainty: Uncertainty | None = None
     sensitivity: tuple[SensitivityRow, ...] = ()   # set by procure.compare
     rank: int | None = None                        # set by procure.compare
+    phases: tuple[PhaseEconomics, ...] = ()        # only for a workload with further phases
 
     @property
     def has_cost(self) -> bool:
@@ -69,6 +87,7 @@ class BidEconomics:
             "sensitivity": [row.to_dict() for row in self.sensitivity],
             "uncertainty": self.uncertainty and self.uncertainty.to_dict(),
             "notes": list(self.notes),
+            "phases": [phase.to_dict() for phase in self.phases],
         }
 
 
@@ -96,11 +115,19 @@ def evaluate_core(case: BidCase, assumptions: Assumptions) -> BidEconomics:
     missing = missing_price_reason(case.pricing)
     found = [*checks.commitment_flags(perf, case.commitment, assumptions),
              checks.price_missing(missing)]
-    if not perf.feasible:
+    blocked = next((p for p in case.phases if not p.performance.feasible), None)
+    if not perf.feasible or blocked is not None:
+        if blocked is not None and perf.feasible:
+            perf = replace(perf, feasible=False, infeasible_reason=f"phase {blocked.name}: "
+                           f"{blocked.performance.infeasible_reason or 'no plan fits'}")
+            case = replace(case, performance=perf)
         return _infeasible(case, found)
     tp = throughput(perf)
     gp = goodput(perf.gpus, case.params, assumptions)
-    seconds = case.train_tokens / tp.tokens_per_s / gp.fraction
+    phase_s = [p.train_tokens / throughput(p.performance).tokens_per_s / gp.fraction
+               for p in case.all_phases()]
+    phases = _phases(case, phase_s)
+    seconds = sum(phase_s)
     days = seconds / 86400.0
     used_hours = hours_from_seconds(seconds)
     basis = cost_basis(case.pricing, perf.gpus, assumptions)
@@ -116,10 +143,17 @@ def evaluate_core(case: BidCase, assumptions: Assumptions) -> BidEconomics:
         cost_lines=lines, total_cost=total,
         residual_value=None if missing else residual_value(basis, list(lines)),
         cost_per_million_tokens=(None if total is None
-                                else per_million_tokens(total, case.train_tokens)),
+                                else per_million_tokens(total, case.total_tokens)),
         flags=in_order(found), notes=tuple(_goodput_notes(gp) + cost_notes(basis)),
-        deadline_days=case.deadline_days,
+        deadline_days=case.deadline_days, phases=phases if case.phases else (),
     )
+
+
+def _phases(case: BidCase, seconds: list[float]) -> tuple[PhaseEconomics, ...]:
+    """Every phase's time at its own throughput and the bid's goodput (same GPUs throughout)."""
+    return tuple(PhaseEconomics(p.name, p.performance.step_time_s, p.performance.tokens_per_step,
+                                p.train_tokens, throughput(p.performance).tokens_per_s, s / 86400.0)
+                 for p, s in zip(case.all_phases(), seconds))
 
 
 def evaluate_bid(case: BidCase, assumptions: Assumptions) -> BidEconomics:

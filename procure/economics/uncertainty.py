@@ -71,14 +71,14 @@ def _training_hours(case: BidCase, assumptions: Assumptions, efficiency, failure
     import numpy as np
 
     perf = case.performance
-    step_s = step_time_at_efficiency(perf, efficiency)
     write_s = checkpoint_write_s(case.params, assumptions.checkpoint_bytes_per_param,
                                  assumptions.checkpoint_write_gbs)
     tau_s = interval_s(perf.gpus, case.params, assumptions)
     job_rate_s = perf.gpus * assumptions.failures_per_gpu_hour * failures / 3600.0
     lost = lost_fraction(write_s, tau_s, job_rate_s, assumptions.restart_min * 60.0)
     goodput = 1.0 - np.clip(lost, 0.0, MAX_LOST_FRACTION)
-    seconds = case.train_tokens * step_s / perf.tokens_per_step / goodput
+    seconds = sum(p.train_tokens * step_time_at_efficiency(p.performance, efficiency)
+                  / p.performance.tokens_per_step for p in case.all_phases()) / goodput
     return seconds / 3600.0
 
 
@@ -95,7 +95,7 @@ def band(case: BidCase, assumptions: Assumptions) -> Uncertainty | None:
     if missing_price_reason(case.pricing) is None:
         basis = cost_basis(case.pricing, case.performance.gpus, assumptions)
         cost = total_cost_float(basis, hours, price, power)
-        per_mtok = np.percentile(cost / case.train_tokens * 1e6, PERCENTILES)
+        per_mtok = np.percentile(cost / case.total_tokens * 1e6, PERCENTILES)
         usd = tuple(rate(D(float(v))) for v in per_mtok)
     return Uncertainty(assumptions.seed, assumptions.monte_carlo_samples, usd,
                        tuple(round(float(v), 4) for v in days))

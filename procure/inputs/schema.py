@@ -41,6 +41,62 @@ class SoftwareSpec(Strict):
         return self
 
 
+class PlanSpecModel(Strict):
+    tp: Optional[int] = Field(None, ge=1, le=1024)
+    pp: Optional[int] = Field(None, ge=1, le=4096)
+    dp: Optional[int] = Field(None, ge=1, le=10_000_000)
+    cp: Optional[int] = Field(None, ge=1, le=1024)
+    ep: Optional[int] = Field(None, ge=1, le=4096)
+    vpp: Optional[int] = Field(None, ge=1, le=128)
+    micro_batch: Optional[int] = Field(None, ge=1, le=65536)
+    zero_stage: Optional[Literal[0, 1, 2, 3]] = None
+    recompute: Optional[Literal["none", "selective", "full"]] = None
+    sequence_parallel: Optional[bool] = None
+    tp_comm_overlap: Optional[bool] = None
+    etp: Optional[int] = Field(None, ge=1, le=1024)
+    a2a_overlap: Optional[bool] = None
+    moe_dispatcher: Optional[Literal["alltoall", "deepep", "hybridep"]] = None
+    cp_comm: Optional[Literal["p2p", "a2a", "allgather"]] = None
+
+
+class PhaseSpec(Strict):
+    """A further training phase after the workload's main one (a long-context extension, for
+    example): its own sequence length, batch and tokens; time to train and cost add up."""
+
+    name: str = Field(min_length=1, max_length=100)
+    seq_len: int = Field(gt=0, le=10_000_000)
+    global_batch_tokens: Optional[int] = Field(None, gt=0)
+    global_batch: Optional[int] = Field(None, gt=0, description="sequences per step")
+    train_tokens: Optional[Finite] = Field(None, gt=0, le=1e18)
+    steps: Optional[int] = Field(None, gt=0, le=1_000_000_000)
+    plan: Optional[PlanSpecModel] = None
+
+    @model_validator(mode="after")
+    def _one_batch_one_length(self):
+        if (self.global_batch_tokens is None) == (self.global_batch is None):
+            raise ValueError("give exactly one of `global_batch_tokens` or `global_batch` (sequences)")
+        if self.global_batch_tokens is not None and self.global_batch_tokens % self.seq_len:
+            raise ValueError(f"global_batch_tokens {self.global_batch_tokens} is not a multiple of "
+                             f"seq_len {self.seq_len}")
+        if (self.train_tokens is None) == (self.steps is None):
+            raise ValueError("give exactly one of `train_tokens` or `steps`")
+        return self
+
+    @property
+    def global_batch_seqs(self) -> int:
+        if self.global_batch is not None:
+            return self.global_batch
+        return (self.global_batch_tokens or 0) // self.seq_len
+
+    @property
+    def tokens_per_step(self) -> int:
+        return self.global_batch_seqs * self.seq_len
+
+    @property
+    def tokens(self) -> float:
+        return float(self.train_tokens) if self.train_tokens is not None else float(self.steps or 0) * self.tokens_per_step
+
+
 class Workload(Strict):
     model: Optional[str] = None
     architecture: Optional[ArchitectureSpec] = None
@@ -51,6 +107,10 @@ class Workload(Strict):
     precision: Literal["bf16", "fp16", "fp8"] = "bf16"
     deadline_days: Optional[Finite] = Field(None, gt=0, le=36500)
     software: Optional[SoftwareSpec] = None
+    name: str = Field("main", min_length=1, max_length=100)
+    phases: list[PhaseSpec] = Field(default_factory=list, max_length=20)
+    moe_imbalance: Optional[Finite] = Field(None, ge=1.0, le=4.0)
+    fp8_dispatch: Optional[bool] = None
 
     @model_validator(mode="after")
     def _one_model_one_batch(self):
@@ -61,6 +121,9 @@ class Workload(Strict):
         if self.global_batch_tokens is not None and self.global_batch_tokens % self.seq_len:
             raise ValueError(f"global_batch_tokens {self.global_batch_tokens} is not a multiple of "
                              f"seq_len {self.seq_len}")
+        names = [self.name] + [p.name for p in self.phases]
+        if len(set(names)) != len(names):
+            raise ValueError(f"phase names must be unique (the main phase is {self.name!r})")
         return self
 
     @property
@@ -128,20 +191,6 @@ class CommittedSpec(Strict):
     step_time_s: Optional[Finite] = Field(None, gt=0, le=1e6)
     p99_step_time_s: Optional[Finite] = Field(None, gt=0, le=1e6)
     scaling_efficiency: Optional[Finite] = Field(None, gt=0, le=1.5)
-
-
-class PlanSpecModel(Strict):
-    tp: Optional[int] = Field(None, ge=1, le=1024)
-    pp: Optional[int] = Field(None, ge=1, le=4096)
-    dp: Optional[int] = Field(None, ge=1, le=10_000_000)
-    cp: Optional[int] = Field(None, ge=1, le=1024)
-    ep: Optional[int] = Field(None, ge=1, le=4096)
-    vpp: Optional[int] = Field(None, ge=1, le=128)
-    micro_batch: Optional[int] = Field(None, ge=1, le=65536)
-    zero_stage: Optional[Literal[0, 1, 2, 3]] = None
-    recompute: Optional[Literal["none", "selective", "full"]] = None
-    sequence_parallel: Optional[bool] = None
-    tp_comm_overlap: Optional[bool] = None
 
 
 class Bid(Strict):

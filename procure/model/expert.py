@@ -36,6 +36,18 @@ from procure.model.problem import ACT_BYTES, CoreKnobs, Problem, moe_load
 Vec = npt.NDArray[np.float64]
 
 
+def expert_layout(plan: dict[str, Any], gpus_per_domain: int) -> dict[str, Any]:
+    """The expert-parallel layout of a plan, as a report shows it: ep, etp, the expert-data-
+    parallel size, EP ranks per scale-up domain, domains an EP group spans and whether it stays
+    inside one (NVLink/NVL72) domain."""
+    ep, etp = int(plan.get("ep", 1)), int(plan.get("etp", 1) or 1)
+    ranks = plan.get("tp", 1) * plan.get("dp", 1) * plan.get("cp", 1)
+    g, k = ep_layout(ep, etp, max(1, gpus_per_domain))
+    return {"ep": ep, "etp": etp, "edp": max(1, ranks // max(1, ep * etp)),
+            "ranks_per_domain": int(g), "domains": int(k), "inside_scale_up": bool(k <= 1),
+            "dispatcher": plan.get("moe_dispatcher", "alltoall"), "a2a_overlap": bool(plan.get("a2a_overlap"))}
+
+
 def ep_layout(e: Any, et: Any, gpn: Any) -> tuple[Vec, Vec]:
     """(EP ranks per scale-up domain, domains spanned): ep ranks ``etp`` apart."""
     return col.group_layout(e, gpn, et)
