@@ -230,10 +230,17 @@ def run_case(run: dict[str, Any], accelerators: dict[str, Accelerator],
         fsdp_shard_group=par.get("fsdp_shard_group"), recompute_layers=par.get("recompute_layers"),
         etp=par.get("etp"), a2a_overlap=par.get("a2a_overlap"), moe_dispatcher=_dispatcher(run),
         cp_comm=_cp_comm(par.get("cp_comm")), recompute_modules=_modules(par.get("recompute_modules")),
-        uneven_stages=bool(par.get("pp_layout")) or None)
+        uneven_stages=_custom_layout(par))
     network = run_network(float(hw["scale_out_gbps_per_gpu"]), networks_by_gbps)
     software, note = _what_ran(stated, plan, precision, accel)
     return Case(run_arch(run), accel, network, int(hw["gpus"]), workload, plan, software), note
+
+
+def _custom_layout(par: dict[str, Any]) -> bool | None:
+    """A stated pipeline layout, or a schedule that lays the stages out itself (DeepSeek's
+    DualPipe puts a chunk from each end of the model on every rank)."""
+    schedule = str(par.get("pp_schedule") or "").lower()
+    return True if par.get("pp_layout") or "dualpipe" in schedule else None
 
 
 def _cp_comm(value: Any) -> str | None:

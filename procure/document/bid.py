@@ -98,7 +98,7 @@ class TunedRecipe(Frozen):
     recipe_url: Optional[str]
     recipe_gpus: Count
     recipe_accelerator: str
-    recipe_plan: dict[str, Union[Count, bool, str]]
+    recipe_plan: dict[str, Union[Count, bool, str, list[str]]]
     recipe_measured_step_time_s: Real = Field(description="The recipe's published (measured) step time.")
     recipe_predicted_step_time_s: Optional[Real] = Field(description="The model's time for the recipe's own plan.")
     search_plan_at_recipe_scale: Optional[Plan]

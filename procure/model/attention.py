@@ -42,10 +42,10 @@ from procure.catalog.types import Accelerator
 Vec = npt.NDArray[np.float64]
 
 S_HALF = 440.0                 # tokens: f_seq = 1/2 at this sequence length (non-causal)
-# Ideal time at the 16-bit peak of the forward call the reference ratio was measured on (FA3 paper
-# fig. 5-6: 16k tokens, 16 heads of 128, non-causal: 4 x 16384^2 x 2048 FLOPs at H100's 989 TF/s):
-# compute.attention_curve scales the size curve relative to it.
-REFERENCE_CALL_S = 4.0 * 16384.0 ** 2 * 2048.0 / 989.4e12
+# Ideal time at the 16-bit peak of the work the reference ratio was measured on (FA3 paper fig. 5-6:
+# 16k tokens, 16 heads of 128, non-causal; forward 4 x 16384^2 x 2048 FLOPs and the backward 2.5 x
+# that, at H100's 989 TF/s): compute.attention_curve scales the size curve relative to it.
+REFERENCE_CALL_S = 3.5 * 4.0 * 16384.0 ** 2 * 2048.0 / 989.4e12
 SEQ_EXPONENT = 1.5
 DIAGONAL_BLOCK = 128.0         # key block of the causal diagonal
 HEAD_DIM_D0 = 55.0

@@ -28,8 +28,9 @@ from procure.model import collectives as col
 from procure.model.compute import layer_forward, logits_time, smooth_max
 from procure.model.context import cp_layer_comm
 from procure.model.expert import ep_layer_comm
-from procure.model.memory import (SEARCH_HEADROOM_FRACTION, gpu_memory, layer_activation_bytes,
-                                  module_flags, moe_layers_in, recompute_fraction)
+from procure.model.memory import (SEARCH_HEADROOM_FRACTION, end_stage_layers, gpu_memory,
+                                  layer_activation_bytes, module_flags, moe_layers_in,
+                                  recompute_fraction)
 from procure.model.problem import (ACT_BYTES, OPTIMIZER_BYTES, OPTIMIZER_STEP_BYTES, PCIE_BW,
                                    WEIGHT_BYTES, CoreKnobs, Problem)
 from procure.model.stragglers import expected_max_z
@@ -272,19 +273,22 @@ def _held(g: dict[str, Vec], pb: Problem, dense: Vec, expert: Vec) -> Vec:
 def _slowest_stage(pb: Problem, p: Vec, layer_s: Vec, head_s: Vec, ul: Vec) -> tuple[Vec, Vec]:
     """(layers of the slowest pipeline stage, whether it is the last one carrying the head).
 
-    Even stages (ceil(L/p) layers each, the last adding the output layer and the MTP modules)
-    unless the plan lays stages out freely (``ul``: a stated pipeline layout, or the search on a
-    stack with uneven stages; or L not divisible by p, which needs a custom layout anyway): then the last stage holds x layers and the others share the rest,
-    x = (L t - (p-1) h) / (p t) balancing x t + h against the middle stages' ceil((L-x)/(p-1)) t
-    (Megatron --decoder-last-pipeline-num-layers, pipeline layouts: DeepSeek-V3's last stage holds
-    one layer with the MTP module and the loss)."""
+    Even stages hold ceil(L/p) layers, the last adding the output layer and the MTP modules. When
+    L is not a multiple of p, Megatron's first and last stages hold one layer fewer each
+    (memory.end_stage_layers). A plan that lays the stages out freely (``ul``: a stated pipeline
+    layout, or the search on a stack with uneven stages) balances the last stage: it holds x
+    layers and the others share the rest, x = (L t - (p-1) h) / (p t) balancing x t + h against
+    the middle stages' ceil((L-x)/(p-1)) t (DeepSeek-V3's last stage holds one layer with the MTP
+    module and the loss)."""
     layers = pb.layers
     even_n = np.ceil(layers / p)
     tau = np.maximum(layer_s, 1e-12)
+    _, last_n = end_stage_layers(pb, p, even_n)
+    best_t = np.maximum(last_n * tau + head_s, even_n * tau)
+    best_last = last_n * tau + head_s >= even_n * tau
+    best_n = np.where(best_last, last_n, even_n)
+    free = (ul > 0) & (p > 1)
     x0 = (layers * tau - (p - 1) * head_s) / (p * tau)
-    best_t = even_n * tau + head_s
-    best_n, best_last = even_n, np.ones_like(best_t, dtype=bool)
-    free = ((ul > 0) | (np.mod(layers, p) > 0)) & (p > 1)
     for x in (np.floor(x0), np.ceil(x0)):
         x = np.clip(x, 0.0, even_n)
         middle = np.ceil((layers - x) / np.maximum(p - 1, 1))
@@ -335,7 +339,8 @@ def evaluate(pb: Problem, kn: CoreKnobs, plan: dict[str, Any]) -> dict[str, Any]
     t_mb_wall = np.where(last, n_slow * wall_l + head, n_slow * wall_l)
     compute = m * t_mb_gpu
     mem, dense_p, expert_p = gpu_memory(pb, t, p, d, c, e, v, b, g["z"], g["rc"], g["sp"], m,
-                                        stage_layers, g["aoff"], g["sg"], full_share, g["et"], g["rm"])
+                                        stage_layers, g["aoff"], g["sg"], full_share, g["et"], g["rm"],
+                                        g["dd"])
     bw_up, bw_nic = _bandwidths(pb, kn)
     pp_bytes = b * pb.seq / c * pb.hidden * ACT_BYTES / t
     # Megatron pairs each send with the opposite receive in one batched NCCL call: two per
@@ -349,7 +354,7 @@ def evaluate(pb: Problem, kn: CoreKnobs, plan: dict[str, Any]) -> dict[str, Any]
     dp_all, dp_exposed = _dp_both(pb, kn, g, m, (dense_p, expert_p), t_mb_gpu + bubble, compute,
                                   stage_layers, lt)
     held = _held(g, pb, dense_p, expert_p)
-    stored, _ = layer_activation_bytes(pb, t, c, b, g["rc"], g["sp"], full_share, g["rm"], moe_share)
+    stored, _ = layer_activation_bytes(pb, t, c, b, g["rc"], g["sp"], full_share, g["rm"], moe_share, g["dd"])
     layer_steps = m * n_slow
     terms: dict[str, Vec] = {
         "compute_s": compute,

@@ -272,11 +272,13 @@ def _uneven_dp_message(pb: Problem, spec: PlanSpec, gpus: int) -> str | None:
     if batch % (b * spec.dp) == 0:
         return None
     denom = spec.tp * spec.pp * (spec.cp or 1)
+    head = (f"micro_batch x dp must divide the global batch: micro_batch {b} x dp {spec.dp} does not "
+            f"divide {batch} sequences (uneven data parallelism is not modelled)")
     lo, hi = nearest_gpu_counts(batch, b, denom, denom * spec.dp)
+    if lo is None and hi is None:
+        return f"{head}; no dp works with micro_batch {b}"
     near = " or ".join(f"{n:,} GPUs (dp {n // denom})" for n in (lo, hi) if n is not None)
-    return (f"micro_batch {b} x dp {spec.dp} does not divide the global batch of {batch} sequences "
-            f"(uneven data parallelism is not modelled); with tp x pp x cp = {denom} the nearest "
-            f"counts that work are {near}")
+    return f"{head}; with tp x pp x cp = {denom} the nearest counts that work are {near}"
 
 
 def build_grid(pb: Problem, gpus: int, spec: PlanSpec, gpn: int,

@@ -95,13 +95,16 @@ def stage_params(pb: Problem, t: Vec, p: Vec, e: Vec, stage_layers: Vec,
 
 
 def state_bytes(params: Vec, z: Vec, dpc: Vec, grad_bytes: Vec | float, frozen: Any = 0.0,
-                weight_bytes: Any = WEIGHT_BYTES) -> Vec:
+                weight_bytes: Any = WEIGHT_BYTES, fp32_params: Any = 0.0) -> Vec:
     """Weights + gradients + optimizer states of ``params`` under ZeRO stage ``z`` sharded over
-    ``dpc`` ranks (frozen LoRA base weights: weights only)."""
+    ``dpc`` ranks (frozen LoRA base weights: weights only). ``fp32_params``: FSDP keeps the
+    sharded parameters themselves in fp32 (the optimizer holds only the two moments, 8 bytes), where
+    Megatron keeps 16-bit weights plus an fp32 master copy in the optimizer (12 bytes)."""
     shard = np.maximum(dpc, 1)
-    w = weight_bytes * np.where(z >= 3, 1.0 / shard, 1.0)
+    fsdp32 = (np.asarray(fp32_params, dtype=float) > 0) & (z >= 3)
+    w = np.where(fsdp32, 4.0, weight_bytes) * np.where(z >= 3, 1.0 / shard, 1.0)
     g = grad_bytes * np.where(z >= 2, 1.0 / shard, 1.0)
-    o = OPTIMIZER_BYTES * np.where(z >= 1, 1.0 / shard, 1.0)
+    o = np.where(fsdp32, OPTIMIZER_BYTES - 4.0, OPTIMIZER_BYTES) * np.where(z >= 1, 1.0 / shard, 1.0)
     return np.asarray(params * (w + (1.0 - frozen) * (g + o)), dtype=float)
 
 
@@ -118,7 +121,7 @@ def module_flags(rm: Any) -> dict[str, Vec]:
 
 
 def _layer_parts(pb: Problem, t: Vec, sp: Vec, flags: dict[str, Vec], by_module: Vec,
-                 moe_load: Any) -> tuple[Vec, Vec, Vec, Vec]:
+                 moe_load: Any, dedup: Any = 0.0) -> tuple[Vec, Vec, Vec, Vec]:
     """Bytes per token kept for the backward without full recompute, in units of hidden:
     (replicated part (/sp applied), TP-split attention part, dense MLP part, MoE MLP part),
     the last three before the division by t. Modules recomputed selectively (``by_module`` 1 and
@@ -138,10 +141,12 @@ def _layer_parts(pb: Problem, t: Vec, sp: Vec, flags: dict[str, Vec], by_module:
     fc1_out = (pb.mlp_mats - 1) * pb.ffn
     dense_mlp = np.where(by_module * flags["mlp"] > 0, 0.0, 2 * fc1_out + gemm_in * pb.ffn) / h
     # MoE: per routed copy the dispatched input, the fc1 output, the activation output (fc2 input)
-    # and the expert output kept for the prob-weighted unpermute; the shared experts as a dense
-    # MLP; the router's fp32 probabilities.
+    # and, with the all-to-all dispatcher, the expert output kept for the prob-weighted unpermute
+    # (the flex dispatcher of DeepEP/HybridEP applies the probabilities inside the experts'
+    # activation instead); the shared experts as a dense MLP; the router's fp32 probabilities.
     act_out = np.where(by_module * flags["moe_act"] > 0, 0.0, gemm_in * pb.expert_ffn)
-    routed = moe_load * (gemm_in * h + 2 * (pb.mlp_mats - 1) * pb.expert_ffn + act_out + 2 * h)
+    unpermute = np.where(np.asarray(dedup, dtype=float) > 0, 0.0, 2 * h)
+    routed = moe_load * (gemm_in * h + 2 * (pb.mlp_mats - 1) * pb.expert_ffn + act_out + unpermute)
     routed = np.where(by_module * flags["moe"] > 0, 0.0, routed)
     shared = np.where(by_module * flags["shared_experts"] > 0, 0.0,
                       2 * (pb.mlp_mats - 1) * pb.shared_ffn + gemm_in * pb.shared_ffn)
@@ -151,7 +156,8 @@ def _layer_parts(pb: Problem, t: Vec, sp: Vec, flags: dict[str, Vec], by_module:
 
 
 def layer_activation_bytes(pb: Problem, t: Vec, c: Vec, b: Vec, rc: Vec, sp: Vec,
-                           full_share: Any = None, rm: Any = 0.0, moe_share: Any = None) -> tuple[Vec, Vec]:
+                           full_share: Any = None, rm: Any = 0.0, moe_share: Any = None,
+                           dedup: Any = 0.0) -> tuple[Vec, Vec]:
     """(stored bytes per layer per micro-batch (mean over the stage's layers), bytes of one layer
     without recompute). ``full_share``: the share of layers under full recompute (all by default);
     ``rm``: the selective-recompute modules (bitmask, 0: the stack's policy); ``moe_share``: the
@@ -162,7 +168,7 @@ def layer_activation_bytes(pb: Problem, t: Vec, c: Vec, b: Vec, rc: Vec, sp: Vec
     moe_frac = pb.moe_layers / pb.layers if moe_share is None else moe_share
     by_module = ((rc == 1) & (np.asarray(rm, dtype=float) > 0)).astype(float)
     flags = module_flags(rm)
-    replicated, attn, dense_mlp, moe_mlp = _layer_parts(pb, t, sp, flags, by_module, moe_load(pb))
+    replicated, attn, dense_mlp, moe_mlp = _layer_parts(pb, t, sp, flags, by_module, moe_load(pb), dedup)
     split = attn + (1 - moe_frac) * dense_mlp + moe_frac * moe_mlp
     # Frozen (LoRA) base: a frozen GEMM's input is not needed (no weight gradient) except the
     # adapter-carrying QKV input; under fp8 the recipes also keep the rest in fp8.
@@ -207,7 +213,8 @@ def _stored_layers(n_layers: Vec, offload: Vec) -> Vec:
 
 def gpu_memory(pb: Problem, t: Vec, p: Vec, d: Vec, c: Vec, e: Vec, v: Vec, b: Vec, z: Vec, rc: Vec,
                sp: Vec, m: Vec, stage_layers: Vec, offload: Vec, shard_group: Any = 0.0,
-               full_share: Any = None, et: Any = 1.0, rm: Any = 0.0) -> tuple[dict[str, Vec], Vec, Vec]:
+               full_share: Any = None, et: Any = 1.0, rm: Any = 0.0,
+               dedup: Any = 0.0) -> tuple[dict[str, Vec], Vec, Vec]:
     """Peak bytes per GPU (max over first and last pipeline stage) and its parts, then the weights
     the slowest stage holds: (dense part, routed experts). ``shard_group`` > 0: hybrid sharding
     over that many ranks. Routed experts are sharded over the expert-data-parallel group
@@ -218,7 +225,7 @@ def gpu_memory(pb: Problem, t: Vec, p: Vec, d: Vec, c: Vec, e: Vec, v: Vec, b: V
     dpc = np.where(shard_group > 0, shard_group, d * c)
     edp = np.maximum(t * d * c / np.maximum(e * et, 1), 1)
     moe_share = moe_layers_in(pb, stage_layers) / np.maximum(stage_layers, 1)
-    stored, working = layer_activation_bytes(pb, t, c, b, rc, sp, full_share, rm, moe_share)
+    stored, working = layer_activation_bytes(pb, t, c, b, rc, sp, full_share, rm, moe_share, dedup)
     inflight = np.minimum(p, np.maximum(m, 1)) * np.where(v > 1, 1.0 + (p - 1) / (p * v), 1.0)
     act_first = _stored_layers(n_first, offload) * stored * inflight + working
     logits = pb.logit_bytes * b * (pb.seq / c) * pb.vocab / t * (1 + pb.mtp)
@@ -231,8 +238,10 @@ def gpu_memory(pb: Problem, t: Vec, p: Vec, d: Vec, c: Vec, e: Vec, v: Vec, b: V
     gathered_g = np.where(z >= 3, per_layer * pb.grad_bytes * (1.0 - pb.frozen), 0.0)
 
     def states(part: dict[str, Vec], end: str) -> Vec:
-        return (state_bytes(part[f"{end}_dense"], z, dpc, pb.grad_bytes, pb.frozen, pb.weight_bytes)
-                + state_bytes(part[f"{end}_expert"], z, edp, pb.grad_bytes, pb.frozen, pb.weight_bytes))
+        return (state_bytes(part[f"{end}_dense"], z, dpc, pb.grad_bytes, pb.frozen, pb.weight_bytes,
+                            pb.fp32_params)
+                + state_bytes(part[f"{end}_expert"], z, edp, pb.grad_bytes, pb.frozen, pb.weight_bytes,
+                              pb.fp32_params))
 
     total_first = states(first, "first") + gathered_w + gathered_g + act_first
     total_last = states(last, "last") + gathered_w + gathered_g + act_last
@@ -247,11 +256,14 @@ def gpu_memory(pb: Problem, t: Vec, p: Vec, d: Vec, c: Vec, e: Vec, v: Vec, b: V
     def shard(x: Vec, n: Vec, stage: Vec) -> Vec:
         return np.asarray(x * np.where(z >= stage, 1.0 / np.maximum(n, 1), 1.0), dtype=float)
 
+    fsdp32 = (pb.fp32_params > 0) & (z >= 3)
     parts = {
-        "weights": (shard(dense, dpc, 3) + shard(expert, edp, 3)) * pb.weight_bytes + gathered_w,
+        "weights": (shard(dense, dpc, 3) + shard(expert, edp, 3)) * np.where(fsdp32, 4.0, pb.weight_bytes)
+        + gathered_w,
         "gradients": (1.0 - pb.frozen) * pb.grad_bytes * (shard(dense, dpc, 2) + shard(expert, edp, 2))
         + gathered_g,
-        "optimizer": (1.0 - pb.frozen) * OPTIMIZER_BYTES * (shard(dense, dpc, 1) + shard(expert, edp, 1)),
+        "optimizer": (1.0 - pb.frozen) * np.where(fsdp32, OPTIMIZER_BYTES - 4.0, OPTIMIZER_BYTES)
+        * (shard(dense, dpc, 1) + shard(expert, edp, 1)),
         "activations": np.where(use_first, act_first, act_last),
     }
     reserve = RESERVE_FRACTION * pb.hbm_bytes

@@ -141,6 +141,7 @@ class Problem:
     sel_mode: Any               # "selective" keeps: 0 all but the core (Megatron), 1 GEMM outputs, 2 Q/K/V
     logit_bytes: Any            # bytes per logit held by the cross entropy
     dispatch_bytes: Any         # bytes per element of the MoE dispatch (2 bf16; about 1 in fp8)
+    fp32_params: Any            # 1.0 when FSDP shards fp32 parameters (optimizer: moments only)
 
     def as_arrays(self) -> "Problem":
         return Problem(**{f.name: np.asarray(getattr(self, f.name), dtype=float) for f in fields(self)})
@@ -356,6 +357,7 @@ def build_problem(arch: ModelArch, accel: Accelerator, network: Network, gpus: i
         sel_mode=float(SELECTIVE_POLICIES.index(software.selective_policy)) if software else 0.0,
         logit_bytes=software.logit_bytes if software else DEFAULT_LOGIT_BYTES,
         dispatch_bytes=FP8_DISPATCH_BYTES if fp8_dispatch else ACT_BYTES,
+        fp32_params=1.0 if software is not None and software.fp32_params else 0.0,
     )
 
 
