@@ -120,13 +120,16 @@ def attention_core_s(pb: Problem, kn: CoreKnobs, t: Vec, c: Vec, b: Vec) -> Vec:
 
 def expert_gemm_s(flops: Any, rows: Any, pb: Problem, kn: CoreKnobs) -> Vec:
     """A grouped expert GEMM (all of this GPU's experts in one kernel): ``flops`` in all, ``rows``
-    tokens per expert. Its launch and wave effects follow the whole grouped GEMM's size (the GEMM
-    curve); each expert's rows are padded to whole tiles (on average half a tile of
-    EXPERT_TILE_ROWS wasted per expert); ``grouped_gemm_scale`` is what the grouped kernel keeps
-    of a plain GEMM's efficiency."""
-    tile = np.where(rows > 0, rows / (np.maximum(rows, 1e-9) + 0.5 * EXPERT_TILE_ROWS), 1.0)
-    eff = gemm_efficiency(np.maximum(flops, 1.0), pb.lin_peak, kn, kn.gemm_top_lin) * tile
-    return np.asarray(flops / (pb.lin_peak * eff * kn.grouped_gemm_scale), dtype=float)
+    tokens per expert. Each expert's rows are padded to whole tiles of EXPERT_TILE_ROWS (half a
+    tile wasted on average, a whole tile at least), so the kernel runs the padded work; its launch
+    and wave effects follow the whole grouped GEMM's padded size (the GEMM curve), and
+    ``grouped_gemm_scale`` is what the grouped kernel keeps of a plain GEMM's efficiency. More
+    tokens never take less time."""
+    r = np.maximum(np.asarray(rows, dtype=float), 1e-9)
+    padded = flops * np.maximum(r + 0.5 * EXPERT_TILE_ROWS, EXPERT_TILE_ROWS) / r
+    padded = np.where(np.asarray(rows, dtype=float) > 0, padded, flops)
+    eff = gemm_efficiency(np.maximum(padded, 1.0), pb.lin_peak, kn, kn.gemm_top_lin)
+    return np.asarray(padded / (pb.lin_peak * eff * kn.grouped_gemm_scale), dtype=float)
 
 
 def _moe_mlp(pb: Problem, kn: CoreKnobs, tok: Vec, t: Vec, e: Vec, et: Vec) -> dict[str, Vec]:

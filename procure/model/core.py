@@ -336,7 +336,6 @@ def evaluate(pb: Problem, kn: CoreKnobs, plan: dict[str, Any]) -> dict[str, Any]
     # MTP modules); where the stack lays stages out freely it holds fewer layers (balanced).
     n_slow, last = _slowest_stage(pb, p, wall_l, head, g["ul"])
     t_mb_gpu = np.where(last, n_slow * lt["gpu"] + head, n_slow * lt["gpu"])
-    t_mb_wall = np.where(last, n_slow * wall_l + head, n_slow * wall_l)
     compute = m * t_mb_gpu
     mem, dense_p, expert_p = gpu_memory(pb, t, p, d, c, e, v, b, g["z"], g["rc"], g["sp"], m,
                                         stage_layers, g["aoff"], g["sg"], full_share, g["et"], g["rm"],

@@ -196,10 +196,12 @@ def fixed_rules(pb: Problem, gpus: Any) -> list[Rule]:
     ]
 
 
-def search_rules(pb: Problem, software: SoftwareStack | None) -> list[Rule]:
-    """What tuned production runs obey on top of the fixed rules."""
+def search_rules(pb: Problem, software: SoftwareStack | None, stated: PlanSpec | None = None) -> list[Rule]:
+    """What tuned production runs obey on top of the fixed rules (a choice the plan states is not
+    second-guessed: DeepSeek's DualPipe overlaps the all-to-all without interleaving)."""
     layers, batch, seq = pb.layers, pb.batch, pb.seq
     z3_pp = software is None or software.has("zero3_with_pp")
+    a2a_stated = stated is not None and stated.a2a_overlap is not None
     return [
         (("p", "v"), "pp x vpp must divide the layers", _layers_rule(layers, _feature(software, "uneven_pp"))),
         (("p", "v"), "vpp > 1 needs the layers of a stage divisible by vpp",
@@ -223,7 +225,7 @@ def search_rules(pb: Problem, software: SoftwareStack | None) -> list[Rule]:
         (("c", "cc"), "a CP variant needs cp > 1", lambda g: (g["cc"] == 0) | (g["c"] > 1)),
         # Megatron's EP A2A overlap runs the combined 1F1B schedule: no pipeline or interleaved.
         (("e", "ao", "p", "v"), "all-to-all overlap needs ep > 1 and pp 1 or interleaving",
-         lambda g: (g["ao"] == 0) | ((g["e"] > 1) & ((g["p"] == 1) | (g["v"] > 1)))),
+         lambda g: (g["ao"] == 0) | ((g["e"] > 1) & ((g["p"] == 1) | (g["v"] > 1) | a2a_stated))),
     ]
 
 
@@ -298,7 +300,7 @@ def build_grid(pb: Problem, gpus: int, spec: PlanSpec, gpn: int,
     if complete and spec.activation_offload is None:
         choices["aoff"] = [0]
     dp_fixed = _spec_value(spec, "d")
-    pending = fixed_rules(pb, gpus) + ([] if complete else search_rules(pb, software))
+    pending = fixed_rules(pb, gpus) + ([] if complete else search_rules(pb, software, spec))
     grid: Grid = {}
     for stage in STAGES:
         part = _product(choices, stage)

@@ -253,7 +253,7 @@ def gpu_memory(pb: Problem, t: Vec, p: Vec, d: Vec, c: Vec, e: Vec, v: Vec, b: V
     busy_dense = np.maximum(full["first_dense"], full["last_dense"])
     busy_expert = np.maximum(full["first_expert"], full["last_expert"])
 
-    def shard(x: Vec, n: Vec, stage: Vec) -> Vec:
+    def shard(x: Vec, n: Vec, stage: int) -> Vec:
         return np.asarray(x * np.where(z >= stage, 1.0 / np.maximum(n, 1), 1.0), dtype=float)
 
     fsdp32 = (pb.fp32_params > 0) & (z >= 3)
