@@ -85,9 +85,14 @@ def _workload(inputs: Inputs) -> Q.WorkloadSummary:
                            active_params=active_param_count(arch), layers=arch.layers, hidden=arch.hidden,
                            heads=arch.heads, kv_heads=arch.kv_heads, ffn_hidden=arch.ffn_hidden,
                            vocab=arch.vocab, gated_mlp=arch.gated_mlp, moe=moe)
+    phases = [Q.PhaseSummary(name=w.name, seq_len=w.seq_len, global_batch_seqs=w.global_batch_seqs,
+                             train_tokens=float(w.train_tokens))] + [
+        Q.PhaseSummary(name=p.name, seq_len=p.seq_len, global_batch_seqs=p.global_batch_seqs, train_tokens=p.tokens)
+        for p in w.phases]
     return Q.WorkloadSummary(
         model=model, seq_len=w.seq_len, global_batch_seqs=w.global_batch_seqs,
-        global_batch_tokens=w.tokens_per_step, train_tokens=float(w.train_tokens), precision=w.precision,
+        global_batch_tokens=w.tokens_per_step, train_tokens=sum(p.train_tokens for p in phases),
+        precision=w.precision, phases=phases if w.phases else [],
         deadline_days=w.deadline_days, model_flops_per_token=model_flops_per_token(arch, w.seq_len),
         attention_flops_convention=ATTENTION_CONVENTION)
 

@@ -51,6 +51,9 @@ SPEC_FIELDS = {"t": "tp", "p": "pp", "d": "dp", "c": "cp", "e": "ep", "v": "vpp"
 LAYOUT_DEFAULTS = {"et": 1, "ao": 0, "cc": 0, "rm": 0, "ul": 0}
 CP_CHOICES = (1, 2, 4, 8, 16, 32, 64)
 ETP_CHOICES = (1, 2, 4, 8)
+# The shortest sequence slice a CP rank holds in the search: tuned recipes split 8K-token sequences
+# at most in two (NeMo/Megatron-Bridge Llama 3 70B: CP 2 at 8K) and use CP 8-32 only from 128K on.
+MIN_CP_CHUNK_TOKENS = 1024
 MB_CHOICES = (1, 2, 4, 8, 16, 32)
 VPP_CHOICES = (1, 2, 3, 4, 5, 6, 7, 8)
 MAX_PP = 128
@@ -126,7 +129,8 @@ def _choices(pb: Problem, gpus: int, gpn: int, experts: int,
         "t": [x for x in divisors(math.gcd(heads, kv)) if x <= min(gpn, gpus)
               and (x == 1 or _feature(software, "tp"))],
         "p": _pp_choices(gpus, layers, software),
-        "c": [x for x in CP_CHOICES if x == 1 or (seq % (2 * x) == 0 and _feature(software, "cp"))],
+        "c": [x for x in CP_CHOICES if x == 1 or (seq % (2 * x) == 0 and seq // x >= MIN_CP_CHUNK_TOKENS
+                                                  and _feature(software, "cp"))],
         "e": [x for x in divisors(experts) if x <= gpus and (x == 1 or _feature(software, "ep"))],
         "et": [x for x in ETP_CHOICES if x == 1 or (moe and x <= gpn and _feature(software, "ep"))],
         "cc": [0] + [1] * _feature(software, "cp_a2a"),
@@ -142,7 +146,9 @@ def _choices(pb: Problem, gpus: int, gpn: int, experts: int,
         "aoff": [0],
         "sg": [0],
         "rl": [0],
-        "ao": [0] + [1] * (moe and _feature(software, "ep_a2a_overlap")),
+        # EP all-to-all overlap is never slower (model: hidden comm costs only its contention), so
+        # the search does not branch on it: build_grid switches it on where the stack allows.
+        "ao": [0],
         "dd": stack_dispatchers(software, moe),
         "rm": [0],
         # The search balances the last stage (output layer, MTP) where the stack can lay out.
@@ -201,7 +207,6 @@ def search_rules(pb: Problem, software: SoftwareStack | None, stated: PlanSpec |
     second-guessed: DeepSeek's DualPipe overlaps the all-to-all without interleaving)."""
     layers, batch, seq = pb.layers, pb.batch, pb.seq
     z3_pp = software is None or software.has("zero3_with_pp")
-    a2a_stated = stated is not None and stated.a2a_overlap is not None
     return [
         (("p", "v"), "pp x vpp must divide the layers", _layers_rule(layers, _feature(software, "uneven_pp"))),
         (("p", "v"), "vpp > 1 needs the layers of a stage divisible by vpp",
@@ -223,9 +228,6 @@ def search_rules(pb: Problem, software: SoftwareStack | None, stated: PlanSpec |
         (("t", "e", "et"), "etp is 1 or tp, and only with experts",
          lambda g: (g["et"] == 1) | ((g["et"] == g["t"]) & (g["e"] >= 1))),
         (("c", "cc"), "a CP variant needs cp > 1", lambda g: (g["cc"] == 0) | (g["c"] > 1)),
-        # Megatron's EP A2A overlap runs the combined 1F1B schedule: no pipeline or interleaved.
-        (("e", "ao", "p", "v"), "all-to-all overlap needs ep > 1 and pp 1 or interleaving",
-         lambda g: (g["ao"] == 0) | ((g["e"] > 1) & ((g["p"] == 1) | (g["v"] > 1) | a2a_stated))),
     ]
 
 
@@ -320,6 +322,9 @@ def build_grid(pb: Problem, gpus: int, spec: PlanSpec, gpn: int,
         if reason:
             uneven = _uneven_dp_message(pb, spec, gpus) if "global batch" in reason else None
             return _empty(), uneven or _message(reason, pb, gpus)
+    if spec.a2a_overlap is None and not complete and float(pb.experts) > 0 and _feature(software, "ep_a2a_overlap"):
+        # Megatron's EP A2A overlap runs the combined 1F1B schedule: no pipeline, or interleaved.
+        grid["ao"] = ((grid["e"] > 1) & ((grid["p"] == 1) | (grid["v"] > 1))).astype(np.int64)
     return grid, None
 
 
