@@ -26,6 +26,7 @@ class AssumptionDef:
     ge: float | None = None
     gt: float | None = None
     le: float | None = None
+    lt: float | None = None
     settable: bool = True            # cluster.yaml may override it
     default_text: str = ""           # how a None default is filled in, for the docs
 
@@ -50,8 +51,11 @@ ASSUMPTIONS: tuple[AssumptionDef, ...] = (
     AssumptionDef("checkpoint_interval_min", "Checkpoint interval", "min", None,
                   "Young 1974 optimum when not given", "Minutes between checkpoints.", gt=0, le=1e6,
                   default_text="Young's optimum, computed per bid"),
-    AssumptionDef("gpu_utilisation_power", "Average power draw", "fraction of TDP", 0.8, "procure default",
-                  "Average power draw as a fraction of TDP (energy and power cost).", gt=0, le=1),
+    AssumptionDef("gpu_utilisation_power", "Average power draw", "fraction of IT power", 0.8,
+                  "DGX H100: 6.5-8.5 kW typical of 10.2 kW max (supercluster.blog, NVIDIA DGX H100 spec)",
+                  "Average power draw as a fraction of the system's maximum IT power per GPU (node power "
+                  "/ GPUs plus the fabric's share; the GPU TDP where no system spec is known); energy "
+                  "and power cost.", gt=0, le=1),
     AssumptionDef("power_usd_per_kwh", "Power price", "per kWh", None,
                   "purchase price book facility figure when not given",
                   "Electricity price per kWh, given in USD and converted to the report currency "
@@ -59,9 +63,11 @@ ASSUMPTIONS: tuple[AssumptionDef, ...] = (
     AssumptionDef("pue", "PUE", "", None, "purchase price book facility figure when not given",
                   "Power usage effectiveness of the facility (purchase bids).", kind="money", ge=1.0, le=3.0,
                   default_text="the purchase book's facility figure"),
-    AssumptionDef("mfu_ceiling", "MFU ceiling (implausible above)", "", 0.65,
+    AssumptionDef("mfu_ceiling", "Large-run MFU record (implausible above)", "", 0.65,
                   "largest published runs stay below ~0.55-0.6",
-                  "Largest plausible MFU; a commitment implying more gets the `implausible` flag.",
+                  "The MFU large published runs have reached; a commitment implying more is "
+                  "`implausible`, and one implying more than the accelerator's measured GEMM ceiling "
+                  "(matmul_ceiling_tflops / peak) is `impossible`.",
                   gt=0, le=1),
     AssumptionDef("committed_tolerance", "Committed vs modeled tolerance", "", 0.15, "product.md: 15%",
                   "Relative gap between committed and modeled step time beyond which a bid is "
@@ -70,6 +76,33 @@ ASSUMPTIONS: tuple[AssumptionDef, ...] = (
                   "the model's per-accelerator knob when not given",
                   "Per-GPU step-time coefficient of variation (stragglers and the P99 band).", ge=0, le=1,
                   default_text="the model's per-accelerator knob"),
+    AssumptionDef("cost_of_capital", "Cost of capital", "per year", Decimal("0.08"),
+                  "procure default: a typical weighted average cost of capital of 7-10% a year "
+                  "(Damodaran Online cost-of-capital-by-industry tables, US; not re-read for this figure)",
+                  "Annual cost of the money tied up in owned hardware (capex) or a prepayment; the "
+                  "financing lines charge it for the hours held.", kind="money", ge=0, le=1),
+    AssumptionDef("resale_decline_per_year", "Resale value decline", "per year", Decimal("0.33"),
+                  "GPU secondary-market residuals: 60-65% after 1 year, 40-45% after 2, 25-35% after "
+                  "3, 10-15% after 5 (v2-pseo-ai GPU residual value guide, 2026-01, low reliability); "
+                  "(1 - 0.33)^t gives 67%, 45%, 30%, 13%",
+                  "Resale value of owned hardware at the end of the run is capex x (1 - decline)^years "
+                  "(the commitment basis credits it).", kind="money", ge=0, lt=1),
+    AssumptionDef("value_of_time_per_day", "Value of time", "per day", None,
+                  "none unless given (a business figure only the buyer knows)",
+                  "What finishing one day earlier is worth, in the report currency; when given, bids "
+                  "are ranked on cost plus this value times the days to finish (delivery + training).",
+                  kind="money", ge=0, default_text="not used"),
+    AssumptionDef("step_time_sigma_calibrated", "Step-time error, calibrated (fallback)", "sigma of ln", 0.10,
+                  "v1 fit: 4.7-7.0% MAPE on the calibration runs; a lognormal sigma of 0.10 puts ~80% of "
+                  "errors within ±13%",
+                  "Model step-time error the band draws for an accelerator with fitted knobs when the "
+                  "estimate carries no calibration record (the model's family residuals are used "
+                  "whenever it does).", ge=0, le=2, settable=False),
+    AssumptionDef("step_time_sigma_uncalibrated", "Step-time error, uncalibrated (fallback)", "sigma of ln", 0.25,
+                  "the model's wide prior for parts nobody fitted (procure.catalog.knobs "
+                  "UNCALIBRATED_SIGMA_LOG; issue 10: B200/GB200/MI300X predicted 30-60% too fast)",
+                  "Model step-time error the band draws for an accelerator without fitted knobs when "
+                  "the estimate carries no calibration record.", ge=0, le=2, settable=False),
     AssumptionDef("months_hours", "Hours per billing month", "h", 730.0, "8760 / 12",
                   "Hours in one billing month (minimum commitments, colocation).", settable=False),
     AssumptionDef("monte_carlo_samples", "Monte Carlo samples", "", 2000, "procure default",

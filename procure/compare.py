@@ -1,4 +1,5 @@
-"""Compare bids: rank by cost per million tokens, test what moves the ranking, recommend.
+"""Compare bids: rank by cost per million tokens on one cost basis, test what moves the
+ranking (the other basis included), give each bid its negotiator's figures, recommend.
 
 Pure: every figure comes from ``procure.economics``; the recommendation is text generated
 from those figures, nothing else.
@@ -6,13 +7,16 @@ from those figures, nothing else.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
+import math
 from decimal import Decimal
 
 from procure.economics.bid import BidEconomics, evaluate_core
+from procure.economics.cost import BASES, DEFAULT_BASIS, check_basis
 from procure.economics.inputs import Assumptions, BidCase
-from procure.economics.sensitivity import (FACTOR_LABELS, SENSITIVITY_CHANGES, SensitivityRow,
-                                           perturb)
+from procure.economics.negotiation import negotiate
+from procure.economics.sensitivity import (BASIS_FACTOR, FACTOR_LABELS, SENSITIVITY_CHANGES,
+                                           SensitivityRow, perturb)
 from procure.economics.uncertainty import band
 
 INFINITY = float("inf")
@@ -21,27 +25,32 @@ INFINITY = float("inf")
 @dataclass(frozen=True)
 class Comparison:
     bids: tuple[BidEconomics, ...]          # input order, rank and sensitivity set
-    ranking: tuple[str, ...]                # bid ids, best first
+    ranking: tuple[str, ...]                # bid ids, best first, on ``basis``
     recommendation: dict
     sensitivity_summary: dict
+    basis: str = DEFAULT_BASIS              # the cost basis that ranks
+    rankings: dict = field(default_factory=dict)   # basis -> bid ids, best first
 
     def to_dict(self) -> dict:
         return {"bids": [bid.to_dict() for bid in self.bids], "ranking": list(self.ranking),
                 "recommendation": dict(self.recommendation),
-                "sensitivity_summary": dict(self.sensitivity_summary)}
+                "sensitivity_summary": dict(self.sensitivity_summary), "cost_basis": self.basis,
+                "rankings": {k: list(v) for k, v in self.rankings.items()}}
 
 
-def rank_key(econ: BidEconomics, index: int) -> tuple:
-    """Cheapest $/Mtok first, ties by time to train; bids without a cost last, by time."""
-    days = INFINITY if econ.time_to_train_days is None else econ.time_to_train_days
-    if econ.cost_per_million_tokens is None:
+def rank_key(econ: BidEconomics, index: int, basis: str | None = None) -> tuple:
+    """Cheapest per million tokens first (time value included when given), ties by time to
+    finish; bids without a cost last, by time."""
+    days = INFINITY if econ.days_to_finish is None else econ.days_to_finish
+    value = econ.ranking_value(basis)
+    if value is None:
         return (1, Decimal(0), days, index)
-    return (0, econ.cost_per_million_tokens, days, index)
+    return (0, value, days, index)
 
 
-def order(econs: list[BidEconomics]) -> list[int]:
-    """Indices of ``econs`` in rank order."""
-    return sorted(range(len(econs)), key=lambda i: rank_key(econs[i], i))
+def order(econs: list[BidEconomics], basis: str | None = None) -> list[int]:
+    """Indices of ``econs`` in rank order (on each bid's own basis unless ``basis`` is given)."""
+    return sorted(range(len(econs)), key=lambda i: rank_key(econs[i], i, basis))
 
 
 def winner(econs: list[BidEconomics], ranked: list[int]) -> int | None:
@@ -52,8 +61,9 @@ def winner(econs: list[BidEconomics], ranked: list[int]) -> int | None:
 
 
 def sensitivity_rows(index: int, cases: list[BidCase], base: list[BidEconomics],
-                     assumptions: Assumptions) -> tuple[SensitivityRow, ...]:
-    """Move one input of bid ``index`` at a time; the other bids stay at base."""
+                     assumptions: Assumptions, basis: str = DEFAULT_BASIS) -> tuple[SensitivityRow, ...]:
+    """Move one input of bid ``index`` at a time; the other bids stay at base. A last row ranks
+    every bid on the other cost basis."""
     if base[index].time_to_train_days is None:
         return ()
     base_winner = winner(base, order(base))
@@ -61,41 +71,72 @@ def sensitivity_rows(index: int, cases: list[BidCase], base: list[BidEconomics],
     for factor in FACTOR_LABELS:
         for change in SENSITIVITY_CHANGES:
             case, moved_assumptions = perturb(cases[index], assumptions, factor, change)
-            moved = evaluate_core(case, moved_assumptions)
+            moved = evaluate_core(case, moved_assumptions, basis)
             trial = [moved if i == index else econ for i, econ in enumerate(base)]
             ranked = order(trial)
             rows.append(SensitivityRow(factor, change, moved.cost_per_million_tokens,
                                        moved.time_to_train_days, ranked.index(index) + 1,
                                        winner(trial, ranked) != base_winner))
-    return tuple(rows)
+    return tuple(rows) + _other_basis_row(index, base, basis, base_winner)
+
+
+def _other_basis_row(index: int, base: list[BidEconomics], basis: str,
+                     base_winner: int | None) -> tuple[SensitivityRow, ...]:
+    other = next(b for b in BASES if b != basis)
+    ranked = order(base, other)
+    found = base[index].on(other)
+    return (SensitivityRow(BASIS_FACTOR, 0.0, None if found is None else found.cost_per_million_tokens,
+                           base[index].time_to_train_days, ranked.index(index) + 1,
+                           winner(base, ranked) != base_winner, setting=other),)
 
 
 def summarise_sensitivity(bids: tuple[BidEconomics, ...], ranked: list[int]) -> dict:
     top = winner(list(bids), ranked)
-    flips = [row.describe(bid.id) for bid in bids for row in bid.sensitivity if row.winner_changes]
+    flips: list[str] = []
+    for bid in bids:
+        for row in bid.sensitivity:
+            text = row.describe(bid.id)
+            if row.winner_changes and text not in flips:
+                flips.append(text)
     return {
         "winner": None if top is None else bids[top].id,
         "winner_changes_under": flips,
-        "tested": {"factors": [FACTOR_LABELS[f] for f in FACTOR_LABELS],
+        "tested": {"factors": [FACTOR_LABELS[f] for f in FACTOR_LABELS] + ["cost basis"],
                    "changes": list(SENSITIVITY_CHANGES),
-                   "method": "one input of one bid at a time, the other bids at base"},
+                   "method": "one input of one bid at a time, the other bids at base; "
+                             "then every bid on the other cost basis"},
     }
 
 
-def compare(cases: list[BidCase], assumptions: Assumptions) -> Comparison:
-    """Evaluate, rank and stress every bid; recommend one."""
+def _negotiation_target(i: int, bids: list[BidEconomics], ranked: list[int]) -> BidEconomics | None:
+    """The bid to tie: the winner, or for the winner the runner-up (both with a cost)."""
+    costed = [j for j in ranked if bids[j].has_cost]
+    if not costed:
+        return None
+    if costed[0] != i:
+        return bids[costed[0]]
+    return bids[costed[1]] if len(costed) > 1 else None
+
+
+def compare(cases: list[BidCase], assumptions: Assumptions, basis: str = DEFAULT_BASIS) -> Comparison:
+    """Evaluate, rank on ``basis`` and stress every bid; give each its negotiator's figures;
+    recommend one."""
+    check_basis(basis)
     ids = [case.id for case in cases]
     if len(set(ids)) != len(ids):
         raise ValueError(f"bid ids must be unique: {ids}")
-    base = [evaluate_core(case, assumptions) for case in cases]
+    base = [evaluate_core(case, assumptions, basis) for case in cases]
     ranked = order(base)
     bids = tuple(
-        replace(econ, rank=ranked.index(i) + 1, uncertainty=band(cases[i], assumptions),
-                sensitivity=sensitivity_rows(i, cases, base, assumptions))
+        replace(econ, rank=ranked.index(i) + 1, uncertainty=band(cases[i], assumptions, basis),
+                sensitivity=sensitivity_rows(i, cases, base, assumptions, basis),
+                negotiation=negotiate(cases[i], econ, _negotiation_target(i, base, ranked), assumptions,
+                                      basis))
         for i, econ in enumerate(base))
     summary = summarise_sensitivity(bids, ranked)
+    rankings = {b: tuple(base[i].id for i in order(base, b)) for b in BASES}
     return Comparison(bids, tuple(bids[i].id for i in ranked),
-                      recommend(bids, ranked, summary), summary)
+                      recommend(bids, ranked, summary, basis, rankings), summary, basis, rankings)
 
 
 # --- the recommendation paragraph -------------------------------------------------------------
@@ -122,8 +163,8 @@ def _deadline_sentence(bids, ranked, pick: int, deadline: float | None) -> str:
     if cheapest != pick:
         other = bids[cheapest]
         price = _money(other.cost_per_million_tokens, other.currency)
-        text += (f" The cheapest bid, {other.id} ({price}), misses it at "
-                 f"{other.time_to_train_days:.1f} days.")
+        text += (f" The cheapest bid, {other.id} ({price}), misses it, finishing on day "
+                 f"{other.days_to_finish:.1f}.")
     return text
 
 
@@ -156,8 +197,8 @@ def _flags_sentence(chosen: BidEconomics) -> str:
 def _sensitivity_sentence(summary: dict, limit: int = 4) -> str:
     flips = summary["winner_changes_under"]
     if not flips:
-        return ("No single ±10% or ±20% change in price, model efficiency, failure rate or "
-                "power price on one bid changes the cheapest bid.")
+        return ("No single ±10% or ±20% change in price, model efficiency, failure rate, power "
+                "price or lead time on one bid, nor the other cost basis, changes the cheapest bid.")
     more = f" and {len(flips) - limit} more" if len(flips) > limit else ""
     shown = ", ".join(flips[:limit]) + more
     return f"The cheapest bid changes under: {shown}."
@@ -169,8 +210,29 @@ def _band_sentence(chosen: BidEconomics) -> str:
         return ""
     p10, _, p90 = band.cost_per_million_tokens
     d10, _, d90 = band.time_to_train_days
-    return (f"Its P10–P90 band is {p10:.4f}–{p90:.4f} {chosen.currency} per million tokens "
-            f"and {d10:.1f}–{d90:.1f} days.")
+    day_places = max(0, -math.floor(math.log10(band.days_quantum))) if band.days_quantum > 0 else 1
+    return (f"Its P10–P90 band is {p10}–{p90} {chosen.currency} per million tokens "
+            f"and {d10:.{day_places}f}–{d90:.{day_places}f} days.")
+
+
+BASIS_WORDS = {"run": "the run basis (what this job consumes)",
+               "commitment": "the commitment basis (the cash signed for)"}
+
+
+def _basis_sentence(bids: tuple[BidEconomics, ...], basis: str, rankings: dict) -> str:
+    other = next(b for b in BASES if b != basis)
+    order_other = [i for i in rankings.get(other, ()) if any(b.id == i and b.has_cost for b in bids)]
+    text = f"Ranked on {BASIS_WORDS[basis]}."
+    if order_other:
+        text += f" On the {other} basis the order is {', '.join(order_other)}."
+    return text
+
+
+def _capex_sentence(chosen: BidEconomics) -> str:
+    if chosen.upfront_capex is None:
+        return ""
+    return (f"It needs {chosen.upfront_capex:,.2f} {chosen.currency} of upfront capex and is usable "
+            f"{chosen.lead_time_days:g} days after the RFQ date.")
 
 
 def _uncosted_codes(bid: BidEconomics) -> list[str]:
@@ -185,8 +247,10 @@ def _uncosted_sentence(bids, ranked) -> str:
     return f"Not costed: {named}."
 
 
-def recommend(bids: tuple[BidEconomics, ...], ranked: list[int], summary: dict) -> dict:
-    """One paragraph from the figures: winner, runner-up gap, deadline, flags, sensitivity."""
+def recommend(bids: tuple[BidEconomics, ...], ranked: list[int], summary: dict,
+              basis: str = DEFAULT_BASIS, rankings: dict | None = None) -> dict:
+    """One paragraph from the figures: basis, winner, runner-up gap, deadline, capex, flags,
+    band, sensitivity."""
     if not bids:
         return {"bid": None, "text": "No bids to compare."}
     pick = _pick(bids, ranked)
@@ -198,8 +262,8 @@ def recommend(bids: tuple[BidEconomics, ...], ranked: list[int], summary: dict) 
         f"{_money(chosen.cost_per_million_tokens, chosen.currency)} and "
         f"{chosen.time_to_train_days:.1f} days to train.",
         _deadline_sentence(bids, ranked, pick, chosen.deadline_days),
-        _runner_up_sentence(bids, ranked, pick),
+        _runner_up_sentence(bids, ranked, pick), _capex_sentence(chosen),
         _flags_sentence(chosen), _band_sentence(chosen), _sensitivity_sentence(summary),
-        _uncosted_sentence(bids, ranked),
+        _uncosted_sentence(bids, ranked), _basis_sentence(bids, basis, rankings or {}),
     ]
     return {"bid": chosen.id, "text": " ".join(part for part in parts if part)}

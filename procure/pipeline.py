@@ -7,17 +7,19 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from procure.catalog.knobs import Knobs
 from procure.catalog.software import SoftwareStack
-from procure.document.quote import QuoteDocument
-from procure.economics.inputs import Assumptions, BidCase
 from procure.inputs.bundle import Inputs
 from procure.inputs.resolve import ResolvedBid
-from procure.inputs.schema import PhaseSpec
-from procure.measure.bid import MeasuredBid
 from procure.model.types import Estimate, PlanSpec, Workload
+
+if TYPE_CHECKING:   # only `quote` needs the economics and the document: `estimate` starts without them
+    from procure.document.quote import QuoteDocument
+    from procure.economics.inputs import Assumptions, BidCase, Performance
+    from procure.inputs.schema import PhaseSpec
+    from procure.measure.bid import MeasuredBid
 
 Progress = Callable[[int, int], None]
 
@@ -129,49 +131,71 @@ def phase_estimates(inputs: Inputs, rb: ResolvedBid, knobs: Knobs) -> list[tuple
     return [(phase, estimate_bid(inputs, rb, None, knobs, phase)) for phase in inputs.cluster.workload.phases]
 
 
+def gemm_ceiling_mfu(rb: ResolvedBid, precision: str) -> float | None:
+    """The accelerator's measured matmul ceiling over its peak at the workload precision."""
+    ceiling = rb.accelerator.matmul_ceiling_tflops.get(precision)
+    return None if ceiling is None else ceiling * 1e12 / rb.accelerator.peak_flops(precision)
+
+
 def _performance(inputs: Inputs, rb: ResolvedBid, est: Estimate, tokens_per_step: int,
-                 measured: MeasuredBid | None) -> Any:
-    from procure.economics.basis import Modeled, performance
+                 measured: MeasuredBid | None, knobs: Knobs | None) -> Performance:
+    """One phase's Performance: the model's estimate (or the measured step time), with the
+    model's error and the accelerator's GEMM ceiling attached."""
+    from procure.economics.basis import Modeled, performance, step_time_error, with_error
 
     w = inputs.cluster.workload
     modeled = Modeled(feasible=est.feasible, step_time_s=est.step_time_s if est.feasible else None,
                       p99_step_time_s=(est.percentiles_s or {}).get("p99"),
                       model_flops_per_step=est.model_flops_per_step,
                       hardware_flops_per_step=est.hardware_flops_per_step, terms=dict(est.terms), reason=est.reason)
-    return performance(modeled, tokens_per_step=tokens_per_step, gpus=rb.bid.gpus,
+    perf = performance(modeled, tokens_per_step=tokens_per_step, gpus=rb.bid.gpus,
                        peak_flops_per_gpu=rb.accelerator.peak_flops(w.precision),
                        measured_mean_s=measured.mean_s if measured else None,
                        measured_p99_s=measured.p99_s if measured else None)
+    # the model's calibration record (issue 10) when it gives one; else whether knobs were fitted
+    fitted = knobs is not None and rb.accelerator.id in knobs.by_accelerator
+    error = step_time_error(getattr(est, "calibration", None), fitted)
+    return with_error(perf, error, gemm_ceiling_mfu(rb, w.precision))
 
 
 def bid_case(inputs: Inputs, rb: ResolvedBid, est: Estimate, measured: MeasuredBid | None,
-             scaling_result: dict[str, Any] | None,
+             scaling_result: dict[str, Any] | None, knobs: Knobs | None = None,
              phases: list[tuple[PhaseSpec, Estimate]] | None = None) -> BidCase:
-    from procure.economics.inputs import Commitment, Phase, Pricing
+    """The economics' view of one bid; ``phases`` are the workload's further phases with their
+    estimates (``phase_estimates``): each is timed at its own step time, all are billed."""
+    from procure.economics.inputs import BidCase, Commitment, Phase, Pricing
     from procure.inputs.resolve import price_terms
     from procure.model import param_count
 
     w, c = inputs.cluster.workload, rb.bid.committed
-    perf = _performance(inputs, rb, est, w.tokens_per_step, measured)
-    further = tuple(Phase(spec.name, _performance(inputs, rb, e, spec.tokens_per_step, None), spec.tokens)
+    perf = _performance(inputs, rb, est, w.tokens_per_step, measured, knobs)
+    further = tuple(Phase(spec.name, _performance(inputs, rb, e, spec.tokens_per_step, None, knobs), spec.tokens)
                     for spec, e in phases or [])
     return BidCase(id=rb.bid.id, vendor=rb.bid.vendor, performance=perf,
                    pricing=Pricing(**price_terms(rb, inputs.cluster.currency)),
                    commitment=Commitment(c.step_time_s, c.p99_step_time_s, c.scaling_efficiency),
                    train_tokens=float(w.train_tokens), params=param_count(inputs.arch),
-                   deadline_days=w.deadline_days,
+                   deadline_days=inputs.cluster.deadline_days,
                    scaling_efficiency=(scaling_result or {}).get("efficiency"),
-                   main_phase=w.name, phases=further)
+                   lead_time_days=rb.lead_time_days or 0.0, main_phase=w.name, phases=further)
 
 
 def economics_assumptions(inputs: Inputs) -> Assumptions:
+    from procure.economics.inputs import Assumptions
     from procure.inputs.resolve import assumption_overrides
 
     known = set(Assumptions.__dataclass_fields__)
     return Assumptions(**assumption_overrides(inputs.cluster, inputs.catalog, known))
 
 
-def build_document(inputs: Inputs, progress: Progress | None = None) -> QuoteDocument:
+def ranking_basis(inputs: Inputs, basis: str | None) -> str:
+    """The cost basis that ranks: ``--basis``, else workload.cost_basis, else the economics' default."""
+    from procure.economics.cost import DEFAULT_BASIS
+
+    return basis or inputs.cluster.workload.cost_basis or DEFAULT_BASIS
+
+
+def build_document(inputs: Inputs, progress: Progress | None = None, basis: str | None = None) -> QuoteDocument:
     from procure.catalog.calibration import load_knobs
     from procure.compare import compare
     from procure.document.assemble import BidOutcome, quote_document
@@ -185,10 +209,11 @@ def build_document(inputs: Inputs, progress: Progress | None = None) -> QuoteDoc
         curve = scaling(inputs, rb, est, knobs)
         phases = phase_estimates(inputs, rb, knobs)
         outcomes.append(BidOutcome(rb, est, measured, curve, recipes.compare(rb, est), phases))
-        cases.append(bid_case(inputs, rb, est, measured, curve, phases))
+        cases.append(bid_case(inputs, rb, est, measured, curve, knobs, phases))
         if progress:
             progress(done, len(inputs.bids))
-    return quote_document(inputs, outcomes, compare(cases, assumptions), assumptions, knobs)
+    comparison = compare(cases, assumptions, ranking_basis(inputs, basis))
+    return quote_document(inputs, outcomes, comparison, assumptions, knobs)
 
 
 def run_backtest(path: Path) -> dict[str, Any]:

@@ -19,6 +19,10 @@ def pytest_addoption(parser):
 def pytest_configure(config):
     if config.getoption("--update-goldens"):
         os.environ["PROCURE_UPDATE_GOLDENS"] = "1"
+    if "PROCURE_CACHE_DIR" not in os.environ:   # the parsed-catalog cache of a test run stays out of ~/.cache
+        import tempfile
+
+        os.environ["PROCURE_CACHE_DIR"] = tempfile.mkdtemp(prefix="procure-test-cache-")
 
 
 @pytest.fixture

@@ -68,7 +68,10 @@ FIELD_TEXT: dict[str, str] = {
     "Workload.global_batch": "Sequences per optimizer step. Give this or `global_batch_tokens`.",
     "Workload.train_tokens": "Tokens to train on in total (e.g. `15e12`).",
     "Workload.precision": "Training precision; picks the accelerator peak the model and MFU use.",
-    "Workload.deadline_days": "Days the run must finish in; slower bids get the `misses-deadline` flag.",
+    "Workload.deadline_days": "Days from `as_of` the run must finish in (lead time plus time to train); later bids get the `misses-deadline` flag.",
+    "Workload.deadline": "The deadline as a date, instead of `deadline_days`.",
+    "Workload.cost_basis": "The cost basis that ranks the bids: `commitment` (the cash signed for: a reservation in full, or capex + opex + financing − resale at the end of the run) or `run` (what this job consumes: rented hours used, or depreciation, financing and opex for the hours used). Both are always computed and shown; `procure quote --basis` overrides this.",
+    "Cluster.price_books": "Folders of your own price books (same file format as `price_books/`), relative to this file; their ids must be new.",
     # architecture
     "ArchitectureSpec.name": "Display name of the model.",
     "ArchitectureSpec.layers": "Transformer layers.",
@@ -130,13 +133,38 @@ FIELD_TEXT: dict[str, str] = {
     "Bid.committed": "What the vendor promised; every field optional.",
     "Bid.plan": "`auto` searches the parallel plan; a mapping fixes some or all of it (unset keys are searched).",
     "Bid.measured": "Measured logs or traces of this offer (paths relative to the cluster.yaml folder); their step time replaces the model's.",
+    "Bid.lead_time_days": "Days from `as_of` until the capacity is usable; training starts then. Unset: the price line's lead time, else usable on `as_of`.",
+    "Bid.available_from": "The date the capacity is usable, instead of `lead_time_days`.",
     # pricing
     "PricingSpec.kind": "`rental` (GPU-hours) or `purchase` (capex, life, facility).",
     "PricingSpec.price_book": "A price book id from `price_books/` (file name without `.yaml`).",
     "PricingSpec.term": "A term of that book (`on-demand`, `reserved-1y`, `purchase`, ...).",
     "PricingSpec.usd_per_gpu_hour": "Inline price per GPU-hour in US dollars, instead of a book.",
     "PricingSpec.price_per_gpu_hour": "Inline price per GPU-hour in `currency`, instead of a book.",
-    "PricingSpec.currency": "Currency of `price_per_gpu_hour` (ISO 4217).",
+    "PricingSpec.currency": "Currency of `price_per_gpu_hour` and of every inline money term (ISO 4217); unset: the book's currency, else USD.",
+    "PricingSpec.min_commit_months": "Rental: minimum billed months (replaces the book line's).",
+    "PricingSpec.discount_fraction": "Rental: discount off the price per GPU-hour.",
+    "PricingSpec.prepay_fraction": "Rental: share of the committed GPU-hours amount paid at signing; the commitment basis charges its cost of capital over half the term.",
+    "PricingSpec.storage_per_gpu_hour": "Rental: storage charged per GPU-hour billed (replaces the book's adder).",
+    "PricingSpec.network_per_gpu_hour": "Rental: network charged per GPU-hour billed (replaces the book's adder).",
+    "PricingSpec.support_fraction": "Rental: support as a fraction of the GPU-hours amount (replaces the book's).",
+    "PricingSpec.setup_fee": "One-time setup fee, on both bases.",
+    "PricingSpec.egress_tb": "Terabytes moved out of the provider (with `egress_per_tb`).",
+    "PricingSpec.egress_per_tb": "Price per TB of egress.",
+    "PricingSpec.capex_per_gpu": "Purchase: capex per GPU, its share of the server included unless `capex_per_node` is given.",
+    "PricingSpec.capex_per_node": "Purchase: capex per node on top of the GPUs (chassis, CPUs, memory, NICs).",
+    "PricingSpec.network_capex_per_gpu": "Purchase: fabric capex per GPU.",
+    "PricingSpec.network_capex": "Purchase: fabric capex for the whole cluster (switches, optics, cables).",
+    "PricingSpec.life_years": "Purchase: depreciation life (the run basis depreciates over it).",
+    "PricingSpec.residual_fraction": "Purchase: book value at the end of the life, as a fraction of capex (straight-line depreciation).",
+    "PricingSpec.resale_decline_per_year": "Purchase: market resale value falls as (1 − this)^years (the commitment basis credits it at the end of the run); unset: the assumption.",
+    "PricingSpec.power_per_kwh": "Purchase: electricity price per kWh (the workload's `power_usd_per_kwh` still wins).",
+    "PricingSpec.pue": "Purchase: facility PUE, applied once, to power (the workload's `pue` still wins).",
+    "PricingSpec.colo_per_kw_month": "Purchase: colocation per kW of IT load per month (no PUE).",
+    "PricingSpec.kw_per_gpu": "IT power per GPU in kW, instead of the catalog system's (node power / GPUs + fabric share).",
+    "PricingSpec.staff_per_year": "Purchase: people to run the cluster, per year.",
+    "PricingSpec.support_per_gpu_year": "Purchase: support contract per GPU per year.",
+    "PricingSpec.cost_of_capital": "Purchase: annual cost of capital for this bid; unset: the assumption.",
     # committed
     "CommittedSpec.step_time_s": "Committed mean step time.",
     "CommittedSpec.p99_step_time_s": "Committed 99th-percentile step time (checked against measured logs: `sla-breach`).",
@@ -239,6 +267,14 @@ FIELD_TEXT: dict[str, str] = {
     "PriceLineEntry.life_years": "Purchase: depreciation life.",
     "PriceLineEntry.residual_fraction": "Purchase: resale value at the end of life, as a fraction of capex.",
     "PriceLineEntry.support_per_gpu_year": "Purchase: support contract per accelerator per year.",
+    "PriceLineEntry.capex_per_node": "Purchase: capex per node on top of the GPUs' share.",
+    "PriceLineEntry.lead_time_days": "Days from order to a usable cluster (a bid's own lead time wins).",
+    "SystemEntry.id": "System id, equal to the file name.",
+    "SystemEntry.name": "Display name.",
+    "SystemEntry.accelerators": "The accelerator ids this system ships (the first system listing an accelerator is its system).",
+    "SystemEntry.gpus_per_node": "Accelerators per node (or per rack for a rack-scale system); the node capex line counts nodes with it.",
+    "SystemEntry.node_power_kw": "Maximum power of one node, CPUs, memory, NICs, scale-up switches and fans included.",
+    "SystemEntry.fabric_w_per_gpu": "Each GPU's share of the scale-out fabric's power (switches and optics).",
     # fx
     "FxEntry.base": "The currency every rate is quoted against.",
     "FxEntry.source": "Sources of the tables.",
@@ -261,7 +297,10 @@ UNIT_SUFFIXES = [
     ("bytes_per_param", "bytes per parameter"), ("_tflops", "TFLOP/s"), ("_gbs", "GB/s"),
     ("_tbs", "TB/s"), ("_gb", "GB"), ("_us", "µs"), ("_w", "W"), ("_s", "s"), ("_min", "minutes"),
     ("_days", "days"), ("_months", "months"), ("_years", "years"), ("_fraction", "fraction (0-1)"),
-    ("_efficiency", "fraction"), ("_tokens", "tokens"), ("seq_len", "tokens"), ("gpus", "GPUs"),
+    ("_efficiency", "fraction"), ("_tokens", "tokens"), ("seq_len", "tokens"), ("gpus_per_node", "GPUs"),
+    ("gpus", "GPUs"), ("kw_per_gpu", "kW per GPU"), ("_kw", "kW"), ("_per_node", "currency per node"),
+    ("_per_tb", "currency per TB"), ("egress_tb", "TB"), ("_per_year", "currency per year"), ("_per_day", "currency per day"),
+    ("setup_fee", "currency"), ("network_capex", "currency"),
     ("_cv", "fraction"), ("_power", "fraction of TDP"), ("mfu_ceiling", "fraction"),
     ("_tolerance", "fraction"), ("_year", "year"), ("_usd", "USD"),
 ]
@@ -278,6 +317,8 @@ UNSET_MEANS = {
     "ArchitectureSpec.moe": "dense", "ArchitectureSpec.mla": "standard attention",
     "ArchitectureSpec.attention_window": "full causal attention", "Bid.network": "the accelerator's `default_network`",
     "Workload.deadline_days": "no deadline", "AcceleratorEntry.tdp_w": "not published",
+    "Workload.cost_basis": "`commitment`", "Bid.lead_time_days": "the price line's lead time, else 0",
+    "PricingSpec.kw_per_gpu": "the catalog system's, else the GPU TDP",
     "AcceleratorEntry.default_network": "none: every bid must name a network",
     "PriceLineEntry.price_per_gpu_hour": "no rental price (the bid is `price-missing`)",
     "PriceLineEntry.capex_per_gpu": "no purchase price (the bid is `price-missing`)",
@@ -515,6 +556,7 @@ CLUSTER_SECTIONS = [
         "`measured` paths are relative to the folder of cluster.yaml and must stay inside it, unless "
         "`--allow-path FOLDER` allows another folder. The files must exist.",
         "A fixed `plan` with `tp`, `pp` and `dp` set must multiply (with `cp`, default 1) to `gpus`.",
+        "Give `lead_time_days` or `available_from` (not before `as_of`), not both.",
     ]),
     ("bids[].pricing", S.PricingSpec, "A line of a shipped price book, or an inline price.", [
         "Give a `price_book` with a `term`, or an inline `usd_per_gpu_hour`, or `price_per_gpu_hour` with "
@@ -524,6 +566,12 @@ CLUSTER_SECTIONS = [
         "A book that has the term but no line for this accelerator is not an error: the bid gets the "
         "`price-missing` flag and stays in the comparison.",
         "Currencies other than the report currency need an FX rate in the table of `as_of`.",
+        "Inline terms lay over the book's: a rental may add a discount, setup fee, egress or prepayment; a "
+        "purchase may give its own capex, life, facility and financing figures. A purchase needs a book or "
+        "inline `capex_per_gpu` and `life_years`; a price per GPU-hour on a purchase, or a purchase term on a "
+        "rental, is an error.",
+        "Every price keeps its quoted value and currency in the result document (`pricing.quoted`), with the "
+        "rate and the converted figure (rounded half away from zero to 1e-6 of a unit).",
     ]),
     ("bids[].committed", S.CommittedSpec, "The vendor's promises. The reports compare each with the model "
      "and with measurements (flags `impossible`, `implausible`, `optimistic`, `conservative`, `sla-breach`).", []),
@@ -611,7 +659,9 @@ workload:
   # global_batch: 2048               # ... or sequences per step instead
   train_tokens: 15e12                # 15 trillion tokens
   precision: bf16                    # bf16 | fp16 | fp8
-  deadline_days: 120                 # optional: slower bids are flagged misses-deadline
+  deadline_days: 120                 # optional: later bids are flagged misses-deadline ...
+  # deadline: 2027-03-31             # ... or the deadline as a date
+  cost_basis: commitment             # commitment (cash signed for) | run (what this job consumes)
   software: {stack: megatron-core, date: 2026-10}   # optional: the stack, its newest release by then
   name: pretrain                     # optional: the main phase's name in the reports
   phases:                            # optional: further phases; time and cost add up
@@ -620,6 +670,8 @@ workload:
       global_batch_tokens: 16_777_216   # or global_batch (sequences)
       steps: 1000                    # or train_tokens
       plan: {cp: 8, cp_comm: p2p}    # overrides every bid's plan in this phase
+
+price_books: [my-books]              # optional: folders of your own price books, next to this file
 
 assumptions:                         # optional; every key has a default
   power_usd_per_kwh: 0.08            # purchase bids: electricity price
@@ -635,6 +687,9 @@ assumptions:                         # optional; every key has a default
   step_time_cv: 0.01                 # per-GPU step-time variation (stragglers, P99)
   monte_carlo_samples: 2000          # samples of the uncertainty band
   seed: 20261201                     # same seed, same band
+  cost_of_capital: 0.08              # per year: financing of capex and prepayments
+  resale_decline_per_year: 0.33      # resale value = capex x (1 - 0.33)^years
+  value_of_time_per_day: 50000       # optional: ranks on cost + this x days to finish
 
 bids:
   - id: acme-h100-1y                 # unique: letters, digits, . _ -
@@ -676,13 +731,49 @@ bids:
     vendor: Example EU Cloud
     accelerator: h200-sxm-141gb
     gpus: 1024
-    pricing: {kind: rental, price_per_gpu_hour: 2.95, currency: EUR}   # converted at the as_of FX rate
+    available_from: 2026-12-15       # usable from this date (or lead_time_days)
+    pricing:                         # inline rental terms, in EUR
+      kind: rental
+      price_per_gpu_hour: 2.95       # converted at the as_of FX rate
+      currency: EUR
+      min_commit_months: 3           # billed for at least 3 months
+      discount_fraction: 0.05        # off the price per GPU-hour
+      prepay_fraction: 0.5           # half paid at signing
+      storage_per_gpu_hour: 0.02
+      network_per_gpu_hour: 0.01
+      support_fraction: 0.03         # of the GPU-hours amount
+      setup_fee: 15000               # one-time
+      egress_tb: 200                 # data moved out ...
+      egress_per_tb: 20              # ... at this price per TB
 
   - id: own-h100
     vendor: Own cluster (HGX H100, colocated)
     accelerator: h100-sxm5-80gb
     gpus: 4096
     pricing: {kind: purchase, price_book: purchase-2026, term: purchase}   # capex, life, facility
+    lead_time_days: 90               # delivery and burn-in before training starts
+
+  - id: own-b200
+    vendor: Own cluster (HGX B200, our quote)
+    accelerator: b200-sxm-180gb
+    gpus: 2048
+    lead_time_days: 120
+    pricing:                         # inline purchase terms, in USD
+      kind: purchase
+      capex_per_gpu: 40000           # the GPUs' share of the HGX boards
+      capex_per_node: 90000          # chassis, CPUs, memory, NICs per 8-GPU node
+      network_capex_per_gpu: 2500
+      network_capex: 1000000         # spine switches and optics for the whole fabric
+      life_years: 5
+      residual_fraction: 0.15        # book value at the end of life
+      resale_decline_per_year: 0.35  # market resale at the end of the run
+      power_per_kwh: 0.07
+      pue: 1.25
+      colo_per_kw_month: 180         # per kW of IT load
+      kw_per_gpu: 1.87               # IT power per GPU (else the catalog system's)
+      staff_per_year: 1200000
+      support_per_gpu_year: 1500
+      cost_of_capital: 0.09
 """
 
 INLINE_ARCHITECTURE_EXAMPLE = """\
@@ -721,6 +812,7 @@ workload:
   train_tokens: 2e12
   moe_imbalance: 1.1                 # busiest EP rank's load over the mean
   fp8_dispatch: false                # MoE dispatch in fp8 (fp8 runs)
+  deadline: 2027-02-28               # the deadline as a date
 bids:
   - id: runpod-h200
     vendor: RunPod
@@ -850,6 +942,20 @@ lines:
     source: "https://example.com/pricing#reserved"
     as_of: "2026-08"
 """),
+    ("Systems", "hardware_catalog/systems/<id>.yaml", E.SystemEntry, [],
+     "The node (or rack) an accelerator ships in. Its IT power per GPU (node power / GPUs per node + the "
+     "fabric's share) drives energy, the power bill (with PUE) and colocation (per kW of IT load); an "
+     "accelerator no system lists falls back to its TDP, and the report says so.", """\
+id: example-node
+name: "Example 8-GPU node"
+accelerators: [example-gpu-sxm-96gb]
+gpus_per_node: 8
+node_power_kw: 10.2                  # maximum system power
+fabric_w_per_gpu: 81                 # scale-out switches and optics per GPU
+source: ["https://example.com/node-datasheet.pdf"]
+as_of: "2025-06"
+verified: false
+"""),
     ("FX rates", "price_books/fx.yaml", E.FxEntry, [("tables[]", E.FxTableEntry)],
      "Dated exchange-rate tables. A quote converts with the newest table dated on or before its `as_of`.", """\
 base: USD
@@ -925,6 +1031,8 @@ ARGUMENT_TEXT = {
     "diff.old": "The earlier saved quote (JSON).",
     "diff.new": "The later saved quote (JSON).",
     "completion.shell": "The shell to complete for.",
+    "sweep.sweep_file": "The sweep.yaml (`procure.sweep/v1`): workloads, accelerators, GPU counts, price terms, "
+                        "constraints.",
 }
 COMMAND_NOTES = {
     "quote": ["Writes `<out>/<slug>.<format>` for each format, the slug made from `title`. Existing files "
@@ -939,26 +1047,42 @@ COMMAND_NOTES = {
     "backtest": ["JSON: `procure.backtest/v1` with `runs` (each `predicted_step_time_s`, `measured_step_time_s`, "
                  "signed `error`, `terms`; a run that cannot be predicted has `predicted_step_time_s: null` and a "
                  "`reason`) and `mape`."],
-    "ingest": ["JSON: `procure.ingest/v1` with one entry per source: `format`, `steps`, `warmup_excluded`, "
+    "ingest": ["`procure ingest --list-formats` lists the formats `--log-format` takes.",
+               "JSON: `procure.ingest/v1` with one entry per source: `format`, `steps`, `warmup_excluded`, "
                "`step_time_s` (mean, p50, p95, p99, max), `steps_per_sample`, outliers and stragglers."],
     "catalog": ["JSON: `procure.catalog/v1`: `entries` by kind for `list`; `kind`, `entry` and `file` for `show`."],
     "render": ["Re-renders without recomputing: the same document gives the same reports."],
-    "diff": ["JSON: `procure.diff/v1` with `added`, `removed`, `changed` (per bid: old, new, delta and relative "
-             "change of step time, time to train, total cost, USD per million tokens, MFU, GPUs; flags added "
-             "and removed) and `ranking` (old, new, changed, winner_changed)."],
+    "diff": ["Prints the inputs that changed (prices, commitments, GPUs, workload, assumptions) beside the "
+             "results they moved (rank, step time, time to train, total cost, cost per million tokens, MFU), "
+             "money in the report's format, and names both files.",
+             "JSON: `procure.diff/v2` with `old` and `new` (`file`, `title`, `as_of`, `currency`), `inputs` "
+             "(workload and assumption changes), `added`, `removed`, `changed` (per bid: `inputs` and `results`, "
+             "each change with `field`, `label`, `kind`, `old`, `new`, `delta`, `relative` and, for money, "
+             "`currency`; flags added and removed) and `ranking` (old, new, changed, winner_changed)."],
     "completion": ["Add `eval \"$(procure completion bash)\"` to `~/.bashrc` (zsh: `~/.zshrc`; fish: "
                    "`procure completion fish | source`)."],
+    "sweep": ["Writes `<out>/<slug>.<format>` for each `--write` format. While it runs, each finished chunk of "
+              "points is kept in `<out>/<slug>.parts/`; an interrupted sweep rerun with the same command resumes "
+              "there (removed when the sweep completes). Results are identical in process, on every core and on "
+              "Dask, with any number of workers.",
+              "JSON: `procure.sweep/v1`: `points` (each with `id`, `accelerator`, `gpus`, `term`, `feasible`, "
+              "`time_to_train_days`, `total_cost`, `cost_per_million_tokens`, `on_frontier`, `band`, "
+              "`meets_constraints`...) and `findings` per workload (`frontier`, `best_per_accelerator`, "
+              "`best_per_term`, `ask`)."],
 }
 COMMAND_EXAMPLES = {
     "quote": ["procure quote examples/cluster.yaml", "procure quote cluster.yaml -o out --format pdf,json --fail-on impossible,sla-breach"],
     "validate": ["procure validate cluster.yaml", "procure validate cluster.yaml --format json"],
     "estimate": ["procure estimate cluster.yaml --bid acme-h100-1y"],
     "backtest": ["procure backtest ../shared/data/published_runs/calibration.yaml --format json"],
-    "ingest": ["procure ingest logs/burnin.log", "procure ingest rank-*.parquet --scheduler local --format json"],
+    "ingest": ["procure ingest logs/burnin.log", "procure ingest --list-formats",
+               "procure ingest rank-*.parquet --scheduler local --format json"],
     "catalog": ["procure catalog list --kind accelerators", "procure catalog show h100-sxm5-80gb"],
     "render": ["procure render reports/my-rfq.json -o reports --format pdf --lang zh-TW"],
     "diff": ["procure diff round1.json round2.json"],
     "completion": ["eval \"$(procure completion bash)\""],
+    "sweep": ["procure sweep examples/sweep.yaml", "procure sweep sweep.yaml --scheduler tcp://10.0.0.5:8786",
+              "procure sweep examples/sweep.yaml --emit-cluster p0149 > point.yaml && procure quote point.yaml"],
 }
 EXIT_TEXT = {
     "EXIT_OK": "success",
@@ -1070,7 +1194,11 @@ def render_commands() -> str:
             f"A command line that cannot be parsed (a missing argument, an unknown option, a value outside "
             f"a fixed list) is a usage error: it prints the usage and exits with {usage_error_exit()}.", "",
             "## Environment", "", "- `NO_COLOR` (any value): no colours in the terminal output.",
-            "- Output that is not a terminal gets no progress bars.", ""]
+            "- Output that is not a terminal gets no progress bars.",
+            "- `COLUMNS`: the terminal width when output is not a terminal (default 80). Tables never cut a "
+            "figure or an id: below the width they need they switch to one block per row.",
+            "- `PROCURE_CACHE_DIR`: where the parsed catalog is cached (default `$XDG_CACHE_HOME/procure` or "
+            "`~/.cache/procure`; `off` to disable). The cache is keyed by the content of every catalog file.", ""]
     out += ["## Index", ""] + [f"- [`{n}`](#procure-{n}): {_help(c).splitlines()[0]}" for n, c in main.commands.items()]
     out.append("")
     for name, cmd in main.commands.items():
@@ -1096,7 +1224,9 @@ CODES: dict[str, tuple[str, str, str]] = {
                   "Check the path. `measured` paths are relative to the folder of cluster.yaml."),
     "unreadable": ("file", "The file exists but cannot be read (permissions, a broken link).",
                    "Check `ls -l` and the permissions."),
-    "not-a-file": ("file", "The path is a folder.", "Give the file inside it."),
+    "not-a-file": ("file", "The path is a folder, a named pipe, a socket or a device (procure reads regular "
+                   "files only, so a pipe never blocks it), or a `measured` folder holds one.",
+                   "Give the file itself; save the pipe's output to a file first."),
     "too-large": ("file", "The file is over the size limit (10 MB for cluster.yaml and catalog files, "
                   "200 MB for saved results), or its YAML expands to more than 200,000 nodes through "
                   "aliases (an alias bomb).", "Split the file or remove the aliases; a real cluster.yaml is "
@@ -1150,7 +1280,11 @@ CODES: dict[str, tuple[str, str, str]] = {
                         "`default_network`).", "Use the suggested id (`procure catalog list --kind networks`)."),
     "missing-network": ("catalog", "The bid names no `network` and its accelerator has no `default_network`.",
                         "Add `network:` to the bid."),
-    "unknown-price-book": ("catalog", "`pricing.price_book` is not a shipped price book.",
+    "duplicate-price-book": ("catalog", "A price book in your `price_books:` / `--price-books` folder has the "
+                             "id of a shipped book (or of another of your books).",
+                             "Give your book another id and rename its file to match."),
+    "unknown-price-book": ("catalog", "`pricing.price_book` is not a shipped price book nor one of your "
+                           "`price_books:` folders.",
                            "Use the suggested id (`procure catalog list --kind price-books`) or an inline "
                            "`usd_per_gpu_hour`."),
     "unknown-term": ("catalog", "The price book has no line with this `term`; the message lists its terms.",
@@ -1184,8 +1318,22 @@ CODES: dict[str, tuple[str, str, str]] = {
     "bad-option": ("command", "An option of the report renderer is invalid (format, language, page size, "
                    "templates folder, report name).", "Use a value the message lists."),
     "unknown-id": ("command", "`procure catalog show ID`: no entry has this id.", "Use the suggested id."),
-    "exists": ("reports", "A report with this name already exists; procure does not overwrite it.",
+    "exists": ("reports", "A file with the report's name exists and procure did not write it (or it was edited "
+               "since: a workbook saved by Excel, a PDF changed by an editor), or it is a folder, or another "
+               "program created it during the run. procure's own previous reports are replaced without asking.",
                "Pass `--force`, or choose another `--out` folder."),
+    "busy": ("reports", "Another procure run is writing reports into the same folder (it holds `.procure.lock` "
+             "there); two runs never race on one folder.", "Wait for the other run, or choose another `--out` "
+             "folder. A lock left by a killed run is released by the system at once."),
+    "unwritable": ("reports", "The reports cannot be written: the disk is full, the file system is read-only, "
+                   "permission is denied, a part of the `--out` path is a file, or a file-size limit was "
+                   "reached. Nothing was written and no previous report was replaced.",
+                   "Free space, fix the permissions or choose another `--out` folder."),
+    "bad-template": ("reports", "A template in the `--templates` folder failed: bad syntax, an undefined name, "
+                     "something the sandbox forbids, endless recursion or loops (a time budget of 10 s plus "
+                     "30 ms a bid), too much memory or output, a file that is not UTF-8, or a link that "
+                     "leads outside the folder.", "Fix the template at the file:line given; templates see only "
+                     "the view model (docs/result-document.md)."),
     "bad-json": ("saved results", "`procure render` or `diff` was given a file that is not JSON (or has NaN).",
                  "Give the `.json` file `procure quote` wrote."),
     "bad-schema": ("saved results", "A file with the wrong `schema`: a saved result that is not "
@@ -1194,6 +1342,16 @@ CODES: dict[str, tuple[str, str, str]] = {
     "bad-document": ("saved results", "A saved result that does not match the `procure.quote/v2` schema "
                      "(a field missing, of the wrong type, or unknown); the message names the field.",
                      "Re-run `procure quote`, or restore the file procure wrote; do not edit saved results."),
+    # procure sweep
+    "too-many-points": ("sweep", "sweep.yaml expands to more than 1,000,000 points.",
+                        "Narrow the GPU range (a larger `step`), or the lists of accelerators and terms."),
+    "other-sweep": ("sweep", "The `<out>/<slug>.parts` folder holds partial results of a different sweep "
+                    "(sweep.yaml, the catalog, the price books or procure changed since).",
+                    "Pass `--fresh` to discard them, or use another `--out` folder."),
+    "unknown-point": ("sweep", "`--emit-cluster` names no point of the sweep; the message gives the range.",
+                      "Use a point id from the sweep's report (`p0042`)."),
+    "price-missing": ("sweep", "`--emit-cluster` names a point whose inline term does not price its "
+                      "accelerator: a quote of it would have no price.", "Pick a point with a price."),
 }
 
 # Codes the schema loader derives from pydantic's error types (`string_type` -> `string-type`) when no
@@ -1235,11 +1393,11 @@ COMMON_PROBLEMS = [
     ("Chinese or Japanese text shows as boxes in the PDF (`--lang zh-TW`, CJK vendor names)",
      "No CJK font is installed. Install one: `apt-get install fonts-noto-cjk` (macOS ships one). procure "
      "downloads no fonts."),
-    ("XLSX totals show 0 or nothing in a viewer; tests skip with \"soffice not found\"",
-     "The workbook's totals are formulas; a viewer that does not recalculate shows no value until the file "
-     "is opened and recalculated in a spreadsheet engine. Install LibreOffice Calc (`apt-get install "
-     "libreoffice-calc-nogui`) to recalculate headless; the tests that check formulas need `soffice` on "
-     "PATH."),
+    ("A changed XLSX input does not move the totals; tests skip with \"soffice not found\"",
+     "The workbook stores every formula with its value, so any viewer shows the numbers, but only a "
+     "spreadsheet engine (Excel, LibreOffice Calc, Numbers) recalculates after an edit; a file previewer does "
+     "not. Install LibreOffice Calc (`apt-get install libreoffice-calc-nogui`) to recalculate headless; the "
+     "tests that recalculate the workbook need `soffice` on PATH."),
     ("`error[exists]: ... already exists; pass --force to overwrite it`",
      "procure never overwrites reports silently. Pass `--force`, or write to another folder with `-o`."),
     ("`error[path-not-allowed]` for a `measured` log",
@@ -1308,6 +1466,7 @@ CATEGORY_TITLES = [
     ("file", "Reading the file"), ("YAML", "YAML"), ("schema", "The schema"),
     ("catalog", "Catalog and price-book references"), ("catalog files", "Catalog files"),
     ("command", "Command options"), ("reports", "Writing reports"), ("saved results", "Saved results"),
+    ("sweep", "Sweeps (`procure sweep`)"),
 ]
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import date
 from typing import Literal, Optional, Union
 
-from pydantic import Field, field_validator
+from pydantic import Field, ValidationInfo, field_validator
 
 from procure.sources.fields import Finite, Money, Strict
 
@@ -26,7 +26,7 @@ class MoESpec(Strict):
 
     @field_validator("top_k")
     @classmethod
-    def _top_k_le_experts(cls, value, info):
+    def _top_k_le_experts(cls, value: int, info: ValidationInfo) -> int:
         experts = info.data.get("experts")
         if experts is not None and value > experts:
             raise ValueError(f"top_k {value} exceeds the {experts} experts")
@@ -131,6 +131,17 @@ class ModelEntry(SourcedEntry):
     mtp_layers: int = Field(0, ge=0, le=16)
 
 
+class SystemEntry(SourcedEntry):
+    """A system (node or rack) an accelerator ships in: its wall power per GPU for the facility lines."""
+
+    id: str
+    name: str
+    accelerators: list[str] = Field(min_length=1)
+    gpus_per_node: int = Field(gt=0, le=1024)
+    node_power_kw: Finite = Field(gt=0, le=2000)
+    fabric_w_per_gpu: Finite = Field(0, ge=0, le=2000)
+
+
 class AddersEntry(Strict):
     storage_per_gpu_hour: Money = 0
     network_per_gpu_hour: Money = 0
@@ -155,6 +166,8 @@ class PriceLineEntry(SourcedEntry):
     life_years: Optional[Money] = None
     residual_fraction: Optional[Money] = None
     support_per_gpu_year: Optional[Money] = None
+    capex_per_node: Optional[Money] = None
+    lead_time_days: Optional[Finite] = Field(None, ge=0, le=3650)
 
 
 class PriceBookEntry(SourcedEntry):

@@ -6,21 +6,28 @@ from dataclasses import dataclass, field
 from datetime import date
 from functools import lru_cache
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from procure.catalog.entries import (AcceleratorEntry, FxEntry, ModelEntry, NetworkEntry, PriceBookEntry,
-                                     SourcedEntry)
 from procure.catalog.types import (MLA, Accelerator, AttentionWindow, FxTable, ModelArch, MoE, Network,
-                                   PriceBook, PriceLine, Sourced)
+                                   PriceBook, PriceLine, Sourced, System)
 from procure.errors import Diagnostic, InputError
 from procure.sources.suggest import suggest
-from procure.sources.validate import validate_document
-from procure.sources.yamlpos import read_yaml
 from procure.resources import catalog_dir, price_books_dir
+
+if TYPE_CHECKING:   # parsing needs pydantic and YAML; a catalog read from the cache needs neither
+    from procure.catalog.entries import (AcceleratorEntry, NetworkEntry, PriceBookEntry, SourcedEntry,
+                                         SystemEntry)
 
 
 def _sourced(entry: SourcedEntry) -> Sourced:
-    items = [entry.source] if isinstance(entry.source, str) else entry.source
-    return Sourced(tuple(str(s) for s in items), str(entry.as_of), entry.verified)
+    """An entry counts as verified only when all of it is: a source it cites as `verified: false`
+    or a field it lists as unverified makes the whole entry unverified in every report."""
+    items = tuple(str(s) for s in ([entry.source] if isinstance(entry.source, str) else entry.source))
+    partly = bool(entry.unverified_fields) or any(UNVERIFIED_MARK in s.lower().replace(" ", "") for s in items)
+    return Sourced(items, str(entry.as_of), entry.verified and not partly)
+
+
+UNVERIFIED_MARK = "verified:false"
 
 
 def _accelerator(e: AcceleratorEntry) -> Accelerator:
@@ -65,7 +72,8 @@ def _price_book(e: PriceBookEntry) -> PriceBook:
         min_commit_months=l.min_commit_months, sku=l.sku, region=l.region, capex_per_gpu=l.capex_per_gpu,
         network_capex_per_gpu=l.network_capex_per_gpu, life_years=l.life_years,
         residual_fraction=l.residual_fraction, support_per_gpu_year=l.support_per_gpu_year,
-        sourced=_sourced(l), notes=l.notes) for l in e.lines)
+        sourced=_sourced(l), notes=l.notes, capex_per_node=l.capex_per_node,
+        lead_time_days=l.lead_time_days) for l in e.lines)
     facility = e.facility
     return PriceBook(
         id=e.id, provider=e.provider, kind=e.kind, currency=e.currency, effective=e.effective, lines=lines,
@@ -76,6 +84,14 @@ def _price_book(e: PriceBookEntry) -> PriceBook:
         sourced=_sourced(e))
 
 
+def _system(e: SystemEntry) -> System:
+    from procure.money import D
+
+    return System(id=e.id, name=e.name, accelerators=tuple(e.accelerators), gpus_per_node=e.gpus_per_node,
+                  node_power_kw=D(e.node_power_kw), fabric_w_per_gpu=D(e.fabric_w_per_gpu), sourced=_sourced(e),
+                  notes=e.notes)
+
+
 @dataclass(frozen=True)
 class Catalog:
     accelerators: dict[str, Accelerator]
@@ -84,6 +100,19 @@ class Catalog:
     price_books: dict[str, PriceBook]
     fx_tables: tuple[FxTable, ...]
     files: dict[str, str] = field(default_factory=dict)   # "accelerator:<id>" -> file path
+    systems: dict[str, System] = field(default_factory=dict)
+    user_price_books: frozenset[str] = frozenset()       # ids of the books the user brought
+
+    def system_for(self, accelerator_id: str) -> System | None:
+        """The first system (by id) that ships this accelerator, or None."""
+        return next((s for _, s in sorted(self.systems.items()) if accelerator_id in s.accelerators), None)
+
+    def with_price_books(self, books: dict[str, PriceBook], files: dict[str, str]) -> "Catalog":
+        """This catalog plus the user's price books (ids already checked to be new)."""
+        from dataclasses import replace
+
+        return replace(self, price_books={**self.price_books, **books}, files={**self.files, **files},
+                       user_price_books=self.user_price_books | frozenset(books))
 
     def fx_for(self, as_of: date) -> FxTable | None:
         """The newest FX table dated on or before ``as_of`` (prices are pinned by as_of)."""
@@ -98,6 +127,9 @@ class Catalog:
 
 def _load_folder(folder: Path, entry_cls, convert, kind: str, files: dict, diagnostics: list,
                  skip: tuple[str, ...] = ()) -> dict:
+    from procure.sources.validate import validate_document
+    from procure.sources.yamlpos import read_yaml
+
     result: dict = {}
     if not folder.is_dir():
         return result
@@ -120,6 +152,10 @@ def _load_folder(folder: Path, entry_cls, convert, kind: str, files: dict, diagn
 
 
 def _fx_tables(path: Path, diagnostics: list) -> tuple[FxTable, ...]:
+    from procure.catalog.entries import FxEntry
+    from procure.sources.validate import validate_document
+    from procure.sources.yamlpos import read_yaml
+
     if not path.is_file():
         return ()
     try:
@@ -138,6 +174,12 @@ def _cross_check(cat: Catalog, diagnostics: list) -> None:
             diagnostics.append(Diagnostic(cat.files[f"accelerator:{acc.id}"], 1, 1, "unknown-network",
                                           f"default_network {acc.default_network!r} is not in the catalog"
                                           f"{cat.did_you_mean('network', acc.default_network)}"))
+    for system in cat.systems.values():
+        for accel in system.accelerators:
+            if accel not in cat.accelerators:
+                diagnostics.append(Diagnostic(cat.files[f"system:{system.id}"], 1, 1, "unknown-accelerator",
+                                              f"system {system.id!r} names {accel!r}, which is not in the catalog"
+                                              f"{cat.did_you_mean('accelerator', accel)}"))
     for book in cat.price_books.values():
         for line in book.lines:
             if line.accelerator not in cat.accelerators:
@@ -148,6 +190,8 @@ def _cross_check(cat: Catalog, diagnostics: list) -> None:
 
 def load_catalog(catalog_root: Path | None = None, books_root: Path | None = None) -> Catalog:
     """Read every catalog and price-book file; raise InputError listing every problem at once."""
+    from procure.catalog.entries import AcceleratorEntry, ModelEntry, NetworkEntry, PriceBookEntry, SystemEntry
+
     catalog_root = Path(catalog_root or catalog_dir())
     books_root = Path(books_root or price_books_dir())
     diagnostics: list[Diagnostic] = []
@@ -159,7 +203,9 @@ def load_catalog(catalog_root: Path | None = None, books_root: Path | None = Non
                           files, diagnostics)
     books = _load_folder(books_root, PriceBookEntry, _price_book, "price book", files, diagnostics,
                          skip=("fx.yaml",))
-    cat = Catalog(accelerators, networks, models, books, _fx_tables(books_root / "fx.yaml", diagnostics), files)
+    systems = _load_folder(catalog_root / "systems", SystemEntry, _system, "system", files, diagnostics)
+    cat = Catalog(accelerators, networks, models, books, _fx_tables(books_root / "fx.yaml", diagnostics), files,
+                  systems)
     _cross_check(cat, diagnostics)
     if diagnostics:
         raise InputError(diagnostics)
@@ -168,4 +214,55 @@ def load_catalog(catalog_root: Path | None = None, books_root: Path | None = Non
 
 @lru_cache(maxsize=4)
 def default_catalog() -> Catalog:
-    return load_catalog()
+    """The shipped catalog, parsed once per change of its files (see ``procure.catalog.cache``)."""
+    from procure.catalog.cache import cached, default_roots
+
+    return cached("parsed", default_roots(), load_catalog)
+
+
+def load_user_price_books(folder: Path, cat: Catalog) -> tuple[dict[str, PriceBook], dict[str, str], list[Diagnostic]]:
+    """The price books in a user's folder, read with the shipped books' schema and checks.
+
+    Returns the books, their files and every problem at its file:line:col, all at once: a bad
+    file, an id that is not its file name, an id the shipped books already use, a line for an
+    accelerator the catalog lacks."""
+    from procure.catalog.entries import PriceBookEntry
+    from procure.sources.validate import validate_document
+    from procure.sources.yamlpos import read_yaml
+
+    folder = Path(folder)
+    if not folder.is_dir():
+        return {}, {}, [Diagnostic(str(folder), 0, 0, "not-found", f"price-book folder {folder} does not exist")]
+    books: dict[str, PriceBook] = {}
+    files: dict[str, str] = {}
+    diagnostics: list[Diagnostic] = []
+    for path in sorted(folder.glob("*.yaml")):
+        try:
+            doc = read_yaml(path)
+            entry = validate_document(doc, PriceBookEntry)
+        except InputError as exc:
+            diagnostics.extend(exc.diagnostics)
+            continue
+        problems = _user_book_problems(entry, doc, path, cat)
+        diagnostics.extend(problems)
+        if not problems:
+            books[entry.id] = _price_book(entry)
+            files[f"price book:{entry.id}"] = str(path)
+    return books, files, diagnostics
+
+
+def _user_book_problems(entry: PriceBookEntry, doc, path: Path, cat: Catalog) -> list[Diagnostic]:
+    out = []
+    if entry.id != path.stem:
+        out.append(Diagnostic(str(path), *doc.position(("id",)), "id-mismatch",
+                              f"id {entry.id!r} must equal the file name {path.stem!r}"))
+    elif entry.id in cat.price_books:
+        out.append(Diagnostic(str(path), *doc.position(("id",)), "duplicate-price-book",
+                              f"price book {entry.id!r} is already shipped with procure; give yours another id "
+                              "(and file name)"))
+    for i, line in enumerate(entry.lines):
+        if line.accelerator not in cat.accelerators:
+            out.append(Diagnostic(str(path), *doc.position(("lines", i, "accelerator")), "unknown-accelerator",
+                                  f"line for {line.accelerator!r} names no catalog accelerator"
+                                  f"{cat.did_you_mean('accelerator', line.accelerator)}"))
+    return out

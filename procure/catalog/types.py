@@ -176,10 +176,12 @@ class PriceLine:
     capex_per_gpu: Decimal | None = None
     network_capex_per_gpu: Decimal | None = None
     life_years: Decimal | None = None
-    residual_fraction: Decimal | None = None  # resale value at end of life as a fraction of capex
+    residual_fraction: Decimal | None = None  # book value at the end of the depreciation life, fraction of capex
     support_per_gpu_year: Decimal | None = None
     sourced: Sourced = field(default_factory=lambda: Sourced(("",), ""))
     notes: str = ""
+    capex_per_node: Decimal | None = None     # chassis, CPUs, memory, NICs of one node, on top of the GPUs
+    lead_time_days: float | None = None       # days from order to a usable cluster
 
 
 @dataclass(frozen=True)
@@ -205,6 +207,27 @@ class PriceBook:
             if entry.accelerator == accelerator and entry.term == term:
                 return entry
         return None
+
+
+@dataclass(frozen=True)
+class System:
+    """A node (or rack) an accelerator ships in; its IT power per GPU drives energy and the facility.
+
+    IT power per GPU = node power / GPUs per node + the scale-out fabric's share per GPU (switches
+    and optics), in kW. PUE is applied to it once, by the power line only."""
+
+    id: str
+    name: str
+    accelerators: tuple[str, ...]
+    gpus_per_node: int
+    node_power_kw: Decimal
+    fabric_w_per_gpu: Decimal
+    sourced: Sourced
+    notes: str = ""
+
+    @property
+    def kw_per_gpu(self) -> Decimal:
+        return self.node_power_kw / self.gpus_per_node + self.fabric_w_per_gpu / 1000
 
 
 @dataclass(frozen=True)

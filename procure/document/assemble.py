@@ -8,7 +8,10 @@ one frozen QuoteDocument whose floats are at the declared precision.
 from __future__ import annotations
 
 import hashlib
+import math
 from dataclasses import dataclass, field
+from datetime import timedelta
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +23,7 @@ from procure.compare import Comparison
 from procure.document import bid as B
 from procure.document import quote as Q
 from procure.economics.bid import BidEconomics
+from procure.economics.cost import BASES
 from procure.economics.inputs import Assumptions
 from procure.inputs.bundle import Inputs
 from procure.inputs.resolve import ResolvedBid
@@ -56,7 +60,8 @@ def quote_document(inputs: Inputs, outcomes: list[BidOutcome], comparison: Compa
         inputs=_fingerprints(inputs), workload=_workload(inputs), assumptions=_assumptions(inputs, assumptions),
         fx=_fx(inputs),
         bids=[_bid(inputs, o, econ_by_id[o.resolved.bid.id]) for o in outcomes],
-        ranking=list(comparison.ranking),
+        ranking=list(comparison.ranking), cost_basis=comparison.basis,
+        rankings={k: list(v) for k, v in comparison.rankings.items()},
         recommendation=Q.Recommendation(**comparison.recommendation),
         sensitivity_summary=Q.SensitivitySummary.model_validate(comparison.sensitivity_summary),
         sources=_sources(inputs), methodology=_methodology(inputs, knobs))
@@ -67,6 +72,13 @@ def quote_document(inputs: Inputs, outcomes: list[BidOutcome], comparison: Compa
 def _fingerprints(inputs: Inputs) -> list[Q.InputFingerprint]:
     rows = [Q.InputFingerprint(path=Path(inputs.path).name, role="cluster",
                                sha256=hashlib.sha256(inputs.raw).hexdigest(), bytes=len(inputs.raw))]
+    used_books = sorted({rb.price.book.id for rb in inputs.bids if rb.price.book is not None
+                         and rb.price.book.id in inputs.catalog.user_price_books})
+    for book_id in used_books:                  # the user's own price books are inputs too
+        book_path = Path(inputs.catalog.files[f"price book:{book_id}"])
+        data = book_path.read_bytes()
+        rows.append(Q.InputFingerprint(path=book_path.name, role="price-book",
+                                       sha256=hashlib.sha256(data).hexdigest(), bytes=len(data)))
     for rb in inputs.bids:
         for path in rb.measured_paths:
             with open(path, "rb") as handle:     # streamed: telemetry can be gigabytes
@@ -140,6 +152,8 @@ def _sources(inputs: Inputs) -> list[Q.SourceRow]:
             if choice.kind == "purchase":
                 add(f"price-book:{choice.book.id}", "price book", f"{choice.book.provider} facility figures",
                     choice.book.sourced)
+        if rb.system is not None:
+            add(f"system:{rb.system.id}", "system", f"{rb.system.name} power", rb.system.sourced)
     fx = cat.fx_for(inputs.cluster.as_of)
     if fx is not None and any(rb.price.fx_rate != 1 for rb in inputs.bids):
         add(f"fx:{fx.as_of.isoformat()}", "fx", f"FX rates {fx.as_of.isoformat()}", fx.sourced)
@@ -181,7 +195,8 @@ def _bid(inputs: Inputs, outcome: BidOutcome, econ: BidEconomics) -> B.BidResult
         gpus=bid.gpus,
         network=B.NetworkRef(id=net.id, name=net.name, scale_out_gbps_per_gpu=net.scale_out_gbps_per_gpu),
         pricing=_pricing(rb), committed=B.Committed(**bid.committed.model_dump()),
-        sources=sorted(filter(None, [f"accelerator:{accel.id}", f"network:{net.id}", rb.price.source_key])),
+        sources=sorted(filter(None, [f"accelerator:{accel.id}", f"network:{net.id}", rb.price.source_key,
+                                     f"system:{rb.system.id}" if rb.system else None])),
         plan=B.Plan(**est.plan) if feasible else None,
         plan_origin="auto" if bid.plan == "auto" else "given",
         search=B.Search(plans_evaluated=(est.search or {}).get("plans_evaluated", 0),
@@ -214,7 +229,13 @@ def _bid(inputs: Inputs, outcome: BidOutcome, econ: BidEconomics) -> B.BidResult
         flags=[B.Flag.model_validate(flag.to_dict()) for flag in econ.flags],
         uncertainty=econ.uncertainty and B.Uncertainty.model_validate(econ.uncertainty.to_dict()),
         sensitivity=[B.SensitivityRow.model_validate(row.to_dict()) for row in econ.sensitivity],
-        notes=list(econ.notes), rank=econ.rank or 0)
+        notes=list(econ.notes) + _delivery_notes(rb, econ), rank=econ.rank or 0,
+        cost_basis=econ.basis,
+        cost_bases=_cost_bases(econ),
+        upfront_capex=econ.upfront_capex, idle_commitment_hours=econ.idle_commitment_hours,
+        used_hours=econ.used_hours, delivery=_delivery(inputs, rb, econ), power=_power(rb, econ),
+        finance=_finance(econ),
+        negotiation=econ.negotiation and B.Negotiation.model_validate(econ.negotiation.to_dict()))
 
 
 def _expert_parallel(inputs: Inputs, est: Estimate, gpus_per_domain: int) -> B.ExpertParallel | None:
@@ -238,17 +259,65 @@ def _phases(outcome: BidOutcome, econ: BidEconomics) -> list[B.PhaseResult]:
 
 def _pricing(rb: ResolvedBid) -> B.PricingRef:
     choice, line = rb.price, rb.price.line
-    price = choice.inline_price
-    if line is not None and line.price_per_gpu_hour is not None:
-        price = line.price_per_gpu_hour * choice.fx_rate
-    capex = None
-    if line is not None and line.capex_per_gpu is not None:
-        capex = line.capex_per_gpu * choice.fx_rate
+    quoted = [B.QuotedPrice(key=q.key, label=q.label, unit=q.unit, quoted=q.quoted, currency=q.currency,
+                            fx_rate=q.fx_rate, converted=q.converted, origin=q.origin) for q in choice.quoted]
+    terms = {k: Decimal(v) if isinstance(v, int) else v for k, v in sorted(choice.plain.items())}
     return B.PricingRef(kind=choice.kind, price_book=choice.book.id if choice.book else None,
-                        term=line.term if line else rb.bid.pricing.term, price_per_gpu_hour=price,
+                        term=line.term if line else rb.bid.pricing.term,
+                        price_per_gpu_hour=choice.converted("price_per_gpu_hour"),
                         book_currency=choice.book_currency, fx_rate=choice.fx_rate,
-                        min_commit_months=line.min_commit_months if line else 0, capex_per_gpu=capex,
-                        missing_reason=choice.missing_reason)
+                        min_commit_months=int(choice.plain.get("min_commit_months") or 0),
+                        capex_per_gpu=choice.converted("capex_per_gpu"),
+                        missing_reason=choice.missing_reason, quoted=quoted, fx_as_of=choice.fx_as_of, terms=terms)
+
+
+def _cost_bases(econ: BidEconomics) -> dict[Any, B.BasisCost]:
+    """Both bases, always: a bid without a cost gets null figures and no lines."""
+    found = {b.basis: B.BasisCost.model_validate(b.to_dict()) for b in econ.bases}
+    for basis in BASES:
+        found.setdefault(basis, B.BasisCost(basis=basis, cost_lines=[], total_cost=None,
+                                            cost_per_million_tokens=None, billed_hours=None,
+                                            idle_commitment_hours=Decimal(0), time_value=None,
+                                            ranking_cost_per_million_tokens=None, resale_fraction=None))
+    return {basis: found[basis] for basis in BASES}
+
+
+def _delivery(inputs: Inputs, rb: ResolvedBid, econ: BidEconomics) -> B.Delivery:
+    as_of = inputs.cluster.as_of
+    lead = rb.lead_time_days or 0.0
+    deadline = inputs.cluster.deadline_days
+    finish = econ.days_to_finish
+    return B.Delivery(lead_time_days=lead, lead_time_origin=rb.lead_time_origin,
+                      available_from=as_of + timedelta(days=math.ceil(lead)),
+                      days_to_finish=finish,
+                      finish_date=None if finish is None else as_of + timedelta(days=math.ceil(finish)),
+                      deadline_date=None if deadline is None else as_of + timedelta(days=math.floor(deadline)))
+
+
+def _delivery_notes(rb: ResolvedBid, econ: BidEconomics) -> list[str]:
+    if rb.lead_time_days is None and econ.upfront_capex is not None:
+        return ["no lead time given for this purchase: it is assumed usable on the RFQ date "
+                "(give `lead_time_days` or `available_from`)"]
+    return []
+
+
+def _power(rb: ResolvedBid, econ: BidEconomics) -> B.PowerRef | None:
+    terms = econ.terms
+    if terms is None:
+        return None
+    power, system = terms.power, rb.system if terms.power.source.startswith("system:") else None
+    return B.PowerRef(it_kw_per_gpu=power.kw_per_gpu, source=power.source, system=system and system.id,
+                      node_power_kw=system and system.node_power_kw, gpus_per_node=system and system.gpus_per_node,
+                      fabric_w_per_gpu=system and system.fabric_w_per_gpu, utilisation=power.utilisation,
+                      pue=power.pue, pue_given=power.pue_given, price_per_kwh=power.price_per_kwh)
+
+
+def _finance(econ: BidEconomics) -> B.Finance | None:
+    terms = econ.terms
+    if terms is None:
+        return None
+    return B.Finance(cost_of_capital=terms.cost_of_capital, resale_decline_per_year=terms.resale_decline_per_year,
+                     months_hours=terms.months_hours, nodes=terms.nodes, gpus_per_node=terms.pricing.gpus_per_node)
 
 
 def _measured(measured: MeasuredBid | None) -> B.Measured | None:

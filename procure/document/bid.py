@@ -7,11 +7,14 @@ time, cost, flags, band, sensitivity) and compare (rank). ``assemble`` fills eac
 
 from __future__ import annotations
 
+from datetime import date
 from typing import Literal, Optional, Union
+
+from decimal import Decimal
 
 from pydantic import Field
 
-from procure.document.base import Amount, Count, Frozen, Real
+from procure.document.base import Amount, Count, Frozen, Real, Tokens
 
 
 class AcceleratorRef(Frozen):
@@ -28,6 +31,18 @@ class NetworkRef(Frozen):
     scale_out_gbps_per_gpu: Real = Field(description="Inter-node bandwidth per GPU, Gb/s per direction.")
 
 
+class QuotedPrice(Frozen):
+    key: str = Field(description="The pricing term: price_per_gpu_hour, capex_per_gpu, setup_fee, power_per_kwh, ...")
+    label: str
+    unit: str = Field(description="What one unit of the price buys: GPU-h, GPU, node, kWh, kW-month, TB, fee, ...")
+    quoted: Amount = Field(description="The price as quoted, in `currency`.")
+    currency: str = Field(description="The currency it was quoted in.")
+    fx_rate: Amount = Field(description="Report-currency units per quoted unit (12 significant digits).")
+    converted: Amount = Field(description="quoted × fx_rate in the report currency, rounded half away from zero "
+                                          "to 1e-6: the figure the cost lines use.")
+    origin: str = Field(description="`price book <id>` or `cluster.yaml` (an inline term).")
+
+
 class PricingRef(Frozen):
     kind: Literal["rental", "purchase"]
     price_book: Optional[str] = Field(description="Price book id, null for an inline price.")
@@ -39,6 +54,14 @@ class PricingRef(Frozen):
     min_commit_months: Count
     capex_per_gpu: Optional[Amount] = Field(description="Purchase: capex per GPU in the report currency.")
     missing_reason: Optional[str]
+    quoted: list[QuotedPrice] = Field(default_factory=list, description=(
+        "Every price of the bid as quoted (value, currency, rate, origin) and as converted; a workbook "
+        "keeps `quoted` as the input and converts it with a formula over `fx_rate`."))
+    fx_as_of: Optional[date] = Field(None, description="Date of the FX table the rates come from.")
+    terms: dict[str, Amount] = Field(default_factory=dict, description=(
+        "The terms in force that are not prices: min_commit_months, discount_fraction, prepay_fraction, "
+        "support_fraction, egress_tb, life_years, residual_fraction, resale_decline_per_year, pue, "
+        "kw_per_gpu, cost_of_capital (those given by the book or cluster.yaml)."))
 
 
 class Plan(Frozen):
@@ -75,10 +98,10 @@ class SoftwareRef(Frozen):
     attention_kernel: str
 
 
-class StepTimeError(Frozen):
+class FamilyError(Frozen):
     family: str = Field(description="Evaluation family whose backtest residuals set the error.")
-    bias: Real = Field(description="Mean log error of the model on that family (positive: model too slow).")
-    sigma_log: Real = Field(description="Spread (log) of the model's error, drawn by the Monte Carlo band.")
+    bias: Real = Field(description="Mean of ln(measured / predicted) on that family's backtests.")
+    sigma_log: Real = Field(description="Spread of ln(measured / predicted) on that family's backtests.")
     n: Count = Field(description="Backtest runs behind it (0: a default for an uncalibrated part).")
 
 
@@ -86,7 +109,7 @@ class Calibration(Frozen):
     accelerator: str
     fitted: bool = Field(description="Whether the step-time knobs were fitted for this accelerator.")
     fitted_on: list[str]
-    step_time_error: StepTimeError
+    step_time_error: FamilyError
 
 
 class TunedRecipe(Frozen):
@@ -131,7 +154,7 @@ class PhaseResult(Frozen):
     name: str
     seq_len: Count
     global_batch_seqs: Count
-    train_tokens: Real
+    train_tokens: Tokens = Field(description="Tokens the phase trains on (exact, not rounded).")
     plan: Optional[Plan] = Field(description="The plan modeled for the phase; null when none fits.")
     step_time_s: Optional[Real] = Field(description="Modeled step time of the phase, s.")
     time_to_train_days: Optional[Real] = Field(description="The phase's share of the time to train, days.")
@@ -258,6 +281,8 @@ class SensitivityRow(Frozen):
     time_to_train_days: Optional[Real]
     rank: Count
     winner_changes: bool
+    setting: Optional[str] = Field(None, description="For factor `cost_basis`: the other basis every bid is "
+                                                     "ranked on (change is then 0).")
 
 
 class Band(Frozen):
@@ -272,6 +297,21 @@ class MoneyBand(Frozen):
     p90: Amount
 
 
+class BandPrecision(Frozen):
+    cost_per_million_tokens: Optional[Amount] = Field(description="Quantum the percentiles are rounded to: "
+                                                                  "the decade of their standard error.")
+    time_to_train_days: Real
+
+
+class StepTimeError(Frozen):
+    sigma_log: Real = Field(description="Spread of ln(measured / predicted) the band draws (0: measured).")
+    bias: Real = Field(description="Mean of ln(measured / predicted) in the family's backtests: measured = "
+                                   "predicted × exp(bias + sigma_log × z).")
+    calibrated: bool = Field(description="Whether the model has fitted knobs for this accelerator.")
+    family: str = Field(description="The backtest family the residuals come from (empty: fallback).")
+    source: str
+
+
 class Uncertainty(Frozen):
     seed: Count
     samples: Count
@@ -279,6 +319,78 @@ class Uncertainty(Frozen):
     time_to_train_days: Band
     distributions: dict[str, str]
     checkpoint_interval: str
+    basis: Optional[Literal["run", "commitment"]] = Field(None, description="The cost basis of the cost band.")
+    precision: Optional[BandPrecision] = None
+    step_time_error: Optional[StepTimeError] = None
+
+
+class BasisCost(Frozen):
+    basis: Literal["run", "commitment"]
+    cost_lines: list[CostLine] = Field(description="Every line: amount = cents(quantity × rate × Π factors / divisor).")
+    total_cost: Optional[Amount] = Field(description="Sum of the cost lines, report currency (null: not costed).")
+    cost_per_million_tokens: Optional[Amount] = Field(description="Total cost / train tokens × 1e6, to 1e-4.")
+    billed_hours: Optional[Amount] = Field(description="Wall-clock hours paid for (a reservation's whole term on the "
+                                                       "commitment basis).")
+    idle_commitment_hours: Amount = Field(description="Billed but unused hours (per GPU, wall clock).")
+    time_value: Optional[Amount] = Field(description="Value of time × days to finish, when a value of time is given.")
+    ranking_cost_per_million_tokens: Optional[Amount] = Field(
+        description="What ranks: (total cost + time value) / train tokens × 1e6.")
+    resale_fraction: Optional[Amount] = Field(
+        description="Purchase, commitment basis: resale value / capex = (1 − resale_decline_per_year)^(used hours / 8760).")
+
+
+class Delivery(Frozen):
+    lead_time_days: Real = Field(description="Days from as_of until the capacity is usable (0 when not given).")
+    lead_time_origin: str = Field(description="lead_time_days, available_from, `price book <id>`, or empty "
+                                              "(not given: usable on as_of).")
+    available_from: date = Field(description="Delivery date: as_of + lead time.")
+    days_to_finish: Optional[Real] = Field(description="Lead time + time to train (wall clock), days from as_of.")
+    finish_date: Optional[date]
+    deadline_date: Optional[date]
+
+
+class PowerRef(Frozen):
+    it_kw_per_gpu: Optional[Amount] = Field(description="Maximum IT power per GPU, kW: node power / GPUs + fabric "
+                                                        "share (or the GPU TDP without a system spec).")
+    source: str = Field(description="`system:<id>`, `given` (cluster.yaml) or `tdp`.")
+    system: Optional[str] = Field(description="Catalog system id.")
+    node_power_kw: Optional[Amount]
+    gpus_per_node: Optional[Count]
+    fabric_w_per_gpu: Optional[Amount]
+    utilisation: Amount = Field(description="Average draw / maximum IT power (the power bill only).")
+    pue: Amount = Field(description="Applied once, to the power line (not to colocation).")
+    pue_given: bool
+    price_per_kwh: Optional[Amount]
+
+
+class Finance(Frozen):
+    cost_of_capital: Amount = Field(description="Per year, in force for this bid.")
+    resale_decline_per_year: Amount = Field(description="In force for this bid (resale = (1 − decline)^years).")
+    months_hours: Amount = Field(description="Hours per billing month (minimum commitments, colocation).")
+    nodes: Count = Field(description="ceil(gpus / gpus_per_node): the quantity of the node capex line.")
+    gpus_per_node: Count
+
+
+class Negotiation(Frozen):
+    basis: Literal["run", "commitment"]
+    target_bid: Optional[str] = Field(description="The bid to tie: the winner, or the runner-up for the winner.")
+    target_cost_per_million_tokens: Optional[Amount]
+    price_key: Optional[str] = Field(description="price_per_gpu_hour (rental) or capex_per_gpu (purchase).")
+    current_price: Optional[Amount] = Field(description="Report currency.")
+    break_even_price: Optional[Amount] = Field(description="The price at which the bid ties the target on the "
+                                                           "ranking basis, report currency, to 1e-6.")
+    break_even_quoted: Optional[Amount] = Field(description="The same in the quoted currency.")
+    quoted_currency: str
+    break_even_change: Optional[Real] = Field(description="break_even_price / current_price − 1.")
+    step_time_s: Optional[Real]
+    step_time_to_win_s: Optional[Real] = Field(description="The slowest step time at which the bid ties the target.")
+    step_time_to_win_mfu: Optional[Real]
+    credible_step_time_s: Optional[Real] = Field(description="The fastest commitment that is neither "
+                                                             "`implausible` nor `optimistic`.")
+    credible_bound: Optional[str]
+    idle_commitment_hours: Amount
+    idle_commitment_cost: Amount = Field(description="Commitment basis: the idle-commitment line.")
+    notes: list[str]
 
 
 class BidResult(Frozen):
@@ -330,7 +442,8 @@ class BidResult(Frozen):
     currency: str
     cost_lines: list[CostLine]
     total_cost: Optional[Amount] = Field(description="Sum of the cost lines, report currency.")
-    residual_value: Optional[Amount]
+    residual_value: Optional[Amount] = Field(description="Purchase: book value left after this run "
+                                                         "(capex minus the run basis' depreciation lines).")
     cost_per_million_tokens: Optional[Amount] = Field(
         description="Total cost / train tokens × 1e6, in the report currency.")
     flags: list[Flag]
@@ -339,3 +452,18 @@ class BidResult(Frozen):
     notes: list[str]
     # compare
     rank: Count = Field(description="1 = best on the ranking basis.")
+    # both cost bases (economics); the figures above are on `cost_basis`
+    cost_basis: Literal["run", "commitment"] = Field(
+        "commitment", description="The basis of total_cost, cost_lines, billed_hours and cost_per_million_tokens.")
+    cost_bases: dict[Literal["run", "commitment"], BasisCost] = Field(
+        default_factory=dict, description="Both bases for every bid: `run` (what this job consumes) and "
+                                          "`commitment` (the cash signed for); null figures when the bid has "
+                                          "no cost (price-missing, infeasible).")
+    upfront_capex: Optional[Amount] = Field(None, description="Purchase: every capital item bought outright.")
+    idle_commitment_hours: Amount = Field(Decimal(0), description="Committed hours the run leaves unused "
+                                                                  "(per GPU, wall clock).")
+    used_hours: Optional[Amount] = Field(None, description="Wall-clock hours of the run, rounded up to 0.01 h.")
+    delivery: Optional[Delivery] = None
+    power: Optional[PowerRef] = None
+    finance: Optional[Finance] = None
+    negotiation: Optional[Negotiation] = None

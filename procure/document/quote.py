@@ -12,7 +12,7 @@ from typing import Annotated, Any, Literal, Optional, Union
 
 from pydantic import Field, Strict, StrictInt
 
-from procure.document.base import Amount, Count, Frozen, Real
+from procure.document.base import Amount, Count, Frozen, Real, Tokens
 from procure.document.bid import BidResult
 
 SCHEMA = "procure.quote/v2"
@@ -52,7 +52,7 @@ class PhaseSummary(Frozen):
     name: str
     seq_len: Count
     global_batch_seqs: Count
-    train_tokens: Real
+    train_tokens: Tokens = Field(description="Tokens the phase trains on (exact, not rounded).")
 
 
 class WorkloadSummary(Frozen):
@@ -60,7 +60,8 @@ class WorkloadSummary(Frozen):
     seq_len: Count
     global_batch_seqs: Count
     global_batch_tokens: Count
-    train_tokens: Real = Field(description="Tokens of the whole workload (every phase); cost per million tokens divides by it.")
+    train_tokens: Tokens = Field(description="Tokens of the whole workload (every phase), exact; cost per million "
+                                 "tokens divides by it.")
     precision: str
     deadline_days: Optional[Real]
     model_flops_per_token: Real
@@ -139,7 +140,12 @@ class QuoteDocument(Frozen):
     assumptions: list[AssumptionRow]
     fx: Optional[FxSummary]
     bids: list[BidResult]
-    ranking: list[str] = Field(description="Bid ids, best first.")
+    ranking: list[str] = Field(description="Bid ids, best first, on `cost_basis`.")
+    cost_basis: Literal["run", "commitment"] = Field(
+        "commitment", description="The cost basis that ranks: `run` (what this job consumes) or `commitment` "
+                                  "(the cash the buyer signs for).")
+    rankings: dict[Literal["run", "commitment"], list[str]] = Field(
+        default_factory=dict, description="Bid ids, best first, on each basis.")
     recommendation: Recommendation
     sensitivity_summary: SensitivitySummary
     sources: list[SourceRow]

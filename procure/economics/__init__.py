@@ -4,9 +4,11 @@ Pure: no I/O, no clock, no printing. Money is Decimal (``procure.money``); numpy
 lazily by the Monte-Carlo band only.
 """
 
-from procure.economics.bid import BidEconomics, evaluate_bid, evaluate_core
+from procure.economics.bid import BasisCost, BidEconomics, evaluate_bid, evaluate_core
+from procure.economics.cost import BASES, DEFAULT_BASIS
 from procure.economics.flags import FLAG_CODES, Flag
-from procure.economics.inputs import Assumptions, BidCase, Commitment, Performance, Pricing
+from procure.economics.inputs import (Assumptions, BidCase, Commitment, Performance, Pricing,
+                                      StepTimeError)
 
-__all__ = ["FLAG_CODES", "Assumptions", "BidCase", "BidEconomics", "Commitment", "Flag",
-           "Performance", "Pricing", "evaluate_bid", "evaluate_core"]
+__all__ = ["BASES", "DEFAULT_BASIS", "FLAG_CODES", "Assumptions", "BasisCost", "BidCase", "BidEconomics",
+           "Commitment", "Flag", "Performance", "Pricing", "StepTimeError", "evaluate_bid", "evaluate_core"]

@@ -3,9 +3,10 @@ model's prediction. The choice, and what is kept of the other figure, is made he
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from typing import Any, Mapping
 
-from procure.economics.inputs import Performance
+from procure.economics.inputs import Performance, StepTimeError
 from procure.precision import round_sig
 
 
@@ -20,6 +21,11 @@ class Modeled:
     hardware_flops_per_step: float
     terms: dict[str, float] = field(default_factory=dict)
     reason: str | None = None
+
+
+def with_error(perf: Performance, error: StepTimeError, gemm_ceiling_mfu: float | None) -> Performance:
+    """The Performance with the model's error and the accelerator's GEMM ceiling attached."""
+    return replace(perf, error=error, gemm_ceiling_mfu=gemm_ceiling_mfu)
 
 
 def performance(modeled: Modeled, *, tokens_per_step: int, gpus: int, peak_flops_per_gpu: float,
@@ -41,3 +47,25 @@ def performance(modeled: Modeled, *, tokens_per_step: int, gpus: int, peak_flops
         basis="measured" if use_measured else "modeled",
         measured_mean_s=measured_mean_s if use_measured else None,
         measured_p99_s=measured_p99_s if use_measured else None)
+
+
+def step_time_error(calibration: Mapping[str, Any] | None, fitted_knobs: bool) -> StepTimeError:
+    """The model's step-time error for one bid, from the model's calibration record.
+
+    ``calibration`` is the model's ``Estimate.calibration`` (``{"accelerator", "fitted",
+    "fitted_on", "step_time_error": {"family", "bias", "sigma_log", "n"}}``) when the model gives
+    one. Fallback while it does not: calibrated when the accelerator has fitted knobs
+    (``fitted_knobs``), with the ``step_time_sigma_calibrated`` / ``_uncalibrated`` assumptions
+    as the spread and no bias."""
+    if not calibration:
+        source = "fitted knobs" if fitted_knobs else "no fitted knobs"
+        return StepTimeError(calibrated=fitted_knobs, source=f"fallback: {source}")
+    residuals = calibration.get("step_time_error") or {}
+    sigma = residuals.get("sigma_log")
+    n = residuals.get("n")
+    return StepTimeError(
+        calibrated=bool(calibration.get("fitted")),
+        sigma_log=None if sigma is None else float(sigma),
+        bias=float(residuals.get("bias") or 0.0),
+        family=str(residuals.get("family") or ""),
+        source="model backtests" + (f" (n={n})" if n else ""))

@@ -1,22 +1,49 @@
-"""One bid's economics: throughput, goodput, time to train, cost lines, flags, band."""
+"""One bid's economics: throughput, goodput, time to train, both cost bases, flags, band."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from decimal import Decimal
+from decimal import Decimal, localcontext
+from typing import Any
 
 from procure.economics import flags as checks
-from procure.economics.cost import (CostLine, billed_hours, cost_basis, cost_lines, cost_notes,
-                                    energy_mwh, hours_from_seconds, missing_price_reason,
-                                    per_million_tokens, residual_value, total_cost)
+from procure.economics.cost import (BASES, DEFAULT_BASIS, CostLine, Terms, billed_hours,
+                                    book_value_left, check_basis, cost_lines, cost_notes, energy_mwh,
+                                    hours_from_seconds, missing_price_reason, per_million_tokens,
+                                    resale_fraction, terms, total_cost, upfront_capex)
 from procure.economics.flags import Flag, in_order
 from procure.economics.goodput import Goodput, goodput
 from procure.economics.inputs import Assumptions, BidCase
 from procure.economics.sensitivity import SensitivityRow
 from procure.economics.throughput import Throughput, throughput
 from procure.economics.uncertainty import Uncertainty, band
+from procure.money import MONEY_CONTEXT, D, cents
 
 ENERGY_QUANTUM = Decimal("0.001")  # MWh, i.e. 1 kWh
+HOURS_PER_DAY = Decimal(24)
+
+
+@dataclass(frozen=True)
+class BasisCost:
+    """The cost of one bid on one basis; every figure follows from ``lines``."""
+
+    basis: str                               # run | commitment
+    lines: tuple[CostLine, ...]
+    total_cost: Decimal
+    cost_per_million_tokens: Decimal
+    billed_hours: Decimal                    # wall-clock hours paid for (per GPU)
+    idle_commitment_hours: Decimal           # billed but not used (per GPU)
+    time_value: Decimal | None               # value of time × days to finish, when a value is given
+    ranking_cost_per_million_tokens: Decimal  # what ranks: cost, plus the time value when given
+    resale_fraction: Decimal | None          # commitment basis of a purchase: (1 − decline)^years
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"basis": self.basis, "cost_lines": [line.to_dict() for line in self.lines],
+                "total_cost": self.total_cost, "cost_per_million_tokens": self.cost_per_million_tokens,
+                "billed_hours": self.billed_hours, "idle_commitment_hours": self.idle_commitment_hours,
+                "time_value": self.time_value,
+                "ranking_cost_per_million_tokens": self.ranking_cost_per_million_tokens,
+                "resale_fraction": self.resale_fraction}
 
 
 @dataclass(frozen=True)
@@ -30,7 +57,7 @@ class PhaseEconomics:
     tokens_per_s: float
     time_to_train_days: float
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return {"name": self.name, "step_time_s": self.step_time_s, "tokens_per_step": self.tokens_per_step,
                 "train_tokens": self.train_tokens, "tokens_per_s": self.tokens_per_s,
                 "time_to_train_days": self.time_to_train_days}
@@ -46,18 +73,26 @@ class BidEconomics:
     throughput: Throughput | None
     goodput: Goodput | None
     time_to_train_days: float | None
-    billed_hours: Decimal | None
+    billed_hours: Decimal | None             # on the ranking basis
     energy_mwh: Decimal | None
-    cost_lines: tuple[CostLine, ...]
-    total_cost: Decimal | None
-    residual_value: Decimal | None
-    cost_per_million_tokens: Decimal | None
+    cost_lines: tuple[CostLine, ...]         # on the ranking basis
+    total_cost: Decimal | None               # on the ranking basis
+    residual_value: Decimal | None           # purchase: book value left after this run
+    cost_per_million_tokens: Decimal | None  # on the ranking basis
     flags: tuple[Flag, ...]
     notes: tuple[str, ...] = ()
     deadline_days: float | None = None
     uncertainty: Uncertainty | None = None
     sensitivity: tuple[SensitivityRow, ...] = ()   # set by procure.compare
     rank: int | None = None                        # set by procure.compare
+    basis: str = DEFAULT_BASIS                     # the basis the figures above are on
+    bases: tuple[BasisCost, ...] = ()              # run, commitment (empty when not costed)
+    upfront_capex: Decimal | None = None           # purchase: cash out before the run
+    lead_time_days: float = 0.0
+    days_to_finish: float | None = None            # lead time + time to train, from as_of
+    used_hours: Decimal | None = None              # wall-clock hours of the run (every phase)
+    terms: Terms | None = None                     # the resolved terms: power, financing, resale
+    negotiation: Any = None                        # procure.economics.negotiation.Negotiation
     phases: tuple[PhaseEconomics, ...] = ()        # only for a workload with further phases
 
     @property
@@ -68,7 +103,21 @@ class BidEconomics:
     def flag_codes(self) -> tuple[str, ...]:
         return tuple(flag.code for flag in self.flags)
 
-    def to_dict(self) -> dict:
+    def on(self, basis: str) -> BasisCost | None:
+        """The cost on ``basis``, or None when the bid has no cost."""
+        check_basis(basis)
+        return next((b for b in self.bases if b.basis == basis), None)
+
+    @property
+    def idle_commitment_hours(self) -> Decimal:
+        commitment = self.on("commitment")
+        return Decimal(0) if commitment is None else commitment.idle_commitment_hours
+
+    def ranking_value(self, basis: str | None = None) -> Decimal | None:
+        found = self.on(basis or self.basis)
+        return None if found is None else found.ranking_cost_per_million_tokens
+
+    def to_dict(self) -> dict[str, Any]:
         tp = self.throughput
         return {
             "id": self.id, "vendor": self.vendor, "rank": self.rank,
@@ -87,17 +136,24 @@ class BidEconomics:
             "sensitivity": [row.to_dict() for row in self.sensitivity],
             "uncertainty": self.uncertainty and self.uncertainty.to_dict(),
             "notes": list(self.notes),
+            "cost_basis": self.basis,
+            "cost_bases": {b.basis: b.to_dict() for b in self.bases},
+            "upfront_capex": self.upfront_capex,
+            "idle_commitment_hours": self.idle_commitment_hours,
+            "lead_time_days": self.lead_time_days, "days_to_finish": self.days_to_finish,
+            "negotiation": self.negotiation and self.negotiation.to_dict(),
             "phases": [phase.to_dict() for phase in self.phases],
         }
 
 
-def _infeasible(case: BidCase, found: list[Flag | None]) -> BidEconomics:
+def _infeasible(case: BidCase, found: list[Flag | None], basis: str) -> BidEconomics:
     """No plan fits: the bid is listed with its flags and no time or cost."""
     perf = case.performance
     return BidEconomics(case.id, case.vendor, case.pricing.currency, perf.basis, None, None,
                         None, None, None, None, (), None, None, None,
                         in_order(found + [checks.infeasible(perf)]),
-                        deadline_days=case.deadline_days)
+                        deadline_days=case.deadline_days, basis=basis,
+                        lead_time_days=case.lead_time_days)
 
 
 def _goodput_notes(gp: Goodput) -> list[str]:
@@ -107,21 +163,48 @@ def _goodput_notes(gp: Goodput) -> list[str]:
             f"lost fraction clamped to {gp.lost_fraction:.2f}"]
 
 
-def evaluate_core(case: BidCase, assumptions: Assumptions) -> BidEconomics:
+def days_to_finish(lead_time_days: float, used_hours: Decimal) -> Decimal:
+    """Days from as_of to the end of training: lead time, then the run's wall-clock hours."""
+    with localcontext(MONEY_CONTEXT):
+        return D(lead_time_days) + used_hours / HOURS_PER_DAY
+
+
+def basis_cost(case: BidCase, t: Terms, used_hours: Decimal, basis: str,
+               assumptions: Assumptions) -> BasisCost:
+    """One basis: its lines, totals and (when a value of time is given) the time-adjusted figure."""
+    lines = tuple(cost_lines(t, used_hours, basis))
+    total = total_cost(list(lines))
+    billed = billed_hours(t, used_hours, basis)
+    vot = assumptions.value_of_time_per_day
+    time_value = None
+    tokens = case.total_tokens                # every phase is billed, so every phase's tokens count
+    ranking = per_million_tokens(total, tokens)
+    if vot is not None:
+        with localcontext(MONEY_CONTEXT):
+            time_value = cents(D(vot) * days_to_finish(case.lead_time_days, used_hours))
+        ranking = per_million_tokens(total + time_value, tokens)
+    resale = (resale_fraction(t, used_hours)
+              if basis == "commitment" and t.pricing.kind == "purchase" else None)
+    return BasisCost(basis, lines, total, per_million_tokens(total, tokens), billed,
+                     billed - used_hours, time_value, ranking, resale)
+
+
+def evaluate_core(case: BidCase, assumptions: Assumptions, basis: str = DEFAULT_BASIS) -> BidEconomics:
     """Everything but the Monte-Carlo band (what the sensitivity table re-evaluates)."""
+    check_basis(basis)
     perf = case.performance
     if case.train_tokens <= 0:
         raise ValueError(f"bid {case.id!r}: train_tokens must be positive")
     missing = missing_price_reason(case.pricing)
     found = [*checks.commitment_flags(perf, case.commitment, assumptions),
-             checks.price_missing(missing)]
+             checks.price_missing(missing), checks.uncalibrated(perf, assumptions)]
     blocked = next((p for p in case.phases if not p.performance.feasible), None)
     if not perf.feasible or blocked is not None:
         if blocked is not None and perf.feasible:
             perf = replace(perf, feasible=False, infeasible_reason=f"phase {blocked.name}: "
                            f"{blocked.performance.infeasible_reason or 'no plan fits'}")
             case = replace(case, performance=perf)
-        return _infeasible(case, found)
+        return _infeasible(case, found, basis)
     tp = throughput(perf)
     gp = goodput(perf.gpus, case.params, assumptions)
     phase_s = [p.train_tokens / throughput(p.performance).tokens_per_s / gp.fraction
@@ -130,22 +213,26 @@ def evaluate_core(case: BidCase, assumptions: Assumptions) -> BidEconomics:
     seconds = sum(phase_s)
     days = seconds / 86400.0
     used_hours = hours_from_seconds(seconds)
-    basis = cost_basis(case.pricing, perf.gpus, assumptions)
-    energy = energy_mwh(perf.gpus, basis.power, used_hours)
-    lines = () if missing else tuple(cost_lines(basis, used_hours))
-    total = None if missing else total_cost(list(lines))
-    found.append(checks.misses_deadline(days, case.deadline_days))
+    t = terms(case.pricing, perf.gpus, assumptions)
+    energy = energy_mwh(perf.gpus, t.power, used_hours)
+    bases = () if missing else tuple(basis_cost(case, t, used_hours, b, assumptions) for b in BASES)
+    ranked = next((b for b in bases if b.basis == basis), None)
+    run = next((b for b in bases if b.basis == "run"), None)
+    finish = float(days_to_finish(case.lead_time_days, used_hours))
+    found.append(checks.misses_deadline(days, case.deadline_days, case.lead_time_days))
     return BidEconomics(
         id=case.id, vendor=case.vendor, currency=case.pricing.currency,
         step_time_basis=perf.basis, step_time_s=perf.step_time_s, throughput=tp, goodput=gp,
-        time_to_train_days=days, billed_hours=billed_hours(basis, used_hours),
+        time_to_train_days=days,
+        billed_hours=billed_hours(t, used_hours, basis) if ranked else None,
         energy_mwh=None if energy is None else energy.quantize(ENERGY_QUANTUM),
-        cost_lines=lines, total_cost=total,
-        residual_value=None if missing else residual_value(basis, list(lines)),
-        cost_per_million_tokens=(None if total is None
-                                else per_million_tokens(total, case.total_tokens)),
-        flags=in_order(found), notes=tuple(_goodput_notes(gp) + cost_notes(basis)),
-        deadline_days=case.deadline_days, phases=phases if case.phases else (),
+        cost_lines=ranked.lines if ranked else (), total_cost=ranked.total_cost if ranked else None,
+        residual_value=book_value_left(t, list(run.lines)) if run else None,
+        cost_per_million_tokens=ranked.cost_per_million_tokens if ranked else None,
+        flags=in_order(found), notes=tuple(_goodput_notes(gp) + cost_notes(t)),
+        deadline_days=case.deadline_days, basis=basis, bases=bases,
+        upfront_capex=None if missing else upfront_capex(t), lead_time_days=case.lead_time_days,
+        days_to_finish=finish, used_hours=used_hours, terms=t, phases=phases if case.phases else (),
     )
 
 
@@ -156,6 +243,6 @@ def _phases(case: BidCase, seconds: list[float]) -> tuple[PhaseEconomics, ...]:
                  for p, s in zip(case.all_phases(), seconds))
 
 
-def evaluate_bid(case: BidCase, assumptions: Assumptions) -> BidEconomics:
+def evaluate_bid(case: BidCase, assumptions: Assumptions, basis: str = DEFAULT_BASIS) -> BidEconomics:
     """The economics of one bid, with its seeded uncertainty band (rank/sensitivity unset)."""
-    return replace(evaluate_core(case, assumptions), uncertainty=band(case, assumptions))
+    return replace(evaluate_core(case, assumptions, basis), uncertainty=band(case, assumptions, basis))

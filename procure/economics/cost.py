@@ -1,6 +1,13 @@
-"""Cost lines in Decimal, in the report currency.
+"""Cost lines in Decimal, in the report currency, on two bases that are the same for every bid.
 
-Every line obeys one rule, so a spreadsheet can rebuild it from the exposed inputs::
+* ``run``: what this job consumes. Rented GPU-hours used; or the owned cluster's straight-line
+  depreciation, financing and opex for the hours used (the rest of its life serves other work).
+* ``commitment``: the cash the buyer signs for. A reservation's terms in full (unused hours are
+  shown as an idle-commitment line); or capex plus opex plus financing minus the resale value
+  at the end of the run.
+
+For an on-demand rental with no minimum both bases are the same lines. Every line obeys one
+rule, so a spreadsheet can rebuild it from the exposed inputs::
 
     amount = cents(quantity × rate × Π factors / divisor)
 
@@ -10,15 +17,20 @@ rounded UP to 0.01 h (36 s) before they are billed, so quantities have few digit
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from decimal import ROUND_CEILING, Decimal, localcontext
+from typing import Any
 
 from procure.economics.inputs import Assumptions, Pricing
-from procure.money import MONEY_CONTEXT, D, cents, money_sum, rate
+from procure.money import CONVERTED_QUANTUM, MONEY_CONTEXT, D, cents, money_sum, quantize, rate
 
+BASES = ("run", "commitment")
+DEFAULT_BASIS = "commitment"
 HOURS_PER_YEAR = Decimal(8760)
 HOUR_QUANTUM = Decimal("0.01")
 DEFAULT_PUE = Decimal(1)  # IT energy only, when neither the book nor the workload gives a PUE
+CAPEX_KEYS = ("capex", "node_capex", "network_capex", "fabric_capex")
 
 
 @dataclass(frozen=True)
@@ -33,7 +45,7 @@ class CostLine:
     factors: dict[str, Decimal] = field(default_factory=dict)  # multiplied in, in this order
     divisor: Decimal = Decimal(1)
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return {"key": self.key, "label": self.label, "quantity": self.quantity,
                 "unit": self.unit, "rate": self.rate, "amount": self.amount,
                 "formula": self.formula, "factors": dict(self.factors), "divisor": self.divisor}
@@ -51,12 +63,15 @@ def make_line(key: str, label: str, quantity: Decimal, unit: str, rate: Decimal,
     return CostLine(key, label, quantity, unit, rate, cents(value), formula, factors, divisor)
 
 
+# --- power -----------------------------------------------------------------------------------
+
 @dataclass(frozen=True)
 class PowerBasis:
-    """What energy and the power bill need; resolved once from the book and the workload."""
+    """What energy and the facility lines need; resolved once from the book and the workload."""
 
-    kw_per_gpu: Decimal | None               # None: no published TDP
-    utilisation: Decimal
+    kw_per_gpu: Decimal | None               # IT power per GPU; None: neither system spec nor TDP
+    source: str                              # "system:<id>", "given" or "tdp"
+    utilisation: Decimal                     # average draw / maximum IT power
     pue: Decimal
     pue_given: bool
     price_per_kwh: Decimal | None
@@ -70,13 +85,12 @@ def power_basis(pricing: Pricing, assumptions: Assumptions) -> PowerBasis:
     pue = assumptions.pue if assumptions.pue is not None else pricing.pue
     price = (assumptions.power_usd_per_kwh if assumptions.power_usd_per_kwh is not None
              else pricing.power_per_kwh)
+    kw = pricing.it_kw_per_gpu
+    source = pricing.power_source or ("tdp" if kw is not None else "")
     return PowerBasis(
-        kw_per_gpu=None if pricing.tdp_w is None else D(pricing.tdp_w) / 1000,
-        utilisation=D(assumptions.gpu_utilisation_power),
-        pue=DEFAULT_PUE if pue is None else D(pue),
-        pue_given=pue is not None,
-        price_per_kwh=None if price is None else D(price),
-    )
+        kw_per_gpu=kw, source=source, utilisation=D(assumptions.gpu_utilisation_power),
+        pue=DEFAULT_PUE if pue is None else D(pue), pue_given=pue is not None,
+        price_per_kwh=None if price is None else D(price))
 
 
 def hours_from_seconds(seconds: float) -> Decimal:
@@ -86,7 +100,7 @@ def hours_from_seconds(seconds: float) -> Decimal:
 
 
 def energy_mwh(gpus: int, power: PowerBasis, hours: Decimal) -> Decimal | None:
-    """GPUs × TDP × utilisation × PUE × hours, in MWh; None without a TDP."""
+    """GPUs × IT kW × utilisation × PUE × hours, in MWh; None without any power figure."""
     if power.kw_per_gpu is None:
         return None
     with localcontext(MONEY_CONTEXT):
@@ -108,12 +122,16 @@ def missing_price_reason(pricing: Pricing) -> str | None:
     raise ValueError(f"unknown pricing kind {pricing.kind!r}")
 
 
+# --- the resolved terms of one bid -------------------------------------------------------------
+
 @dataclass(frozen=True)
-class CostBasis:
+class Terms:
     pricing: Pricing
     gpus: int
     power: PowerBasis
     months_hours: Decimal
+    cost_of_capital: Decimal
+    resale_decline_per_year: Decimal
 
     @property
     def min_commit_hours(self) -> Decimal:
@@ -127,81 +145,177 @@ class CostBasis:
     def depreciable_fraction(self) -> Decimal:
         return 1 - D(self.pricing.residual_fraction or 0)
 
+    @property
+    def nodes(self) -> int:
+        return math.ceil(self.gpus / max(self.pricing.gpus_per_node, 1))
 
-def cost_basis(pricing: Pricing, gpus: int, assumptions: Assumptions) -> CostBasis:
-    return CostBasis(pricing, gpus, power_basis(pricing, assumptions), D(assumptions.months_hours))
+    @property
+    def price_factor(self) -> Decimal:
+        return 1 - D(self.pricing.discount_fraction)
 
 
-def billed_hours(basis: CostBasis, used_hours: Decimal) -> Decimal:
-    """Rental: a reservation is paid for its whole term; purchase: the hours used."""
-    if basis.pricing.kind == "rental":
-        return max(used_hours, basis.min_commit_hours)
+def terms(pricing: Pricing, gpus: int, assumptions: Assumptions) -> Terms:
+    coc = pricing.cost_of_capital if pricing.cost_of_capital is not None else assumptions.cost_of_capital
+    decline = (pricing.resale_decline_per_year if pricing.resale_decline_per_year is not None
+               else assumptions.resale_decline_per_year)
+    return Terms(pricing, gpus, power_basis(pricing, assumptions), D(assumptions.months_hours),
+                 D(coc), D(decline))
+
+
+def billed_hours(t: Terms, used_hours: Decimal, basis: str) -> Decimal:
+    """Hours paid for: a reservation's whole term on the commitment basis, else the hours used."""
+    check_basis(basis)
+    if basis == "commitment" and t.pricing.kind == "rental":
+        return max(used_hours, t.min_commit_hours)
     return used_hours
 
 
-def rental_lines(basis: CostBasis, used_hours: Decimal) -> list[CostLine]:
-    p = basis.pricing
-    gpu_hours = basis.gpus * billed_hours(basis, used_hours)
-    gpu = make_line("gpu_hours", "GPU-hours", gpu_hours, "GPU-h", D(p.price_per_gpu_hour),
-                    "gpus × billed hours × price per GPU-hour")
-    lines = [gpu]
-    for key, label, per_gpu_hour in (("storage", "Storage", p.storage_per_gpu_hour),
-                                     ("network", "Network", p.network_per_gpu_hour)):
-        if per_gpu_hour:
-            lines.append(make_line(key, label, gpu_hours, "GPU-h", D(per_gpu_hour),
-                                   f"gpus × billed hours × {label.lower()} per GPU-hour"))
-    if p.support_fraction:
-        lines.append(make_line("support", "Support", gpu.amount, p.currency, D(p.support_fraction),
-                               "GPU-hours amount × support fraction"))
+def check_basis(basis: str) -> None:
+    if basis not in BASES:
+        raise ValueError(f"unknown cost basis {basis!r}; use one of {', '.join(BASES)}")
+
+
+# --- rental ----------------------------------------------------------------------------------
+
+def _gpu_hours_line(t: Terms, key: str, label: str, hours: Decimal, formula: str) -> CostLine:
+    p = t.pricing
+    factors = {"discount_factor": t.price_factor} if p.discount_fraction else {}
+    return make_line(key, label, t.gpus * hours, "GPU-h", D(p.price_per_gpu_hour), formula, factors)
+
+
+def _one_time_lines(p: Pricing) -> list[CostLine]:
+    lines = []
+    if p.setup_fee:
+        lines.append(make_line("setup", "One-time setup", Decimal(1), "fee", D(p.setup_fee), "setup fee"))
+    if p.egress_tb and p.egress_per_tb:
+        lines.append(make_line("egress", "Data egress", D(p.egress_tb), "TB", D(p.egress_per_tb),
+                               "TB moved out × price per TB"))
     return lines
 
 
-def _capex_line(basis: CostBasis, key: str, label: str, rate: Decimal,
-                used_hours: Decimal) -> CostLine:
-    factors = {"used_hours": min(used_hours, basis.life_hours),
-               "depreciable_fraction": basis.depreciable_fraction}
-    return make_line(key, label, Decimal(basis.gpus), "GPU", D(rate),
-                     "gpus × capex per GPU × used hours × (1 − residual fraction) "
-                     "/ (life years × 8760)", factors, basis.life_hours)
+def rental_lines(t: Terms, used_hours: Decimal, basis: str) -> list[CostLine]:
+    p = t.pricing
+    billed = billed_hours(t, used_hours, basis)
+    used = _gpu_hours_line(t, "gpu_hours", "GPU-hours", used_hours,
+                           "gpus × hours used × price per GPU-hour" + (" × (1 − discount)" if p.discount_fraction else ""))
+    lines, paid = [used], [used]
+    if billed > used_hours:
+        idle = _gpu_hours_line(t, "idle_commitment", "Idle commitment", billed - used_hours,
+                               "gpus × (committed − used hours) × price per GPU-hour"
+                               + (" × (1 − discount)" if p.discount_fraction else ""))
+        lines.append(idle)
+        paid.append(idle)
+    for key, label, per_gpu_hour in (("storage", "Storage", p.storage_per_gpu_hour),
+                                     ("network", "Network", p.network_per_gpu_hour)):
+        if per_gpu_hour:
+            lines.append(make_line(key, label, t.gpus * billed, "GPU-h", D(per_gpu_hour),
+                                   f"gpus × billed hours × {label.lower()} per GPU-hour"))
+    paid_amount = money_sum(line.amount for line in paid)
+    if p.support_fraction:
+        lines.append(make_line("support", "Support", paid_amount, p.currency, D(p.support_fraction),
+                               "GPU-hours amount × support fraction"))
+    if basis == "commitment" and p.prepay_fraction:
+        lines.append(make_line("prepay_financing", "Prepayment financing", paid_amount, p.currency,
+                               t.cost_of_capital,
+                               "GPU-hours amount × prepaid fraction × cost of capital × (billed hours / 2) / 8760",
+                               {"prepay_fraction": D(p.prepay_fraction), "held_hours": billed / 2},
+                               HOURS_PER_YEAR))
+    return lines + _one_time_lines(p)
 
 
-def _facility_lines(basis: CostBasis, used_hours: Decimal) -> list[CostLine]:
-    power, p, lines = basis.power, basis.pricing, []
+# --- purchase --------------------------------------------------------------------------------
+
+def _capex_items(t: Terms) -> list[tuple[str, str, Decimal, str, Decimal]]:
+    """(key, what, quantity, unit, price) of every capital item of the purchase."""
+    p, items = t.pricing, []
+    items.append(("capex", "Hardware", Decimal(t.gpus), "GPU", D(p.capex_per_gpu)))
+    if p.capex_per_node:
+        items.append(("node_capex", "Nodes", Decimal(t.nodes), "node", D(p.capex_per_node)))
+    if p.network_capex_per_gpu:
+        items.append(("network_capex", "Network", Decimal(t.gpus), "GPU", D(p.network_capex_per_gpu)))
+    if p.network_capex:
+        items.append(("fabric_capex", "Fabric", Decimal(1), "fabric", D(p.network_capex)))
+    return items
+
+
+def capex_total(t: Terms) -> Decimal:
+    """The upfront capex: every capital item bought outright, to the cent."""
+    return money_sum(cents(qty * price) for _, _, qty, _, price in _capex_items(t))
+
+
+def _depreciation_lines(t: Terms, used_hours: Decimal) -> list[CostLine]:
+    factors = {"used_hours": min(used_hours, t.life_hours), "depreciable_fraction": t.depreciable_fraction}
+    return [make_line(key, f"{what} depreciation", qty, unit, price,
+                      f"{unit}s × capex per {unit} × used hours × (1 − book residual) / (life years × 8760)",
+                      factors, t.life_hours)
+            for key, what, qty, unit, price in _capex_items(t)]
+
+
+def _capex_lines(t: Terms) -> list[CostLine]:
+    return [make_line(key, f"{what} capex", qty, unit, price, f"{unit}s × capex per {unit}")
+            for key, what, qty, unit, price in _capex_items(t)]
+
+
+def resale_fraction(t: Terms, used_hours: Decimal) -> Decimal:
+    """Resale value at the end of the run as a fraction of capex: (1 − decline)^years, to 1e-6."""
+    with localcontext(MONEY_CONTEXT):
+        years = used_hours / HOURS_PER_YEAR
+        return quantize((1 - t.resale_decline_per_year) ** years, CONVERTED_QUANTUM)
+
+
+def _financing_line(t: Terms, used_hours: Decimal) -> CostLine:
+    return make_line("financing", "Financing", capex_total(t), t.pricing.currency, t.cost_of_capital,
+                     "capex × cost of capital × used hours / 8760", {"used_hours": used_hours}, HOURS_PER_YEAR)
+
+
+def _facility_lines(t: Terms, used_hours: Decimal) -> list[CostLine]:
+    power, p, lines = t.power, t.pricing, list[CostLine]()
     if power.kw_per_gpu is None:
         return lines
     if power.price_per_kwh is not None:
         lines.append(make_line(
-            "power", "Power", basis.gpus * used_hours, "GPU-h", power.price_per_kwh,
-            "GPU-hours × TDP kW × utilisation × PUE × price per kWh",
+            "power", "Power", t.gpus * used_hours, "GPU-h", power.price_per_kwh,
+            "GPU-hours × IT kW per GPU × average draw × PUE × price per kWh",
             {"kw_per_gpu": power.kw_per_gpu, "utilisation": power.utilisation, "pue": power.pue}))
     if p.colo_per_kw_month is not None:
+        # colocation is priced per kW of IT load provisioned: no PUE, no average-draw factor
         lines.append(make_line(
-            "colocation", "Colocation", Decimal(basis.gpus), "GPU", D(p.colo_per_kw_month),
-            "gpus × TDP kW × PUE × price per kW-month × used hours / hours per month",
-            {"kw_per_gpu": power.kw_per_gpu, "pue": power.pue, "used_hours": used_hours},
-            basis.months_hours))
+            "colocation", "Colocation", Decimal(t.gpus), "GPU", D(p.colo_per_kw_month),
+            "gpus × IT kW per GPU × price per kW-month × used hours / hours per month",
+            {"kw_per_gpu": power.kw_per_gpu, "used_hours": used_hours}, t.months_hours))
     return lines
 
 
-def purchase_lines(basis: CostBasis, used_hours: Decimal) -> list[CostLine]:
-    p = basis.pricing
-    lines = [_capex_line(basis, "capex", "Hardware capex (amortised)", p.capex_per_gpu, used_hours)]
-    if p.network_capex_per_gpu:
-        lines.append(_capex_line(basis, "network_capex", "Network capex (amortised)",
-                                 p.network_capex_per_gpu, used_hours))
-    lines += _facility_lines(basis, used_hours)
+def _people_lines(t: Terms, used_hours: Decimal) -> list[CostLine]:
+    p, lines = t.pricing, list[CostLine]()
     if p.support_per_gpu_year:
-        lines.append(make_line("support", "Support", Decimal(basis.gpus), "GPU",
-                               D(p.support_per_gpu_year),
+        lines.append(make_line("support", "Support", Decimal(t.gpus), "GPU", D(p.support_per_gpu_year),
                                "gpus × support per GPU-year × used hours / 8760",
                                {"used_hours": used_hours}, HOURS_PER_YEAR))
+    if p.staff_per_year:
+        lines.append(make_line("staff", "Staff", Decimal(1), "team", D(p.staff_per_year),
+                               "staff per year × used hours / 8760", {"used_hours": used_hours}, HOURS_PER_YEAR))
     return lines
 
 
-def cost_lines(basis: CostBasis, used_hours: Decimal) -> list[CostLine]:
-    if basis.pricing.kind == "rental":
-        return rental_lines(basis, used_hours)
-    return purchase_lines(basis, used_hours)
+def purchase_lines(t: Terms, used_hours: Decimal, basis: str) -> list[CostLine]:
+    check_basis(basis)
+    owned = _capex_lines(t) if basis == "commitment" else _depreciation_lines(t, used_hours)
+    lines = owned
+    if t.cost_of_capital:
+        lines.append(_financing_line(t, used_hours))
+    lines += _facility_lines(t, used_hours) + _people_lines(t, used_hours)
+    if basis == "commitment":
+        lines.append(make_line("resale", "Resale at the end of the run", capex_total(t), t.pricing.currency,
+                               -resale_fraction(t, used_hours),
+                               "− capex × (1 − resale decline per year)^(used hours / 8760)"))
+    return lines + _one_time_lines(t.pricing)
+
+
+def cost_lines(t: Terms, used_hours: Decimal, basis: str = DEFAULT_BASIS) -> list[CostLine]:
+    if t.pricing.kind == "rental":
+        return rental_lines(t, used_hours, basis)
+    return purchase_lines(t, used_hours, basis)
 
 
 def total_cost(lines: list[CostLine]) -> Decimal:
@@ -214,59 +328,94 @@ def per_million_tokens(total: Decimal, train_tokens: float) -> Decimal:
         return rate(total / D(train_tokens) * 10**6)
 
 
-def residual_value(basis: CostBasis, lines: list[CostLine]) -> Decimal | None:
-    """Purchase: book value left after training (capex not yet amortised). Not in the total."""
-    if basis.pricing.kind != "purchase":
+def book_value_left(t: Terms, run: list[CostLine]) -> Decimal | None:
+    """Purchase: book value left after this run (capex not yet depreciated by its run lines)."""
+    if t.pricing.kind != "purchase":
         return None
-    capex = [line for line in lines if line.key in ("capex", "network_capex")]
-    with localcontext(MONEY_CONTEXT):
-        return money_sum(cents(line.quantity * line.rate) - line.amount for line in capex)
+    depreciation = money_sum(line.amount for line in run if line.key in CAPEX_KEYS)
+    return capex_total(t) - depreciation
 
 
-def cost_notes(basis: CostBasis) -> list[str]:
+def upfront_capex(t: Terms) -> Decimal | None:
+    return capex_total(t) if t.pricing.kind == "purchase" else None
+
+
+def cost_notes(t: Terms) -> list[str]:
     """Caveats a reader needs when a line is absent or a default was used."""
-    notes, power = [], basis.power
+    notes, power = [], t.power
     if power.kw_per_gpu is None:
-        notes.append("no published TDP: energy, power and colocation are not computed")
-    elif not power.pue_given:
+        notes.append("no system power spec or TDP: energy, power and colocation are not computed")
+    elif power.source == "tdp":
+        notes.append("no system power spec for this accelerator: IT power is the GPU's TDP only, "
+                     "which leaves out CPUs, NICs, fans and switches")
+    if power.kw_per_gpu is not None and not power.pue_given:
         notes.append(f"no PUE given: energy uses PUE {power.pue} (IT energy only)")
-    if basis.pricing.kind == "purchase" and power.kw_per_gpu is not None:
+    if t.pricing.kind == "purchase" and power.kw_per_gpu is not None:
         if power.price_per_kwh is None:
             notes.append("no power price given: no power line")
-        if basis.pricing.colo_per_kw_month is None:
+        if t.pricing.colo_per_kw_month is None:
             notes.append("no colocation price given: no colocation line")
     return notes
 
 
-def total_cost_float(basis: CostBasis, used_hours, price_scale=1.0, power_scale=1.0):
-    """The same total in floats over numpy arrays of hours (Monte Carlo only, never reported)."""
+# --- the same totals in floats, over arrays of hours (Monte Carlo only, never reported) ------
+
+def total_cost_float(t: Terms, used_hours: Any, price_scale: Any = 1.0, power_scale: Any = 1.0,
+                     basis: str = DEFAULT_BASIS) -> Any:
+    check_basis(basis)
+    if t.pricing.kind == "rental":
+        return _rental_float(t, used_hours, price_scale, basis)
+    return _purchase_float(t, used_hours, price_scale, power_scale, basis)
+
+
+def _rental_float(t: Terms, used_hours: Any, price_scale: Any, basis: str) -> Any:
     import numpy as np
 
-    p, gpus = basis.pricing, basis.gpus
-    if p.kind == "rental":
-        billed = np.maximum(used_hours, float(basis.min_commit_hours))
-        gpu_amount = gpus * billed * float(p.price_per_gpu_hour) * price_scale
-        adders = gpus * billed * float(p.storage_per_gpu_hour + p.network_per_gpu_hour)
-        return gpu_amount * (1.0 + float(p.support_fraction)) + adders
-    life_h = float(basis.life_hours)
-    capex = float(p.capex_per_gpu + (p.network_capex_per_gpu or 0)) * price_scale
-    total = (gpus * capex * float(basis.depreciable_fraction)
-             * np.minimum(used_hours, life_h) / life_h)
-    power = basis.power
+    p, gpus = t.pricing, t.gpus
+    billed = np.maximum(used_hours, float(t.min_commit_hours)) if basis == "commitment" else used_hours
+    gpu_amount = gpus * billed * float(p.price_per_gpu_hour or 0) * float(t.price_factor) * price_scale
+    adders = gpus * billed * float(p.storage_per_gpu_hour + p.network_per_gpu_hour)
+    total = gpu_amount * (1.0 + float(p.support_fraction)) + adders
+    if basis == "commitment" and p.prepay_fraction:
+        total = total + gpu_amount * float(p.prepay_fraction * t.cost_of_capital) * billed / 2 / 8760.0
+    return total + _one_time_float(p)
+
+
+def _one_time_float(p: Pricing) -> float:
+    return float(p.setup_fee) + float(p.egress_tb * p.egress_per_tb)
+
+
+def _purchase_float(t: Terms, used_hours: Any, price_scale: Any, power_scale: Any, basis: str) -> Any:
+    import numpy as np
+
+    capex = float(capex_total(t)) * price_scale
+    if basis == "commitment":
+        years = used_hours / 8760.0
+        total = capex * (1.0 - (1.0 - float(t.resale_decline_per_year)) ** years)
+    else:
+        life_h = float(t.life_hours)
+        total = capex * float(t.depreciable_fraction) * np.minimum(used_hours, life_h) / life_h
+    total = total + capex * float(t.cost_of_capital) * used_hours / 8760.0
+    return total + _opex_float(t, used_hours, power_scale) + _one_time_float(t.pricing)
+
+
+def _opex_float(t: Terms, used_hours: Any, power_scale: Any) -> Any:
+    p, gpus, power, total = t.pricing, t.gpus, t.power, 0.0
     if power.kw_per_gpu is not None:
-        kw = float(power.kw_per_gpu) * float(power.pue)
+        kw = float(power.kw_per_gpu)
         if power.price_per_kwh is not None:
-            total = total + (gpus * used_hours * kw * float(power.utilisation)
+            total = total + (gpus * used_hours * kw * float(power.utilisation) * float(power.pue)
                              * float(power.price_per_kwh) * power_scale)
         if p.colo_per_kw_month is not None:
-            total = total + (gpus * kw * float(p.colo_per_kw_month) * used_hours
-                             / float(basis.months_hours))
+            total = total + gpus * kw * float(p.colo_per_kw_month) * used_hours / float(t.months_hours)
     if p.support_per_gpu_year:
         total = total + gpus * float(p.support_per_gpu_year) * used_hours / 8760.0
+    if p.staff_per_year:
+        total = total + float(p.staff_per_year) * used_hours / 8760.0
     return total
 
 
-__all__ = ["CostBasis", "CostLine", "PowerBasis", "billed_hours", "cost_basis",
-           "cost_lines", "cost_notes", "energy_mwh", "hours_from_seconds", "make_line",
-           "missing_price_reason", "per_million_tokens", "power_basis", "residual_value",
-           "total_cost", "total_cost_float"]
+__all__ = ["BASES", "DEFAULT_BASIS", "CostLine", "PowerBasis", "Terms", "billed_hours", "book_value_left",
+           "capex_total", "cost_lines", "cost_notes", "energy_mwh", "hours_from_seconds", "make_line",
+           "missing_price_reason", "per_million_tokens", "power_basis", "resale_fraction", "terms",
+           "total_cost", "total_cost_float", "upfront_capex"]

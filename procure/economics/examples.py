@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 from decimal import Decimal
+from typing import Any
 
 from procure.economics.inputs import BidCase, Commitment, Performance, Pricing
 
@@ -30,15 +31,15 @@ def performance(gpus: int, peak_flops: float, mfu: float = 0.4, params: int = PA
 
 
 def rental(price: str | Decimal | None, min_commit_months: int = 0, currency: str = "USD",
-           tdp_w: float | None = 700.0, **extra) -> Pricing:
+           tdp_w: float | None = 700.0, **extra: Any) -> Pricing:
     price_d = None if price is None else Decimal(str(price))
     return Pricing(kind="rental", currency=currency, price_per_gpu_hour=price_d,
                    min_commit_months=min_commit_months, tdp_w=tdp_w, **extra)
 
 
 def purchase(capex_per_gpu: str | Decimal = "30000", tdp_w: float | None = 700.0,
-             **extra) -> Pricing:
-    fields = {"network_capex_per_gpu": Decimal("3000"), "life_years": Decimal(5),
+             **extra: Any) -> Pricing:
+    fields: dict[str, Any] = {"network_capex_per_gpu": Decimal("3000"), "life_years": Decimal(5),
               "residual_fraction": Decimal("0.1"), "support_per_gpu_year": Decimal("1500"),
               "power_per_kwh": Decimal("0.08"), "pue": Decimal("1.3"),
               "colo_per_kw_month": Decimal("150")}
@@ -50,7 +51,7 @@ def purchase(capex_per_gpu: str | Decimal = "30000", tdp_w: float | None = 700.0
 def case(bid_id: str, gpus: int = 4096, peak_flops: float = H100_BF16_FLOPS,
          pricing: Pricing | None = None, mfu: float = 0.4, train_tokens: float = 1e12,
          deadline_days: float | None = None, commitment: Commitment | None = None,
-         **perf_changes) -> BidCase:
+         **perf_changes: Any) -> BidCase:
     perf = performance(gpus, peak_flops, mfu)
     if perf_changes:
         perf = replace(perf, **perf_changes)

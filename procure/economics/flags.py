@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from procure.economics.inputs import Assumptions, Commitment, Performance
 from procure.economics.throughput import flops_utilisation, physical_floor_s
 
 FLAG_CODES = ("impossible", "implausible", "optimistic", "conservative", "misses-deadline",
-              "infeasible", "sla-breach", "price-missing")
+              "infeasible", "sla-breach", "price-missing", "uncalibrated")
 ERROR_CODES = frozenset({"impossible", "infeasible", "price-missing"})
 
 
@@ -19,7 +20,7 @@ class Flag:
     reason: str            # one line, with the numbers
     numbers: dict[str, float] = field(default_factory=dict)
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return {"code": self.code, "severity": self.severity, "reason": self.reason,
                 "numbers": dict(self.numbers)}
 
@@ -31,27 +32,41 @@ def make_flag(code: str, reason: str, **numbers: float) -> Flag:
     return Flag(code, severity, reason, numbers)
 
 
-def impossible(perf: Performance, commitment: Commitment) -> Flag | None:
-    """Committed step time below model FLOPs at 100 % of peak."""
-    floor_s = physical_floor_s(perf)
-    committed_s = commitment.step_time_s
-    if committed_s is None or floor_s is None or committed_s >= floor_s:
+def _implied_mfu(perf: Performance, committed_s: float | None) -> float | None:
+    if committed_s is None or committed_s <= 0:
         return None
-    return make_flag("impossible",
-                     f"committed {committed_s:.3g} s is below the physical floor of "
-                     f"{floor_s:.3g} s "
-                     f"(model FLOPs at 100% of peak on {perf.gpus} GPUs)",
-                     committed_s=committed_s, floor_s=floor_s)
+    return flops_utilisation(perf.model_flops_per_step, committed_s, perf.gpus, perf.peak_flops_per_gpu)
+
+
+def impossible(perf: Performance, commitment: Commitment) -> Flag | None:
+    """Committed step time below the floor at the accelerator's measured GEMM ceiling (or at 100 %
+    of peak where none is measured), or a committed scaling efficiency above 1."""
+    parts, numbers = [], {}
+    efficiency = commitment.scaling_efficiency
+    if efficiency is not None and efficiency > 1.0:
+        parts.append(f"committed scaling efficiency {efficiency:.2f} is above 1 (more than linear)")
+        numbers["committed_scaling_efficiency"] = efficiency
+    peak_floor_s, committed_s = physical_floor_s(perf), commitment.step_time_s
+    ceiling = perf.gemm_ceiling_mfu if perf.gemm_ceiling_mfu else 1.0
+    if committed_s is not None and peak_floor_s is not None and committed_s < peak_floor_s / ceiling:
+        floor_s = peak_floor_s / ceiling
+        where = (f"the accelerator's measured GEMM ceiling ({ceiling:.0%} of peak)" if ceiling < 1.0
+                 else "100% of peak")
+        parts.append(f"committed {committed_s:.3g} s is below the floor of {floor_s:.3g} s "
+                     f"(model FLOPs at {where} on {perf.gpus} GPUs)")
+        numbers.update(committed_s=committed_s, floor_s=floor_s, peak_floor_s=peak_floor_s,
+                       gemm_ceiling_mfu=ceiling, implied_mfu=_implied_mfu(perf, committed_s) or 0.0)
+    if not parts:
+        return None
+    return make_flag("impossible", "; ".join(parts), **numbers)
 
 
 def implausible(perf: Performance, commitment: Commitment, assumptions: Assumptions) -> Flag | None:
-    """The commitment implies an MFU above what large runs have shown."""
+    """The commitment implies an MFU above the large-run record but not above the GEMM ceiling."""
     committed_s = commitment.step_time_s
-    if committed_s is None or committed_s <= 0:
-        return None
-    mfu = flops_utilisation(perf.model_flops_per_step, committed_s, perf.gpus,
-                            perf.peak_flops_per_gpu)
-    if mfu is None or mfu <= assumptions.mfu_ceiling:
+    mfu = _implied_mfu(perf, committed_s)
+    ceiling = perf.gemm_ceiling_mfu if perf.gemm_ceiling_mfu else 1.0
+    if mfu is None or committed_s is None or mfu <= assumptions.mfu_ceiling or mfu > ceiling:
         return None
     return make_flag("implausible",
                      f"committed {committed_s:.3g} s implies {mfu:.0%} MFU, above the "
@@ -90,13 +105,21 @@ def sla_breach(perf: Performance, commitment: Commitment) -> Flag | None:
     return make_flag("sla-breach", "; ".join(parts), **numbers)
 
 
-def misses_deadline(time_to_train_days: float | None, deadline_days: float | None) -> Flag | None:
-    if time_to_train_days is None or deadline_days is None or time_to_train_days <= deadline_days:
+def misses_deadline(time_to_train_days: float | None, deadline_days: float | None,
+                    lead_time_days: float = 0.0) -> Flag | None:
+    """Training cannot start before the capacity is available: lead time + time to train."""
+    if time_to_train_days is None or deadline_days is None:
         return None
-    return make_flag("misses-deadline",
-                     f"time to train {time_to_train_days:.1f} days exceeds the "
-                     f"{deadline_days:g}-day deadline",
-                     time_to_train_days=time_to_train_days, deadline_days=deadline_days)
+    finish = lead_time_days + time_to_train_days
+    if finish <= deadline_days:
+        return None
+    if lead_time_days > 0:
+        reason = (f"available after {lead_time_days:g} days, it finishes training on day {finish:.1f}, "
+                  f"after the {deadline_days:g}-day deadline")
+    else:
+        reason = f"time to train {time_to_train_days:.1f} days exceeds the {deadline_days:g}-day deadline"
+    return make_flag("misses-deadline", reason, time_to_train_days=time_to_train_days,
+                     deadline_days=deadline_days, lead_time_days=lead_time_days, days_to_finish=finish)
 
 
 def infeasible(perf: Performance) -> Flag | None:
@@ -104,6 +127,18 @@ def infeasible(perf: Performance) -> Flag | None:
         return None
     reason = perf.infeasible_reason or "no parallel plan fits the model in memory on this hardware"
     return make_flag("infeasible", reason, gpus=perf.gpus)
+
+
+def uncalibrated(perf: Performance, assumptions: Assumptions) -> Flag | None:
+    """The step-time model has no fitted knobs for this accelerator: its prediction is a guess."""
+    error = perf.error
+    if error is None or error.calibrated or perf.basis == "measured":
+        return None
+    sigma = error.sigma_log if error.sigma_log is not None else assumptions.step_time_sigma_uncalibrated
+    return make_flag("uncalibrated",
+                     "the step-time model has no fitted knobs for this accelerator; its prediction "
+                     f"carries a wider error band (lognormal sigma {sigma:.2f})",
+                     sigma_log=sigma)
 
 
 def price_missing(reason: str | None) -> Flag | None:

@@ -8,6 +8,7 @@ interval ``τ`` and restart cost ``R``, the lost fraction is about ``δ/τ + N·
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from procure.economics.inputs import Assumptions
 
@@ -25,7 +26,7 @@ class Goodput:
     restart_min: float
     clamped: bool                            # the formula gave a lost fraction outside [0, 0.99]
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         tau_s = self.checkpoint_interval_s
         interval_min = None if tau_s is None else tau_s / 60
         return {
@@ -51,10 +52,10 @@ def young_interval_s(write_s: float, job_failures_per_s: float) -> float | None:
     """Young's optimal checkpoint interval; None when the job never fails."""
     if job_failures_per_s <= 0:
         return None
-    return (2.0 * write_s / job_failures_per_s) ** 0.5
+    return float((2.0 * write_s / job_failures_per_s) ** 0.5)
 
 
-def lost_fraction(write_s, interval_s, job_failures_per_s, restart_s):
+def lost_fraction(write_s: float, interval_s: float | None, job_failures_per_s: Any, restart_s: float) -> Any:
     """First-order lost fraction; works on floats and numpy arrays alike (no clamping)."""
     checkpoint_cost = 0.0 if interval_s is None else write_s / interval_s
     rework = 0.0 if interval_s is None else interval_s / 2.0

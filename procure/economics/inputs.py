@@ -32,6 +32,25 @@ class Performance:
     basis: str = "modeled"                  # modeled | measured
     measured_mean_s: float | None = None
     measured_p99_s: float | None = None
+    gemm_ceiling_mfu: float | None = None   # measured matmul ceiling / peak at the workload precision
+    error: "StepTimeError | None" = None    # the model's own step-time error (None: calibrated default)
+
+
+@dataclass(frozen=True)
+class StepTimeError:
+    """How wrong the step-time model is for this bid's family, as plain numbers, in the model's
+    own terms (``procure.model.error_model``): measured = predicted × exp(bias + sigma_log × z).
+
+    ``bias`` is the mean of ln(measured / predicted) over the family's backtests (+0.2: runs take
+    22 % longer than predicted); ``sigma_log`` the spread of ln(measured / predicted). A
+    ``sigma_log`` of None means "no record: use the documented fallback for a calibrated or an
+    uncalibrated accelerator" (assumptions ``step_time_sigma_*``)."""
+
+    calibrated: bool
+    sigma_log: float | None = None
+    bias: float = 0.0
+    family: str = ""
+    source: str = ""
 
 
 @dataclass(frozen=True)
@@ -53,8 +72,34 @@ class Pricing:
     power_per_kwh: Decimal | None = None    # purchase: from the book unless the workload overrides
     pue: Decimal | None = None
     colo_per_kw_month: Decimal | None = None
-    tdp_w: float | None = None
+    tdp_w: float | None = None              # the GPU's TDP: IT power when no system spec is known
     missing_reason: str | None = None
+    # IT power per GPU from the system spec (node power / GPUs + fabric share), kW; its origin
+    kw_per_gpu: Decimal | None = None
+    power_source: str = ""
+    # rental terms (all in the report currency)
+    discount_fraction: Decimal = Decimal(0)  # off the price per GPU-hour
+    setup_fee: Decimal = Decimal(0)          # one-time
+    egress_tb: Decimal = Decimal(0)
+    egress_per_tb: Decimal = Decimal(0)
+    prepay_fraction: Decimal = Decimal(0)    # of the committed GPU-hours amount, paid at signing
+    # purchase terms
+    capex_per_node: Decimal | None = None
+    gpus_per_node: int = 8
+    network_capex: Decimal | None = None     # the whole fabric, on top of network_capex_per_gpu
+    staff_per_year: Decimal | None = None    # people to run the cluster, per year
+    cost_of_capital: Decimal | None = None   # None -> the assumption
+    resale_decline_per_year: Decimal | None = None  # None -> the assumption
+    # the quote, for the negotiator: the quoted currency and report units per quoted unit
+    quoted_currency: str = ""
+    fx_rate: Decimal = Decimal(1)
+
+    @property
+    def it_kw_per_gpu(self) -> Decimal | None:
+        """IT power per GPU: the system's when known, else the GPU's TDP (which understates it)."""
+        if self.kw_per_gpu is not None:
+            return self.kw_per_gpu
+        return None if self.tdp_w is None else Decimal(repr(self.tdp_w)) / 1000
 
 
 def _float(key: str) -> float:
@@ -73,7 +118,12 @@ class Assumptions:
     gpu_utilisation_power: float = _float("gpu_utilisation_power")
     power_usd_per_kwh: Decimal | None = None              # None -> the purchase book's figure
     pue: Decimal | None = None
-    mfu_ceiling: float = _float("mfu_ceiling")
+    mfu_ceiling: float = _float("mfu_ceiling")            # the large-run MFU record
+    cost_of_capital: Decimal = cast(Decimal, default("cost_of_capital"))
+    resale_decline_per_year: Decimal = cast(Decimal, default("resale_decline_per_year"))
+    value_of_time_per_day: Decimal | None = None          # report currency per day earlier
+    step_time_sigma_calibrated: float = _float("step_time_sigma_calibrated")
+    step_time_sigma_uncalibrated: float = _float("step_time_sigma_uncalibrated")
     committed_tolerance: float = _float("committed_tolerance")
     months_hours: float = _float("months_hours")
     monte_carlo_samples: int = int(cast(int, default("monte_carlo_samples")))
@@ -114,6 +164,7 @@ class BidCase:
     params: int                             # for the checkpoint size
     deadline_days: float | None = None
     scaling_efficiency: float | None = None  # modeled, from the scaling curve
+    lead_time_days: float = 0.0              # days from as_of until the capacity is usable
     main_phase: str = "main"
     phases: tuple[Phase, ...] = ()
 
@@ -123,4 +174,5 @@ class BidCase:
 
     @property
     def total_tokens(self) -> float:
+        """Tokens of every phase: what cost per million tokens divides by."""
         return sum(p.train_tokens for p in self.all_phases())

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from procure.economics.inputs import Performance
 
@@ -67,7 +68,7 @@ def compute_share(perf: Performance) -> float:
     return min(max(compute_s / reference_s, 0.0), 1.0)
 
 
-def step_time_at_efficiency(perf: Performance, efficiency_factor):
+def step_time_at_efficiency(perf: Performance, efficiency_factor: Any) -> Any:
     """Step time when compute runs ``efficiency_factor`` times as fast (float or numpy array)."""
     share = compute_share(perf)
     return perf.step_time_s * ((1.0 - share) + share / efficiency_factor)

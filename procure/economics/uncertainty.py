@@ -1,34 +1,72 @@
-"""A seeded Monte-Carlo band on $/Mtok and time to train.
+"""A seeded Monte-Carlo band on cost per million tokens and time to train.
 
 Floats are fine here: the samples are an uncertainty estimate, and only the reported
-percentiles of $/Mtok pass through ``money.rate``. Every bid draws from a fresh
+percentiles of cost per million tokens pass through ``money``. Every bid draws from a fresh
 ``Generator(PCG64(seed))``, so a bid's band does not depend on the other bids or their order
 (the bids share their random numbers, which also makes their bands comparable).
+
+The largest uncertainty of a modeled bid is the model's own error: the step time is drawn
+from ``predicted × exp(bias + sigma_log × N(0, 1))`` with the bias and spread of the bid's
+family (``Performance.error``, the model's calibration record), wider for an accelerator
+without fitted knobs. A measured
+step time carries no model error. Each percentile is reported to the precision the sample
+supports: rounded to the decade of its standard error (from the order statistics).
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from decimal import Decimal
+from typing import Any
 
-from procure.economics.cost import cost_basis, missing_price_reason, total_cost_float
+from procure.economics.cost import DEFAULT_BASIS, missing_price_reason, terms, total_cost_float
 from procure.economics.goodput import (MAX_LOST_FRACTION, checkpoint_write_s, interval_s,
                                       lost_fraction)
-from procure.economics.inputs import Assumptions, BidCase
-from procure.economics.throughput import step_time_at_efficiency
-from procure.money import D, rate
+from procure.economics.inputs import Assumptions, BidCase, Performance, Phase
+from procure.money import RATE_QUANTUM, D, quantize
 
 PRICE_SPREAD = 0.10          # triangular, ±10 % around the quoted price (capex for a purchase)
-EFFICIENCY_SIGMA = 0.08      # lognormal, median 1: compute term scaled by 1/efficiency
 FAILURE_SIGMA = 0.5          # lognormal, median 1: interruptions per GPU-hour
 POWER_SPREAD = 0.15          # uniform, ±15 % on the power price
 PERCENTILES = (10, 50, 90)
-DISTRIBUTIONS = {
-    "price": f"triangular ±{PRICE_SPREAD:.0%}",
-    "efficiency": f"lognormal sigma {EFFICIENCY_SIGMA}",
-    "failure_rate": f"lognormal sigma {FAILURE_SIGMA}",
-    "power_price": f"uniform ±{POWER_SPREAD:.0%}",
-}
+DAYS_QUANTUM_FLOOR = 0.001   # finer than this a day count means nothing
+
+
+@dataclass(frozen=True)
+class StepError:
+    """The model error the band draws for one bid (resolved from Performance.error)."""
+
+    sigma_log: float
+    bias: float
+    calibrated: bool
+    family: str
+    source: str
+
+    def describe(self) -> str:
+        if self.sigma_log == 0:
+            return "none (measured step time)"
+        bias = f", bias {self.bias:+.3f} in ln" if self.bias else ""
+        kind = "calibrated" if self.calibrated else "uncalibrated"
+        family = f" of {self.family}" if self.family else ""
+        return f"lognormal sigma {self.sigma_log:.2f}{bias} ({kind}{family}; {self.source})"
+
+
+def step_error(perf: Performance, assumptions: Assumptions) -> StepError:
+    """The step-time error of this bid: the model's family residuals, else the assumption."""
+    if perf.basis == "measured":
+        return StepError(0.0, 0.0, True, "", "measured")
+    error = perf.error
+    calibrated = True if error is None else error.calibrated
+    default = (assumptions.step_time_sigma_calibrated if calibrated
+               else assumptions.step_time_sigma_uncalibrated)
+    if error is None or error.sigma_log is None:
+        source = "assumption step_time_sigma_" + ("calibrated" if calibrated else "uncalibrated")
+        if error is not None and error.source:
+            source = f"{error.source}; {source}"
+        return StepError(default, error.bias if error else 0.0, calibrated,
+                         error.family if error else "", source)
+    return StepError(error.sigma_log, error.bias, calibrated, error.family, error.source or "model backtests")
 
 
 @dataclass(frozen=True)
@@ -37,37 +75,68 @@ class Uncertainty:
     samples: int
     cost_per_million_tokens: tuple[Decimal, Decimal, Decimal] | None   # P10, P50, P90
     time_to_train_days: tuple[float, float, float]
+    cost_quantum: Decimal | None            # the precision the sample supports for each figure
+    days_quantum: float
+    step_error: StepError
+    basis: str = DEFAULT_BASIS
 
-    def to_dict(self) -> dict:
-        usd = self.cost_per_million_tokens
+    def to_dict(self) -> dict[str, Any]:
+        cost = self.cost_per_million_tokens
         return {
-            "seed": self.seed, "samples": self.samples,
-            "cost_per_million_tokens": None if usd is None else _named(usd),
+            "seed": self.seed, "samples": self.samples, "basis": self.basis,
+            "cost_per_million_tokens": None if cost is None else _named(cost),
             "time_to_train_days": _named(self.time_to_train_days),
-            "distributions": dict(DISTRIBUTIONS),
+            "precision": {"cost_per_million_tokens": self.cost_quantum,
+                          "time_to_train_days": self.days_quantum},
+            "distributions": distributions(self.step_error),
+            "step_time_error": {"sigma_log": self.step_error.sigma_log, "bias": self.step_error.bias,
+                                "calibrated": self.step_error.calibrated,
+                                "family": self.step_error.family, "source": self.step_error.source},
             "checkpoint_interval": "held at the base plan's interval",
         }
 
 
-def _named(values: tuple) -> dict:
+def distributions(error: StepError) -> dict[str, str]:
+    return {
+        "price": f"triangular ±{PRICE_SPREAD:.0%}",
+        "step_time": error.describe(),
+        "failure_rate": f"lognormal sigma {FAILURE_SIGMA}",
+        "power_price": f"uniform ±{POWER_SPREAD:.0%}",
+    }
+
+
+def _named(values: tuple[Any, ...]) -> dict[str, Any]:
     return {f"p{p}": v for p, v in zip(PERCENTILES, values)}
 
 
-def _draws(assumptions: Assumptions):
-    """The four multipliers, drawn in a fixed order from one seeded stream."""
+def _draws(assumptions: Assumptions) -> tuple[Any, Any, Any, Any]:
+    """Four standardised draws, in a fixed order from one seeded stream."""
     import numpy as np
 
     rng = np.random.Generator(np.random.PCG64(assumptions.seed))
     n = assumptions.monte_carlo_samples
     price = 1.0 + rng.triangular(-PRICE_SPREAD, 0.0, PRICE_SPREAD, n)
-    efficiency = rng.lognormal(0.0, EFFICIENCY_SIGMA, n)
+    step_z = rng.standard_normal(n)
     failures = rng.lognormal(0.0, FAILURE_SIGMA, n)
     power = 1.0 + rng.uniform(-POWER_SPREAD, POWER_SPREAD, n)
-    return price, efficiency, failures, power
+    return price, step_z, failures, power
 
 
-def _training_hours(case: BidCase, assumptions: Assumptions, efficiency, failures):
-    """Wall-clock hours per sample; the checkpoint interval stays at the base plan's choice."""
+def _phase_seconds(phase: Phase, assumptions: Assumptions, step_z: Any) -> Any:
+    """Compute seconds of one phase per sample (before goodput), each step time drawn with the
+    phase's own model error on the shared draw ``step_z``: one model, one bid, so the phases'
+    errors move together."""
+    import numpy as np
+
+    perf = phase.performance
+    error = step_error(perf, assumptions)
+    step_s = perf.step_time_s * np.exp(error.bias + error.sigma_log * step_z)
+    return phase.train_tokens * step_s / perf.tokens_per_step
+
+
+def _training_hours(case: BidCase, assumptions: Assumptions, step_z: Any, failures: Any) -> Any:
+    """Wall-clock hours per sample over every phase; the checkpoint interval stays at the base
+    plan's choice."""
     import numpy as np
 
     perf = case.performance
@@ -77,25 +146,52 @@ def _training_hours(case: BidCase, assumptions: Assumptions, efficiency, failure
     job_rate_s = perf.gpus * assumptions.failures_per_gpu_hour * failures / 3600.0
     lost = lost_fraction(write_s, tau_s, job_rate_s, assumptions.restart_min * 60.0)
     goodput = 1.0 - np.clip(lost, 0.0, MAX_LOST_FRACTION)
-    seconds = sum(p.train_tokens * step_time_at_efficiency(p.performance, efficiency)
-                  / p.performance.tokens_per_step for p in case.all_phases()) / goodput
+    seconds = sum(_phase_seconds(phase, assumptions, step_z) for phase in case.all_phases()) / goodput
     return seconds / 3600.0
 
 
-def band(case: BidCase, assumptions: Assumptions) -> Uncertainty | None:
-    """P10/P50/P90 of $/Mtok and days to train; None for an infeasible bid."""
+def supported_quantum(samples: Any, percentile: float) -> float:
+    """The decade of the standard error of a sample percentile (order-statistic interval).
+
+    With n samples the p-quantile's rank has a standard deviation of sqrt(n p (1 - p)); half the
+    spread of the values one such deviation either side is the quantile's standard error."""
     import numpy as np
 
-    if not case.performance.feasible or assumptions.monte_carlo_samples <= 0:
+    n = len(samples)
+    p = percentile / 100.0
+    spread = math.sqrt(p * (1.0 - p) / n) * 100.0
+    lo, hi = np.percentile(samples, [max(percentile - spread, 0.0), min(percentile + spread, 100.0)])
+    error = (float(hi) - float(lo)) / 2.0
+    if error <= 0 or not math.isfinite(error):
+        return 0.0
+    return 10.0 ** math.floor(math.log10(error))
+
+
+def _rounded(values: Any, quantum: float, floor: float) -> tuple[float, float, float]:
+    q = max(quantum, floor)
+    return tuple(round(round(float(v) / q) * q, 12) for v in values)  # type: ignore[return-value]
+
+
+def band(case: BidCase, assumptions: Assumptions, basis: str = DEFAULT_BASIS) -> Uncertainty | None:
+    """P10/P50/P90 of cost per million tokens (on ``basis``, over the tokens of every phase) and
+    days to train (every phase); None if infeasible (the main phase or a further one)."""
+    import numpy as np
+
+    feasible = all(phase.performance.feasible for phase in case.all_phases())
+    if not feasible or assumptions.monte_carlo_samples <= 0:
         return None
-    price, efficiency, failures, power = _draws(assumptions)
-    hours = _training_hours(case, assumptions, efficiency, failures)
-    days = np.percentile(hours / 24.0, PERCENTILES)
-    usd = None
+    error = step_error(case.performance, assumptions)
+    price, step_z, failures, power = _draws(assumptions)
+    hours = _training_hours(case, assumptions, step_z, failures)
+    day_samples = hours / 24.0
+    days_q = max(max(supported_quantum(day_samples, p) for p in PERCENTILES), DAYS_QUANTUM_FLOOR)
+    days = _rounded(np.percentile(day_samples, PERCENTILES), days_q, DAYS_QUANTUM_FLOOR)
+    cost, cost_q = None, None
     if missing_price_reason(case.pricing) is None:
-        basis = cost_basis(case.pricing, case.performance.gpus, assumptions)
-        cost = total_cost_float(basis, hours, price, power)
-        per_mtok = np.percentile(cost / case.total_tokens * 1e6, PERCENTILES)
-        usd = tuple(rate(D(float(v))) for v in per_mtok)
-    return Uncertainty(assumptions.seed, assumptions.monte_carlo_samples, usd,
-                       tuple(round(float(v), 4) for v in days))
+        t = terms(case.pricing, case.performance.gpus, assumptions)
+        per_mtok = total_cost_float(t, hours, price, power, basis) / case.total_tokens * 1e6
+        worst = max(supported_quantum(per_mtok, p) for p in PERCENTILES)
+        cost_q = max(D(repr(worst)), RATE_QUANTUM) if worst > 0 else RATE_QUANTUM
+        cost = tuple(quantize(D(float(v)), cost_q) for v in np.percentile(per_mtok, PERCENTILES))
+    return Uncertainty(assumptions.seed, assumptions.monte_carlo_samples, cost, days,  # type: ignore[arg-type]
+                       cost_q, days_q, error, basis)

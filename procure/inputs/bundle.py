@@ -5,10 +5,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from procure.catalog.load import Catalog, default_catalog
+from procure.catalog.load import Catalog, default_catalog, load_user_price_books
 from procure.catalog.types import ModelArch
-from procure.errors import InputError
-from procure.inputs.checks import check_cluster
+from procure.errors import Diagnostic, InputError
+from procure.inputs.checks import check_cluster, price_book_folders
+from procure.inputs.crossfield import check_cross_fields, superseded
 from procure.inputs.resolve import ResolvedBid, resolve_bids, workload_arch
 from procure.inputs.schema import Cluster
 from procure.sources.validate import validate_document
@@ -26,18 +27,36 @@ class Inputs:
     raw: bytes = b""
 
 
-def load_inputs(path: Path | str, allow_paths: list[Path] | None = None) -> Inputs:
-    """Read, validate and cross-check cluster.yaml; every problem at once as one InputError."""
+def with_user_price_books(cat: Catalog, folders: list[Path], problems: list[Diagnostic]) -> Catalog:
+    """The catalog plus the price books of ``folders`` (same schema and checks as the shipped ones)."""
+    for folder in folders:
+        books, files, found = load_user_price_books(folder, cat)
+        problems.extend(found)
+        cat = cat.with_price_books(books, files)
+    return cat
+
+
+def load_inputs(path: Path | str, allow_paths: list[Path] | None = None,
+                price_books: list[Path] | None = None) -> Inputs:
+    """Read, validate and cross-check cluster.yaml; every problem at once as one InputError.
+
+    ``price_books``: folders of the user's own price books (``--price-books``), read with the
+    `price_books:` folders that cluster.yaml names."""
     path = Path(path)
     doc = read_yaml(path, str(path))
-    cat = default_catalog()
     base = path.resolve().parent
     allowed = [base] + [Path(p).expanduser().resolve() for p in (allow_paths or [])]
-    problems, cluster = [], None
+    problems: list[Diagnostic] = []
+    folders = [Path(p).expanduser().resolve() for p in (price_books or [])]
+    folders += price_book_folders(doc, base, allowed, problems)
+    cat = with_user_price_books(default_catalog(), list(dict.fromkeys(folders)), problems)
+    cluster = None
     try:
         cluster = validate_document(doc, Cluster)
     except InputError as exc:
         problems.extend(exc.diagnostics)
+    across = check_cross_fields(doc)    # in the same pass, not after the fields are fixed
+    problems = [p for p in problems if not superseded(p, across)] + across
     problems.extend(check_cluster(doc, cat, base, allowed))
     if problems or cluster is None:
         raise InputError(sorted(set(problems)))

@@ -1,19 +1,60 @@
 """Turn a checked cluster.yaml into what the pure core needs: catalog objects and priced bids.
 
-This is where price-book lines are picked by (accelerator, term) and converted to the report
-currency with the FX table pinned by ``as_of``; the economics never sees another currency.
+This is where price-book lines are picked by (accelerator, term), inline terms are laid over
+them, and every price is converted to the report currency with the FX table pinned by
+``as_of`` (``money.fx`` for the rate, ``money.convert`` for the price: 1e-6 of a unit). Each
+price keeps what was quoted: value, currency, rate and origin. The economics never sees
+another currency.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from datetime import date
 from decimal import Decimal
 from pathlib import Path
+from typing import Any
 
 from procure.catalog.load import Catalog, model_arch
-from procure.catalog.types import Accelerator, ModelArch, Network, PriceBook, PriceLine
-from procure.inputs.checks import resolve_measured
+from procure.catalog.types import Accelerator, ModelArch, Network, PriceBook, PriceLine, System
+from procure.inputs.checks import expand_measured
 from procure.inputs.schema import Bid, Cluster
+from procure.money import convert, fx
+
+# money terms: (key, label, unit); converted to the report currency
+MONEY_TERMS = (
+    ("price_per_gpu_hour", "Price per GPU-hour", "GPU-h"),
+    ("storage_per_gpu_hour", "Storage per GPU-hour", "GPU-h"),
+    ("network_per_gpu_hour", "Network per GPU-hour", "GPU-h"),
+    ("setup_fee", "One-time setup", "fee"),
+    ("egress_per_tb", "Egress per TB", "TB"),
+    ("capex_per_gpu", "Capex per GPU", "GPU"),
+    ("capex_per_node", "Capex per node", "node"),
+    ("network_capex_per_gpu", "Network capex per GPU", "GPU"),
+    ("network_capex", "Fabric capex", "fabric"),
+    ("power_per_kwh", "Power per kWh", "kWh"),
+    ("colo_per_kw_month", "Colocation per kW-month", "kW-month"),
+    ("staff_per_year", "Staff per year", "year"),
+    ("support_per_gpu_year", "Support per GPU-year", "GPU-year"),
+)
+# terms that are not money (fractions, counts, physics): passed on as given
+PLAIN_TERMS = ("min_commit_months", "discount_fraction", "prepay_fraction", "support_fraction", "egress_tb",
+               "life_years", "residual_fraction", "resale_decline_per_year", "pue", "kw_per_gpu",
+               "cost_of_capital")
+
+
+@dataclass(frozen=True)
+class QuotedPrice:
+    """One price as quoted, and as converted to the report currency."""
+
+    key: str
+    label: str
+    unit: str                        # what one unit of the price buys: GPU-h, GPU, kWh, ...
+    quoted: Decimal
+    currency: str
+    fx_rate: Decimal                 # report-currency units per quoted unit (money.fx)
+    converted: Decimal               # quoted × rate, to 1e-6 (money.convert)
+    origin: str                      # "price book <id>" or "cluster.yaml"
 
 
 @dataclass(frozen=True)
@@ -21,16 +62,24 @@ class PriceChoice:
     kind: str
     book: PriceBook | None
     line: PriceLine | None
-    fx_rate: Decimal                 # report-currency units per book-currency unit
-    book_currency: str
-    inline_price: Decimal | None     # in the report currency
+    fx_rate: Decimal                 # report-currency units per unit of the quoted currency
+    book_currency: str               # the currency the price was quoted in
     missing_reason: str | None
+    quoted: tuple[QuotedPrice, ...] = ()
+    plain: dict[str, Any] = field(default_factory=dict)   # the PLAIN_TERMS in force
+    fx_as_of: date | None = None
 
     @property
     def source_key(self) -> str | None:
         if self.book is None:
             return None
         return f"price:{self.book.id}/{self.line.accelerator}/{self.line.term}" if self.line else f"price-book:{self.book.id}"
+
+    def converted(self, key: str) -> Decimal | None:
+        return next((q.converted for q in self.quoted if q.key == key), None)
+
+    def quote(self, key: str) -> QuotedPrice | None:
+        return next((q for q in self.quoted if q.key == key), None)
 
 
 @dataclass(frozen=True)
@@ -40,6 +89,9 @@ class ResolvedBid:
     network: Network
     price: PriceChoice
     measured_paths: tuple[Path, ...]
+    system: System | None = None
+    lead_time_days: float | None = None   # None: no lead time given anywhere (usable on as_of)
+    lead_time_origin: str = ""
 
 
 def workload_arch(cluster: Cluster, cat: Catalog) -> ModelArch:
@@ -50,28 +102,76 @@ def workload_arch(cluster: Cluster, cat: Catalog) -> ModelArch:
 
 
 def fx_rate(cat: Catalog, cluster: Cluster, from_ccy: str) -> Decimal:
+    """Report-currency units per unit of ``from_ccy`` on as_of, at 12 significant digits."""
     if from_ccy == cluster.currency:
         return Decimal(1)
     table = cat.fx_for(cluster.as_of)
-    return table.rates[cluster.currency] / table.rates[from_ccy]
+    return fx(table.rates[cluster.currency] / table.rates[from_ccy])
+
+
+def _book_values(book: PriceBook, line: PriceLine | None) -> dict[str, Any]:
+    """Every term a book (and its line) gives, by the PricingSpec names."""
+    values: dict[str, Any] = {}
+    if line is not None:
+        values.update(price_per_gpu_hour=line.price_per_gpu_hour, min_commit_months=line.min_commit_months,
+                      capex_per_gpu=line.capex_per_gpu, network_capex_per_gpu=line.network_capex_per_gpu,
+                      life_years=line.life_years, residual_fraction=line.residual_fraction,
+                      support_per_gpu_year=line.support_per_gpu_year, capex_per_node=line.capex_per_node)
+    if book.kind == "rental":
+        values.update(storage_per_gpu_hour=book.storage_per_gpu_hour,
+                      network_per_gpu_hour=book.network_per_gpu_hour, support_fraction=book.support_fraction)
+    else:
+        values.update(power_per_kwh=book.power_usd_per_kwh, pue=book.pue, colo_per_kw_month=book.colo_per_kw_month)
+    return {k: v for k, v in values.items() if v is not None}
+
+
+def _inline_currency(bid: Bid, book: PriceBook | None) -> str:
+    p = bid.pricing
+    if p.usd_per_gpu_hour is not None:
+        return "USD"
+    if p.currency is not None:
+        return p.currency
+    return book.currency if book is not None else "USD"
 
 
 def _price(bid: Bid, cluster: Cluster, cat: Catalog) -> PriceChoice:
     p = bid.pricing
-    if p.price_book is None:
-        ccy = p.currency or "USD"
-        raw = p.usd_per_gpu_hour if p.usd_per_gpu_hour is not None else p.price_per_gpu_hour
-        if p.usd_per_gpu_hour is not None:
-            ccy = "USD"
-        rate = fx_rate(cat, cluster, ccy)
-        return PriceChoice(p.kind, None, None, rate, ccy, raw * rate, None)
-    book = cat.price_books[p.price_book]
-    line = book.line(bid.accelerator, p.term)
+    book = cat.price_books[p.price_book] if p.price_book is not None else None
+    line = book.line(bid.accelerator, p.term) if book is not None else None
     missing = None
-    if line is None:
+    if book is not None and line is None:
         missing = (f"price book {book.id} has no {p.term!r} line for {bid.accelerator} "
                    f"(it prices: {', '.join(sorted({l.accelerator for l in book.lines}))})")
-    return PriceChoice(p.kind, book, line, fx_rate(cat, cluster, book.currency), book.currency, None, missing)
+    given = {k: v for k, v in p.model_dump().items() if v is not None}
+    if p.usd_per_gpu_hour is not None:
+        given["price_per_gpu_hour"] = p.usd_per_gpu_hour
+    inline_ccy = _inline_currency(bid, book)
+    from_book = _book_values(book, line) if book is not None else {}
+    quoted = []
+    for key, label, unit in MONEY_TERMS:
+        if key in given:
+            value, ccy, origin = given[key], inline_ccy, "cluster.yaml"
+        elif key in from_book:
+            value, ccy, origin = from_book[key], book.currency, f"price book {book.id}"  # type: ignore[union-attr]
+        else:
+            continue
+        rate = fx_rate(cat, cluster, ccy)
+        quoted.append(QuotedPrice(key, label, unit, value, ccy, rate, convert(value, rate), origin))
+    plain = {k: given.get(k, from_book.get(k)) for k in PLAIN_TERMS if k in given or k in from_book}
+    headline = next((q for q in quoted if q.key in ("price_per_gpu_hour", "capex_per_gpu")), None)
+    quoted_ccy = headline.currency if headline else (book.currency if book else inline_ccy)
+    table = cat.fx_for(cluster.as_of)
+    return PriceChoice(p.kind, book, line, fx_rate(cat, cluster, quoted_ccy), quoted_ccy, missing,
+                       tuple(quoted), plain, table.as_of if table is not None else None)
+
+
+def _lead_time(bid: Bid, cluster: Cluster, choice: PriceChoice) -> tuple[float | None, str]:
+    given = cluster.lead_time_days(bid)
+    if given is not None:
+        return given, "available_from" if bid.available_from is not None else "lead_time_days"
+    if choice.line is not None and choice.line.lead_time_days is not None:
+        return choice.line.lead_time_days, f"price book {choice.book.id}"  # type: ignore[union-attr]
+    return None, ""
 
 
 def resolve_bids(cluster: Cluster, cat: Catalog, base: Path, allowed: list[Path]) -> list[ResolvedBid]:
@@ -79,47 +179,50 @@ def resolve_bids(cluster: Cluster, cat: Catalog, base: Path, allowed: list[Path]
     for bid in cluster.bids:
         accel = cat.accelerators[bid.accelerator]
         network = cat.networks[bid.network or accel.default_network]
-        paths = tuple(resolve_measured(text, base, allowed) for text in bid.measured)
-        resolved.append(ResolvedBid(bid, accel, network, _price(bid, cluster, cat), paths))
+        paths = expand_measured(bid.measured, base, allowed)   # folders as their files, each once
+        choice = _price(bid, cluster, cat)
+        lead, origin = _lead_time(bid, cluster, choice)
+        resolved.append(ResolvedBid(bid, accel, network, choice, paths, cat.system_for(accel.id), lead, origin))
     return resolved
 
 
-def price_terms(rb: ResolvedBid, report_currency: str) -> dict:
-    """A bid's prices converted to the report currency, as the economics' Pricing fields.
-
-    Conversion happens here and only here: the economics never sees another currency."""
-    choice, tdp = rb.price, rb.accelerator.tdp_w
-    if choice.book is None:
-        return {"kind": choice.kind, "currency": report_currency, "price_per_gpu_hour": choice.inline_price,
-                "tdp_w": tdp}
-    book, line, fx = choice.book, choice.line, choice.fx_rate
-    if line is None:
-        return {"kind": choice.kind, "currency": report_currency, "price_per_gpu_hour": None, "tdp_w": tdp,
-                "missing_reason": choice.missing_reason}
-
-    def conv(value: Decimal | None) -> Decimal | None:
-        return None if value is None else value * fx
-
-    if choice.kind == "purchase":
-        missing = None if line.capex_per_gpu is not None else (
-            f"price book {book.id} prices {line.accelerator} {line.term} without a capex per GPU")
-        return {"kind": "purchase", "currency": report_currency, "price_per_gpu_hour": None,
-                "capex_per_gpu": conv(line.capex_per_gpu), "network_capex_per_gpu": conv(line.network_capex_per_gpu),
-                "life_years": line.life_years, "residual_fraction": line.residual_fraction,
-                "support_per_gpu_year": conv(line.support_per_gpu_year),
-                "power_per_kwh": conv(book.power_usd_per_kwh), "pue": book.pue,
-                "colo_per_kw_month": conv(book.colo_per_kw_month), "tdp_w": tdp, "missing_reason": missing}
-    return {"kind": "rental", "currency": report_currency, "price_per_gpu_hour": conv(line.price_per_gpu_hour),
-            "min_commit_months": line.min_commit_months, "storage_per_gpu_hour": conv(book.storage_per_gpu_hour),
-            "network_per_gpu_hour": conv(book.network_per_gpu_hour), "support_fraction": book.support_fraction,
-            "tdp_w": tdp, "missing_reason": choice.missing_reason}
+def _power_terms(rb: ResolvedBid) -> dict[str, Any]:
+    """IT power per GPU: given inline, else the system spec's, else (in the economics) the TDP."""
+    given = rb.price.plain.get("kw_per_gpu")
+    if given is not None:
+        return {"kw_per_gpu": given, "power_source": "given"}
+    if rb.system is not None:
+        return {"kw_per_gpu": rb.system.kw_per_gpu, "power_source": f"system:{rb.system.id}"}
+    return {"power_source": "tdp" if rb.accelerator.tdp_w is not None else ""}
 
 
-def assumption_overrides(cluster: Cluster, cat: Catalog, known: set[str]) -> dict:
+def price_terms(rb: ResolvedBid, report_currency: str) -> dict[str, Any]:
+    """A bid's prices in the report currency, as the economics' Pricing fields.
+
+    Conversion happened once, in ``_price``: the economics never sees another currency."""
+    choice = rb.price
+    terms: dict[str, Any] = {"kind": choice.kind, "currency": report_currency, "tdp_w": rb.accelerator.tdp_w,
+                             "missing_reason": choice.missing_reason, "quoted_currency": choice.book_currency,
+                             "fx_rate": choice.fx_rate,
+                             "gpus_per_node": rb.system.gpus_per_node if rb.system else rb.accelerator.scale_up_domain}
+    for q in choice.quoted:
+        terms[q.key] = q.converted
+    terms.setdefault("price_per_gpu_hour", None)
+    for key, value in choice.plain.items():
+        if key != "kw_per_gpu":
+            terms[key] = value
+    terms.update(_power_terms(rb))
+    if choice.kind == "purchase" and choice.line is not None and "capex_per_gpu" not in terms:
+        terms["missing_reason"] = (f"price book {choice.book.id} prices {choice.line.accelerator} "  # type: ignore[union-attr]
+                                   f"{choice.line.term} without a capex per GPU")
+    return terms
+
+
+def assumption_overrides(cluster: Cluster, cat: Catalog, known: set[str]) -> dict[str, Any]:
     """The assumptions cluster.yaml sets, among ``known`` keys, in the report currency."""
     given = {k: v for k, v in cluster.assumptions.model_dump().items() if v is not None and k in known}
     if "pue" in given:
         given["pue"] = Decimal(repr(given["pue"]))
     if "power_usd_per_kwh" in given:   # given in USD; the economics works in the report currency
-        given["power_usd_per_kwh"] *= fx_rate(cat, cluster, "USD")
+        given["power_usd_per_kwh"] = convert(given["power_usd_per_kwh"], fx_rate(cat, cluster, "USD"))
     return given

@@ -41,6 +41,57 @@ class SoftwareSpec(Strict):
         return self
 
 
+# Magnitudes the arithmetic takes (numpy int64 plan grids, float64 FLOPs): far beyond any real run
+MAX_TOKENS_PER_STEP = 10**12
+MAX_ARCH_DIMENSION = 10**7          # ffn_hidden, expert_ffn_hidden, kv_heads ...
+MAX_PARAMS = 10**16
+MAX_TRAIN_TOKENS = 1e18
+
+
+# Smallest values the goodput arithmetic takes (checkpoint time = bytes / bandwidth; a 1e-300 GB/s
+# bandwidth makes every checkpoint last forever and the interval infinite): far below any real system
+MIN_ASSUMPTIONS = {"checkpoint_write_gbs": (1e-3, "1 MB/s"), "checkpoint_interval_min": (0.01, "under a second")}
+
+
+def check_assumption_magnitudes(spec) -> None:
+    for name, (low, words) in MIN_ASSUMPTIONS.items():
+        value = getattr(spec, name)
+        if value is not None and value < low:
+            raise ValueError(f"`{name}` {value:g} is below {low:g} ({words}): the goodput arithmetic cannot "
+                             "take it")
+
+
+def check_tokens_per_step(step: Workload | PhaseSpec) -> None:
+    """The workload's (or a phase's) batch: sequences x seq_len within what the arithmetic takes."""
+    if step.tokens_per_step > MAX_TOKENS_PER_STEP:
+        raise ValueError(f"global batch of {step.global_batch_seqs:,} sequences x seq_len "
+                         f"{step.seq_len:,} is more than {MAX_TOKENS_PER_STEP:.0e} tokens per step")
+
+
+def check_magnitudes(workload) -> None:
+    """Refuse values that validate one by one but overflow the model's arithmetic together."""
+    check_tokens_per_step(workload)
+    arch = workload.architecture
+    if arch is None:
+        return
+    moe = arch.moe
+    dims = {"architecture.ffn_hidden": arch.ffn_hidden, "architecture.kv_heads": arch.kv_heads,
+            "architecture.moe.expert_ffn_hidden": moe.expert_ffn_hidden if moe else None,
+            "architecture.moe.shared_expert_ffn_hidden": moe.shared_expert_ffn_hidden if moe else None,
+            "architecture.moe.shared_experts": moe.shared_experts if moe else None,
+            "architecture.moe.dense_layers": moe.dense_layers if moe else None}
+    for name, value in dims.items():
+        if value is not None and value > MAX_ARCH_DIMENSION:
+            raise ValueError(f"`{name}` {value:.3g} is beyond what the model's arithmetic takes "
+                             f"(at most {MAX_ARCH_DIMENSION:,})")
+    ffn = max(arch.ffn_hidden or 4 * arch.hidden, moe.expert_ffn_hidden * (moe.experts + moe.shared_experts)
+              if moe else 0)
+    params = arch.layers * arch.hidden * (4 * arch.hidden + 3 * ffn) + 2 * arch.vocab * arch.hidden
+    if params > MAX_PARAMS:
+        raise ValueError(f"the architecture has about {params:.2g} parameters, more than the {MAX_PARAMS:.0e} "
+                         "the model's arithmetic takes")
+
+
 class PlanSpecModel(Strict):
     tp: Optional[int] = Field(None, ge=1, le=1024)
     pp: Optional[int] = Field(None, ge=1, le=4096)
@@ -65,14 +116,14 @@ class PhaseSpec(Strict):
 
     name: str = Field(min_length=1, max_length=100)
     seq_len: int = Field(gt=0, le=10_000_000)
-    global_batch_tokens: Optional[int] = Field(None, gt=0)
-    global_batch: Optional[int] = Field(None, gt=0, description="sequences per step")
-    train_tokens: Optional[Finite] = Field(None, gt=0, le=1e18)
+    global_batch_tokens: Optional[int] = Field(None, gt=0, le=MAX_TOKENS_PER_STEP)
+    global_batch: Optional[int] = Field(None, gt=0, le=MAX_TOKENS_PER_STEP, description="sequences per step")
+    train_tokens: Optional[Finite] = Field(None, gt=0, le=MAX_TRAIN_TOKENS)
     steps: Optional[int] = Field(None, gt=0, le=1_000_000_000)
     plan: Optional[PlanSpecModel] = None
 
     @model_validator(mode="after")
-    def _one_batch_one_length(self):
+    def _one_batch_one_length(self) -> PhaseSpec:
         if (self.global_batch_tokens is None) == (self.global_batch is None):
             raise ValueError("give exactly one of `global_batch_tokens` or `global_batch` (sequences)")
         if self.global_batch_tokens is not None and self.global_batch_tokens % self.seq_len:
@@ -80,6 +131,10 @@ class PhaseSpec(Strict):
                              f"seq_len {self.seq_len}")
         if (self.train_tokens is None) == (self.steps is None):
             raise ValueError("give exactly one of `train_tokens` or `steps`")
+        check_tokens_per_step(self)
+        if self.tokens > MAX_TRAIN_TOKENS:
+            raise ValueError(f"{self.steps:,} steps of {self.tokens_per_step:,} tokens is more than "
+                             f"{MAX_TRAIN_TOKENS:.0e} training tokens")
         return self
 
     @property
@@ -101,12 +156,15 @@ class Workload(Strict):
     model: Optional[str] = None
     architecture: Optional[ArchitectureSpec] = None
     seq_len: int = Field(gt=0, le=10_000_000)
-    global_batch_tokens: Optional[int] = Field(None, gt=0)
-    global_batch: Optional[int] = Field(None, gt=0, description="sequences per step")
-    train_tokens: Finite = Field(gt=0, le=1e18)
+    global_batch_tokens: Optional[int] = Field(None, gt=0, le=MAX_TOKENS_PER_STEP)
+    global_batch: Optional[int] = Field(None, gt=0, le=MAX_TOKENS_PER_STEP, description="sequences per step")
+    train_tokens: Finite = Field(gt=0, le=MAX_TRAIN_TOKENS)
     precision: Literal["bf16", "fp16", "fp8"] = "bf16"
     deadline_days: Optional[Finite] = Field(None, gt=0, le=36500)
     software: Optional[SoftwareSpec] = None
+    deadline: Optional[CalendarDate] = Field(None, description="the deadline as a date (instead of deadline_days)")
+    cost_basis: Optional[Literal["run", "commitment"]] = Field(
+        None, description="the cost basis that ranks the bids (default commitment; `--basis` overrides)")
     name: str = Field("main", min_length=1, max_length=100)
     phases: list[PhaseSpec] = Field(default_factory=list, max_length=20)
     moe_imbalance: Optional[Finite] = Field(None, ge=1.0, le=4.0)
@@ -118,12 +176,15 @@ class Workload(Strict):
             raise ValueError("give exactly one of `model` (a preset id) or `architecture` (inline)")
         if (self.global_batch_tokens is None) == (self.global_batch is None):
             raise ValueError("give exactly one of `global_batch_tokens` or `global_batch` (sequences)")
+        if self.deadline is not None and self.deadline_days is not None:
+            raise ValueError("give `deadline_days` or `deadline` (a date), not both")
         if self.global_batch_tokens is not None and self.global_batch_tokens % self.seq_len:
             raise ValueError(f"global_batch_tokens {self.global_batch_tokens} is not a multiple of "
                              f"seq_len {self.seq_len}")
         names = [self.name] + [p.name for p in self.phases]
         if len(set(names)) != len(names):
             raise ValueError(f"phase names must be unique (the main phase is {self.name!r})")
+        check_magnitudes(self)
         return self
 
     @property
@@ -140,7 +201,7 @@ class Workload(Strict):
 def _assumption(key: str):
     """The schema field of assumption ``key``: bounds and description from procure.assumptions."""
     spec = ASSUMPTION_DEFS[key]
-    bounds = {k: v for k, v in (("ge", spec.ge), ("gt", spec.gt), ("le", spec.le)) if v is not None}
+    bounds = {k: v for k, v in (("ge", spec.ge), ("gt", spec.gt), ("le", spec.le), ("lt", spec.lt)) if v is not None}
     return Field(None, description=f"{spec.description} Default: {spec.default_text or spec.default} "
                                    f"({spec.source}).", **bounds)
 
@@ -161,6 +222,21 @@ class AssumptionsSpec(Strict):
     step_time_cv: Optional[Finite] = _assumption("step_time_cv")
     monte_carlo_samples: Optional[int] = _assumption("monte_carlo_samples")
     seed: Optional[int] = _assumption("seed")
+    cost_of_capital: Optional[Money] = _assumption("cost_of_capital")
+    resale_decline_per_year: Optional[Money] = _assumption("resale_decline_per_year")
+    value_of_time_per_day: Optional[Money] = _assumption("value_of_time_per_day")
+
+    @model_validator(mode="after")
+    def _arithmetic(self):
+        check_assumption_magnitudes(self)
+        return self
+
+
+RENTAL_TERMS = ("min_commit_months", "discount_fraction", "prepay_fraction", "storage_per_gpu_hour",
+                "network_per_gpu_hour", "support_fraction")
+PURCHASE_TERMS = ("capex_per_gpu", "capex_per_node", "network_capex_per_gpu", "network_capex", "life_years",
+                  "residual_fraction", "resale_decline_per_year", "power_per_kwh", "pue", "colo_per_kw_month",
+                  "staff_per_year", "support_per_gpu_year", "cost_of_capital")
 
 
 class PricingSpec(Strict):
@@ -170,6 +246,35 @@ class PricingSpec(Strict):
     usd_per_gpu_hour: Optional[Money] = None
     price_per_gpu_hour: Optional[Money] = None
     currency: Optional[str] = Field(None, pattern=r"^[A-Z]{3}$")
+    # rental terms (inline, or on top of a book's line; in `currency`)
+    min_commit_months: Optional[int] = Field(None, ge=0, le=120)
+    discount_fraction: Optional[Money] = Field(None, lt=1)
+    prepay_fraction: Optional[Money] = Field(None, le=1)
+    storage_per_gpu_hour: Optional[Money] = None
+    network_per_gpu_hour: Optional[Money] = None
+    support_fraction: Optional[Money] = Field(None, le=1)
+    # one-time charges, either kind
+    setup_fee: Optional[Money] = None
+    egress_tb: Optional[Money] = None
+    egress_per_tb: Optional[Money] = None
+    # purchase terms (inline, or replacing a purchase book's figures)
+    capex_per_gpu: Optional[Money] = None
+    capex_per_node: Optional[Money] = None
+    network_capex_per_gpu: Optional[Money] = None
+    network_capex: Optional[Money] = None
+    life_years: Optional[Money] = Field(None, gt=0, le=30)
+    residual_fraction: Optional[Money] = Field(None, le=1)
+    resale_decline_per_year: Optional[Money] = Field(None, lt=1)
+    power_per_kwh: Optional[Money] = None
+    pue: Optional[Money] = Field(None, ge=1, le=3)
+    colo_per_kw_month: Optional[Money] = None
+    kw_per_gpu: Optional[Money] = Field(None, gt=0, le=100)
+    staff_per_year: Optional[Money] = None
+    support_per_gpu_year: Optional[Money] = None
+    cost_of_capital: Optional[Money] = Field(None, le=1)
+
+    def given(self, names: tuple[str, ...]) -> list[str]:
+        return [name for name in names if getattr(self, name) is not None]
 
     @model_validator(mode="after")
     def _book_or_inline(self):
@@ -178,12 +283,35 @@ class PricingSpec(Strict):
             raise ValueError("give `usd_per_gpu_hour` or `price_per_gpu_hour` (with `currency`), not both")
         if inline and self.price_book is not None:
             raise ValueError("give a `price_book` (with `term`) or an inline price, not both")
-        if not inline and self.price_book is None:
-            raise ValueError("give a `price_book` and `term`, or an inline `usd_per_gpu_hour`")
         if self.price_book is not None and self.term is None:
             raise ValueError("a `price_book` needs a `term` (a line of that book)")
         if self.price_per_gpu_hour is not None and self.currency is None:
             raise ValueError("`price_per_gpu_hour` needs a `currency`")
+        for name in ("usd_per_gpu_hour", "price_per_gpu_hour"):
+            if getattr(self, name) is not None and getattr(self, name) <= 0:
+                raise ValueError(f"`{name}` must be above zero (the cost per token divides by it)")
+        if self.kind == "purchase":
+            return self._purchase()
+        return self._rental(inline)
+
+    def _rental(self, inline: bool):
+        wrong = self.given(PURCHASE_TERMS)
+        if wrong:
+            raise ValueError(f"{', '.join(f'`{w}`' for w in wrong)}: purchase terms on a `kind: rental` bid")
+        if not inline and self.price_book is None:
+            raise ValueError("give a `price_book` and `term`, or an inline `usd_per_gpu_hour`")
+        return self
+
+    def _purchase(self):
+        if self.usd_per_gpu_hour is not None or self.price_per_gpu_hour is not None:
+            raise ValueError("a purchase is priced by `capex_per_gpu` (and `life_years`), not by a price "
+                             "per GPU-hour; use `kind: rental` for a price per GPU-hour")
+        wrong = self.given(RENTAL_TERMS)
+        if wrong:
+            raise ValueError(f"{', '.join(f'`{w}`' for w in wrong)}: rental terms on a `kind: purchase` bid")
+        if self.price_book is None and (self.capex_per_gpu is None or self.life_years is None):
+            raise ValueError("a purchase needs a `price_book` and `term`, or inline `capex_per_gpu` and "
+                             "`life_years`")
         return self
 
 
@@ -204,11 +332,22 @@ class Bid(Strict):
     plan: Union[Literal["auto"], PlanSpecModel] = "auto"
     measured: list[str] = Field(default_factory=list, max_length=10_000)
     software: Optional[SoftwareSpec] = None
+    lead_time_days: Optional[Finite] = Field(None, ge=0, le=3650)
+    available_from: Optional[CalendarDate] = None
+
+    @model_validator(mode="after")
+    def _one_start(self):
+        if self.lead_time_days is not None and self.available_from is not None:
+            raise ValueError("give `lead_time_days` or `available_from` (a date), not both")
+        return self
 
     @field_validator("vendor")
     @classmethod
     def _printable(cls, value: str) -> str:
-        return "".join(ch for ch in value if ch.isprintable() or ch == " ")
+        value = "".join(ch for ch in value if ch.isprintable() or ch == " ").strip()
+        if not value:
+            raise ValueError("must contain visible characters (it holds only invisible or control characters)")
+        return value
 
 
 class Cluster(Strict):
@@ -218,7 +357,33 @@ class Cluster(Strict):
     currency: str = Field("USD", pattern=r"^[A-Z]{3}$")
     workload: Workload
     assumptions: AssumptionsSpec = AssumptionsSpec()
+    price_books: list[str] = Field(default_factory=list, max_length=100,
+                                   description="folders of your own price books, relative to this file")
     bids: list[Bid] = Field(min_length=1, max_length=1000)
+
+    @model_validator(mode="after")
+    def _dates_after_as_of(self):
+        deadline = self.workload.deadline
+        if deadline is not None and deadline <= self.as_of:
+            raise ValueError(f"workload.deadline {deadline} is not after as_of {self.as_of}")
+        for bid in self.bids:
+            if bid.available_from is not None and bid.available_from < self.as_of:
+                raise ValueError(f"bid {bid.id!r}: available_from {bid.available_from} is before as_of {self.as_of}")
+        return self
+
+    @property
+    def deadline_days(self) -> float | None:
+        """The deadline in days from as_of, whichever way it was given."""
+        w = self.workload
+        if w.deadline is not None:
+            return float((w.deadline - self.as_of).days)
+        return w.deadline_days
+
+    def lead_time_days(self, bid: Bid) -> float | None:
+        """Days from as_of until the bid's capacity is usable, when the bid says."""
+        if bid.available_from is not None:
+            return float((bid.available_from - self.as_of).days)
+        return bid.lead_time_days
 
     @field_validator("bids")
     @classmethod

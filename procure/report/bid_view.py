@@ -6,7 +6,8 @@ import re
 from typing import Any
 
 from procure.money import D
-from procure.report import charts
+from procure.report import charts, generated
+from procure.report.commercial_view import bid_commercial, pricing_rows
 from procure.report.formatting import Formatter
 from procure.report.model_view import model_basis
 from procure.report.moe_view import workload_structure
@@ -25,15 +26,16 @@ def bid_section(bid: dict, doc: dict, f: Formatter) -> dict[str, Any]:
     return {
         "id": f.text(bid["id"]), "vendor": f.text(bid["vendor"]), "anchor": _anchor(bid),
         "heading": m("bid.heading", rank=f.text(bid.get("rank")), id=f.text(bid["id"])),
-        "overview": _overview(bid, f) + _pricing(bid, f),
+        "overview": _overview(bid, f) + _pricing(bid, doc, f),
         "plan": _plan(bid, f), "plan_origin": _plan_origin(bid, f), "model_basis": model_basis(bid, f),
         "structure": workload_structure(bid, f),
         "memory": _memory(bid, f), "step": _step(bid, f), "scaling": _scaling(bid, f),
         "comparison": _comparison(bid, f), "measured": _measured(bid, f),
         "economics": _economics(bid, doc, f), "costs": _costs(bid, f),
+        "commercial": bid_commercial(bid, doc, f, _line_row),
         "flags": [{"code": f.text(fl.get("code")), "severity": fl.get("severity") or "info",
                    "severity_text": m.get(f"severity.{fl.get('severity')}", f.text(fl.get("severity"))),
-                   "reason": f.text(fl.get("reason"))} for fl in bid.get("flags") or []],
+                   "reason": generated.flag_reason(fl, bid, doc, f)} for fl in bid.get("flags") or []],
     }
 
 
@@ -53,16 +55,15 @@ def _overview(bid: dict, f: Formatter) -> list[tuple[str, str]]:
             (f.msg("bid.network"), net_text)]
 
 
-def _pricing(bid: dict, f: Formatter) -> list[tuple[str, str]]:
+def _pricing(bid: dict, doc: dict, f: Formatter) -> list[tuple[str, str]]:
+    """Kind, book and term, then the price as quoted and (in another currency) as converted."""
     p = bid.get("pricing") or {}
-    book_ccy = p.get("book_currency") or f.currency
     months = p.get("min_commit_months")
-    return [(f.msg("bid.pricing"), f.msg.get(f"pricing.{p.get('kind')}", f.text(p.get("kind")))),
-            (f.msg("bid.price_book"), f.text(p.get("price_book"))),
-            (f.msg("bid.term"), f.text(p.get("term"))),
-            (f.msg("bid.price_per_gpu_hour"), f.price(p.get("price_per_gpu_hour"), book_ccy)),
-            (f.msg("bid.fx_rate"), f"{book_ccy} {f.plain(p.get('fx_rate'))}" if p.get("fx_rate") is not None else f.na),
-            (f.msg("bid.min_commit"), f.na if months is None else f.msg("unit.months", value=f.integer(months)))]
+    return ([(f.msg("bid.pricing"), f.msg.get(f"pricing.{p.get('kind')}", f.text(p.get("kind")))),
+             (f.msg("bid.price_book"), f.text(p.get("price_book"))),
+             (f.msg("bid.term"), f.text(p.get("term")))]
+            + pricing_rows(bid, doc, f)
+            + [(f.msg("bid.min_commit"), f.na if months is None else f.msg("unit.months", value=f.integer(months)))])
 
 
 def _plan(bid: dict, f: Formatter) -> list[tuple[str, str]]:
@@ -72,6 +73,8 @@ def _plan(bid: dict, f: Formatter) -> list[tuple[str, str]]:
         value = plan.get(key)
         if isinstance(value, bool):
             value = f.msg("word.yes") if value else f.msg("word.no")
+        elif isinstance(value, str):
+            value = generated.keyed(f, f"plan.{key}.{value}", value)
         rows.append((f.msg(f"plan.{key}"), f.text(value)))
     return rows
 
@@ -180,7 +183,7 @@ def _measured(bid: dict, f: Formatter) -> dict | None:
     stat_rows = [(f.msg.get(f"col.{k}", k), f.seconds(stats.get(k))) for k in keys if k in stats]
     if "cv" in stats:
         stat_rows.append((f.msg("col.cv"), f.percent(stats.get("cv"))))
-    return {"sources": sources, "stats": stat_rows, "svg": svg, "note": str(meas.get("busbw_note") or "")}
+    return {"sources": sources, "stats": stat_rows, "svg": svg, "note": generated.busbw_note(meas, f)}
 
 
 def _economics(bid: dict, doc: dict, f: Formatter) -> list[tuple[str, str]]:
@@ -196,19 +199,24 @@ def _economics(bid: dict, doc: dict, f: Formatter) -> list[tuple[str, str]]:
         (m("metric.time_to_train"), f.days(bid.get("time_to_train_days"))),
         (m("metric.billed_hours"), f.hours(bid.get("billed_hours"))),
         (m("metric.energy"), f.na if bid.get("energy_mwh") is None else m("unit.mwh", value=f.number(bid["energy_mwh"], 1))),
-        (m("metric.mfu_convention"), f.text(doc.get("mfu_convention"))),
+        (m("metric.mfu_convention"), generated.known_text(doc.get("mfu_convention"), f)),
     ]
+
+
+def _line_row(line: dict, f: Formatter, ccy: str) -> dict:
+    return {"label": generated.keyed(f, f"cost.{line.get('key')}", line.get("label") or line.get("key")),
+            "quantity": f"{_quantity(line.get('quantity'), f)} {line.get('unit') or ''}".strip(),
+            "rate": _rate(line, f, ccy), "amount": f.money(line.get("amount"), ccy),
+            "formula": generated.cost_formula(line, f)}
 
 
 def _costs(bid: dict, f: Formatter) -> dict:
     ccy = bid.get("currency") or f.currency
     lines = bid.get("cost_lines") or []
-    rows = [{"label": f.text(line.get("label") or line.get("key")),
-             "quantity": f"{_quantity(line.get('quantity'), f)} {line.get('unit') or ''}".strip(),
-             "rate": _rate(line, f, ccy), "amount": f.money(line.get("amount"), ccy),
-             "formula": f.text(line.get("formula"))} for line in lines]
+    rows = [_line_row(line, f, ccy) for line in lines]
+    credits = any((_f(line.get("amount")) or 0.0) < 0 for line in lines)   # a resale credit: no stacked bar
     svg = charts.stacked_bar([(f"{r['label']} {r['amount']}", _f(line.get("amount"))) for r, line in zip(rows, lines)],
-                             lambda v: f.compact(v), title=f.msg("bid.costs")) if lines else ""
+                             lambda v: f.compact(v), title=f.msg("bid.costs")) if lines and not credits else ""
     residual = bid.get("residual_value")
     return {"rows": rows, "total": f.money(bid.get("total_cost"), ccy), "svg": svg,
             "residual": "" if residual is None else f.msg("bid.residual", value=f.money(residual, ccy)),
@@ -222,9 +230,9 @@ def _quantity(value: object, f: Formatter) -> str:
 
 
 def _rate(line: dict, f: Formatter, ccy: str) -> str:
-    text = f.plain(line.get("rate")) if line.get("unit") == ccy else f.price(line.get("rate"), ccy)
-    for name, value in sorted((line.get("factors") or {}).items()):
-        text += f" × {name} {f.plain(value)}"
+    text = f.plain(line.get("rate")) if line.get("unit") == ccy else f.unit_price(line.get("rate"), ccy)
+    for name, value in sorted((line.get("factors") or {}).items()):   # named in words, not as code
+        text += f" × {f.msg.get(f'cost_factor.{name}', name.replace('_', ' '))} {f.plain(value)}"
     if line.get("divisor") not in (None, 1) and D(line["divisor"]) != 1:
         text += f" ÷ {f.plain(line['divisor'])}"
     return text

@@ -1,18 +1,19 @@
 """The one place numbers become text, per locale ("en", "zh-TW"), written here without Babel.
 
 Every function takes the raw document value (int, float, Decimal or None) and returns a
-string; None becomes the locale's "n/a". Rounding is half-even on the exact Decimal value
-(a float goes through its shortest repr), so the same figure prints the same digits in
-every language: only separators, symbols, dates and count words change.
+string; None becomes the locale's "n/a". Rounding follows the one money policy
+(``procure.money``: half away from zero, on the exact Decimal value; a float goes through its
+shortest repr), so a printed figure is the stored figure and the same digits print in every
+language: only separators, symbols, dates and count words change.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import date
-from decimal import ROUND_HALF_EVEN, Decimal, localcontext
+from decimal import Decimal
 
-from procure.money import MONEY_CONTEXT, D
+from procure.money import D, places
 
 
 @dataclass(frozen=True)
@@ -52,8 +53,7 @@ def get_locale(tag: str) -> Locale:
 
 
 def _quantize(value: object, decimals: int) -> Decimal:
-    with localcontext(MONEY_CONTEXT):
-        return D(value).quantize(Decimal(1).scaleb(-decimals), rounding=ROUND_HALF_EVEN)
+    return places(value, decimals)
 
 
 def _group(digits: str, sep: str) -> str:
@@ -125,13 +125,44 @@ def significant(value: object, loc: Locale, digits: int = 3) -> str:
     return number(amount, loc, max(0, digits - 1 - magnitude))
 
 
-def plain(value: object, loc: Locale) -> str:
+def plain(value: object, loc: Locale, max_decimals: int = 12) -> str:
     """A number exactly as given, grouped, no padding zeros: 0.85 -> "0.85", 1.97e-5 -> "0.0000197"."""
     if value is None:
         return loc.na
     exact = D(value)
-    decimals = max(0, -exact.normalize().as_tuple().exponent)
-    return number(exact, loc, min(decimals, 12))
+    decimals = max(0, -exact.normalize().as_tuple().exponent)  # type: ignore[operator]
+    return number(exact, loc, min(decimals, max_decimals))
+
+
+_SUPERSCRIPT = str.maketrans("-0123456789", "\u207b\u2070\u00b9\u00b2\u00b3\u2074\u2075\u2076\u2077\u2078\u2079")
+
+
+def scientific(value: object, loc: Locale, digits: int = 3) -> str:
+    """A number in powers of ten: 1.97328e-5 -> "1.97 × 10⁻⁵" (for values too small to read as decimals)."""
+    if value is None:
+        return loc.na
+    amount = D(value)
+    if amount == 0:
+        return number(0, loc, 0)
+    exponent = amount.copy_abs().adjusted()
+    mantissa = _quantize(amount.scaleb(-exponent), digits - 1)
+    if mantissa.copy_abs() >= 10:          # 9.996e-5 rounds up to 10.0: one power more
+        exponent += 1
+        mantissa = _quantize(amount.scaleb(-exponent), digits - 1)
+    return f"{number(mantissa, loc, digits - 1)} × 10{str(exponent).translate(_SUPERSCRIPT)}"
+
+
+SMALL = Decimal("0.001")   # below this a decimal fraction is hard to read: powers of ten instead
+
+
+def measure(value: object, loc: Locale) -> str:
+    """An input quantity as given ("0.85", "730", "2,000"), a tiny one in powers of ten ("1.97 × 10⁻⁵")."""
+    if value is None:
+        return loc.na
+    amount = D(value)
+    if amount != 0 and amount.copy_abs() < SMALL:
+        return scientific(amount, loc)
+    return plain(amount, loc)
 
 
 def iso_date(value: str | None, loc: Locale) -> str:
@@ -189,6 +220,23 @@ class Formatter:
         decimals = 2 if exact == _quantize(exact, 2) else 4
         return money(exact, currency or self.currency, self.loc, decimals)
 
+    def unit_price(self, value: object, currency: str | None = None) -> str:
+        """A quoted or converted unit price with every digit it carries, at least cents, at most
+        the 1e-6 of a converted price: "NT$75.00", "$2.379602"."""
+        if value is None:
+            return self.na
+        exact = D(value)
+        decimals = min(max(2, -exact.normalize().as_tuple().exponent), 6)  # type: ignore[operator]
+        return money(exact, currency or self.currency, self.loc, decimals)
+
+    def quantum(self, value: object, quantum: object) -> str:
+        """A figure printed to the decimals of ``quantum`` (0.001 -> three decimals)."""
+        if value is None:
+            return self.na
+        q = D(quantum) if quantum is not None else D("0.0001")
+        decimals = max(0, -q.normalize().as_tuple().exponent) if q > 0 else 4  # type: ignore[operator]
+        return number(value, self.loc, decimals)
+
     def percent(self, value: object, decimals: int = 1) -> str:
         return percent(value, self.loc, decimals)
 
@@ -207,8 +255,15 @@ class Formatter:
     def plain(self, value: object) -> str:
         return plain(value, self.loc)
 
+    def fx_rate(self, value: object) -> str:
+        """An FX rate with all of its (at most 12) significant digits: 0.0317279015166."""
+        return plain(value, self.loc, 24)
+
     def compact(self, value: object) -> str:
         return compact(value, self.loc)
+
+    def measure(self, value: object) -> str:
+        return measure(value, self.loc)
 
     def date(self, value: object) -> str:
         return iso_date(None if value is None else str(value), self.loc)

@@ -42,7 +42,7 @@ def test_a_small_price_move_flips_a_close_race():
     close = [ex.case("a", pricing=ex.rental("2.35")), ex.case("b", pricing=ex.rental("2.40"))]
     result = compare(close, A)
     rows = {(r.factor, r.change): r for r in result.bids[0].sensitivity}
-    assert len(rows) == 16
+    assert len(rows) == 21                   # 5 factors × 4 changes + the other cost basis
     assert rows[("price", 0.1)].winner_changes and rows[("price", 0.1)].rank == 2
     assert not rows[("price", -0.1)].winner_changes and rows[("price", -0.1)].rank == 1
     assert rows[("price", 0.1)].cost_per_million_tokens > result.bids[0].cost_per_million_tokens
@@ -104,7 +104,7 @@ def test_no_costed_bid_means_no_recommendation():
 
 def test_to_dict_has_the_result_document_fields():
     result = compare([ex.case("a", pricing=ex.purchase()), ex.case("b")], A).to_dict()
-    assert set(result) == {"bids", "ranking", "recommendation", "sensitivity_summary"}
+    assert set(result) == {"bids", "ranking", "recommendation", "sensitivity_summary", "cost_basis", "rankings"}
     bid = result["bids"][0]
     for key in ("tokens_per_s", "mfu", "hfu", "goodput", "time_to_train_days", "billed_hours",
                 "energy_mwh", "total_cost", "cost_lines", "residual_value",
@@ -113,7 +113,7 @@ def test_to_dict_has_the_result_document_fields():
     assert isinstance(bid["total_cost"], Decimal)
     assert bid["total_cost"] == sum(Decimal(line["amount"]) for line in bid["cost_lines"])
     assert bid["sensitivity"][0].keys() == {"factor", "change", "cost_per_million_tokens",
-                                            "time_to_train_days", "rank", "winner_changes"}
+                                            "time_to_train_days", "rank", "winner_changes", "setting"}
 
 
 def test_duplicate_ids_are_refused():

@@ -152,6 +152,7 @@ def test_every_code_the_schema_can_produce_is_explained(gen, troubleshooting):
 
 def _write_example(folder: Path, text: str) -> Path:
     (folder / "logs" / "acme").mkdir(parents=True, exist_ok=True)
+    (folder / "my-books").mkdir(exist_ok=True)              # the example's `price_books:` folder
     (folder / "logs" / "acme" / "burnin.log").write_text("iteration 1/ 10 | elapsed time per iteration (ms): 1.0\n")
     path = folder / "cluster.yaml"
     path.write_text(text, encoding="utf-8")
@@ -183,7 +184,7 @@ def test_the_examples_use_every_field_of_cluster_yaml(gen):
     assert expected - keys == set(), f"fields missing from the examples: {sorted(expected - keys)}"
 
 
-@pytest.mark.parametrize("heading", ["Accelerators", "Networks", "Model presets", "Price books", "FX rates"])
+@pytest.mark.parametrize("heading", ["Accelerators", "Networks", "Model presets", "Price books", "Systems", "FX rates"])
 def test_the_catalog_file_examples_validate(gen, heading):
     model, example = gen.CATALOG_EXAMPLES[heading]
     entry = validate_document(parse_yaml_text(example, f"{heading}.yaml"), model)

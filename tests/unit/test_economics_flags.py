@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from procure.economics import FLAG_CODES, Assumptions, Commitment, evaluate_core
+from procure.economics.inputs import StepTimeError
 from procure.economics import examples as ex
 from procure.economics.flags import make_flag
 
@@ -26,7 +29,8 @@ def test_a_0_01_s_step_for_70b_on_4096_h100_is_impossible():
     assert flag.numbers["committed_s"] == 0.01
     assert flag.numbers["floor_s"] == pytest.approx(6 * 70e9 * 16_777_216 / (4096 * 989.4e12))
     assert "0.01 s" in flag.reason and "1.74 s" in flag.reason
-    assert found["implausible"].numbers["implied_mfu"] > 1.0
+    assert flag.numbers["implied_mfu"] > 1.0
+    assert "implausible" not in found        # above the ceiling it is impossible, not merely implausible
 
 
 def test_a_realistic_commitment_carries_no_flags():
@@ -63,7 +67,8 @@ def test_256_a100_miss_a_30_day_deadline_and_4096_h100_do_not():
     assert "misses-deadline" not in h100.flag_codes
     assert h100.time_to_train_days < 4
     flag = next(f for f in a100.flags if f.code == "misses-deadline")
-    assert flag.numbers == {"time_to_train_days": a100.time_to_train_days, "deadline_days": 30}
+    assert flag.numbers == {"time_to_train_days": a100.time_to_train_days, "deadline_days": 30,
+                            "lead_time_days": 0.0, "days_to_finish": a100.time_to_train_days}
 
 
 def test_infeasible_bid_has_no_time_or_cost():
@@ -106,9 +111,61 @@ def test_flags_come_in_code_order_with_known_codes_and_severities():
                                  pricing=ex.rental(None),
                                  commitment=Commitment(step_time_s=0.01)), A)
     codes = econ.flag_codes
-    assert codes == ("impossible", "implausible", "optimistic", "misses-deadline", "price-missing")
+    assert codes == ("impossible", "optimistic", "misses-deadline", "price-missing")
     assert list(codes) == sorted(codes, key=FLAG_CODES.index)
     errors = {f.severity for f in econ.flags if f.code in ("impossible", "price-missing")}
     assert errors == {"error"}
     with pytest.raises(ValueError):
         make_flag("cheap", "not a flag")
+
+
+# --- issue 12: flags that hold the line ---------------------------------------------------------
+
+H100_GEMM_CEILING = 794.5 / 989.4           # measured bf16 matmul ceiling over peak (catalog)
+
+
+def with_ceiling(commitment: Commitment, ceiling: float | None = H100_GEMM_CEILING):
+    return ex.case("c", commitment=commitment, gemm_ceiling_mfu=ceiling)
+
+
+def test_a_committed_scaling_efficiency_above_one_is_impossible():
+    found = flags_of(ex.case("s", commitment=Commitment(scaling_efficiency=1.3)))
+    assert found["impossible"].severity == "error"
+    assert found["impossible"].numbers == {"committed_scaling_efficiency": 1.3}
+    assert "above 1" in found["impossible"].reason
+    assert "impossible" not in flags_of(ex.case("s", commitment=Commitment(scaling_efficiency=1.0)))
+
+
+@pytest.mark.parametrize("mfu, code", [(0.98, "impossible"), (0.85, "impossible"), (0.75, "implausible"),
+                                       (0.66, "implausible"), (0.6, None)])
+def test_mfu_above_the_gemm_ceiling_is_impossible_and_between_the_record_and_it_implausible(mfu, code):
+    found = flags_of(with_ceiling(Commitment(step_time_s=committed_at_mfu(mfu))))
+    present = {c for c in ("impossible", "implausible") if c in found}
+    assert present == ({code} if code else set())
+    if code == "impossible":
+        assert found[code].numbers["gemm_ceiling_mfu"] == pytest.approx(H100_GEMM_CEILING)
+        assert found[code].numbers["implied_mfu"] == pytest.approx(mfu)
+        assert "GEMM ceiling" in found[code].reason
+
+
+def test_without_a_measured_ceiling_the_floor_is_100_percent_of_peak():
+    assert "implausible" in flags_of(with_ceiling(Commitment(step_time_s=committed_at_mfu(0.98)), None))
+
+
+def test_a_bid_delivered_after_the_deadline_minus_its_time_to_train_misses_it():
+    base = evaluate_core(ex.case("d", deadline_days=60), A)
+    days = base.time_to_train_days
+    late = evaluate_core(replace(ex.case("d", deadline_days=60), lead_time_days=60 - days + 0.5), A)
+    early = evaluate_core(replace(ex.case("d", deadline_days=60), lead_time_days=60 - days - 0.5), A)
+    assert "misses-deadline" in late.flag_codes and "misses-deadline" not in early.flag_codes
+    flag = next(f for f in late.flags if f.code == "misses-deadline")
+    assert flag.numbers["days_to_finish"] == pytest.approx(60.5) and "available after" in flag.reason
+
+
+def test_an_uncalibrated_accelerator_is_flagged_unless_measured():
+    error = StepTimeError(calibrated=False, source="fallback: no fitted knobs")
+    found = flags_of(ex.case("u", error=error))
+    assert found["uncalibrated"].severity == "warning"
+    assert found["uncalibrated"].numbers == {"sigma_log": A.step_time_sigma_uncalibrated}
+    assert "uncalibrated" not in flags_of(ex.case("u", error=StepTimeError(calibrated=True)))
+    assert "uncalibrated" not in flags_of(ex.case("u", error=error, basis="measured", measured_mean_s=4.0))

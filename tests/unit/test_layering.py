@@ -83,7 +83,7 @@ LAYERS = (
     {"model", "measure", "economics"},                                        # 5 pure cores
     {"compare", "backtest"},                                                  # 6
     {"document"},                                                             # 7
-    {"pipeline"},                                                             # 8
+    {"pipeline", "sweep"},                                                    # 8 wiring the cores
     {"report", "compare_rounds"},                                             # 9
     {"api", "cli", "cli_views", "__main__"},                                  # 10
 )

@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 
 from procure.model import PlanSpec, Workload
-from procure.model.grid import (MAX_MICRO_BATCH_TOKENS, build_grid, divisors, fixed_rules,
-                                search_rules)
+from procure.model.grid import (MAX_MICRO_BATCH_TOKENS, MIN_CP_CHUNK_TOKENS, build_grid, divisors,
+                                fixed_rules, search_rules)
 from procure.model.problem import build_problem
 
 try:
@@ -63,7 +63,7 @@ def test_staged_build_equals_brute_force_enumeration():
                               range(1, 9), [1, 2, 4, 8, 16, 32], [0, 1, 2, 3], [0, 1, 2], [0, 1], [0, 1],
                               [0, 1])
     for t, p, c, e, v, b, z, rc, sp, tpo, cc in space:
-        if t * p * c > 16 or 2048 % (2 * c) and c > 1:
+        if t * p * c > 16 or c > 1 and (2048 % (2 * c) or 2048 // c < MIN_CP_CHUNK_TOKENS):
             continue
         # dp: the largest that divides the batch within the GPUs (any rest idle)
         d = max(x for x in range(1, 16 // (t * p * c) + 1) if 64 % x == 0)

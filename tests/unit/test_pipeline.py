@@ -93,7 +93,11 @@ def test_report_currency_converts_prices_and_power_with_the_dated_fx_table(tmp_p
     usd = only_bid(write(tmp_path, pricing="{price_book: aws-2026q3, term: on-demand}"))
     eur = only_bid(write(tmp_path, currency="EUR", pricing="{price_book: aws-2026q3, term: on-demand}"))
     assert usd["pricing"]["price_per_gpu_hour"] == Decimal("6.88")
-    assert eur["pricing"]["price_per_gpu_hour"] == Decimal("6.88") * rate
+    # the converted price: 6.88 × the rate, rounded half away from zero to 1e-6 (procure.money)
+    assert eur["pricing"]["price_per_gpu_hour"] == (Decimal("6.88") * rate).quantize(Decimal("0.000001"))
+    quoted = eur["pricing"]["quoted"][0]
+    assert (quoted["key"], quoted["quoted"], quoted["currency"]) == ("price_per_gpu_hour", Decimal("6.88"), "USD")
+    assert quoted["converted"] == eur["pricing"]["price_per_gpu_hour"] and quoted["fx_rate"] == rate
     assert eur["currency"] == "EUR"
     ratio = Decimal(str(eur["total_cost"])) / Decimal(str(usd["total_cost"]))
     assert abs(ratio - rate) < Decimal("0.0001")

@@ -18,11 +18,11 @@ EN, ZH = get_locale("en"), get_locale("zh-TW")
 
 
 @pytest.mark.parametrize("value, decimals, text", [
-    (1234567.125, 2, "1,234,567.12"), (Decimal("1234567.135"), 2, "1,234,567.14"), (0, 2, "0.00"),
-    (-1234.5, 1, "-1,234.5"), (999, 0, "999"), (1000, 0, "1,000"), (Decimal("0.00001"), 3, "0.000"),
+    (1234567.125, 2, "1,234,567.13"), (Decimal("1234567.135"), 2, "1,234,567.14"), (0, 2, "0.00"),
+    (-1234.5, 1, "-1,234.5"), (Decimal("-0.125"), 2, "-0.13"), (999, 0, "999"), (1000, 0, "1,000"), (Decimal("0.00001"), 3, "0.000"),
     (1.5e13, 0, "15,000,000,000,000"),
 ])
-def test_number_groups_digits_and_rounds_half_even(value, decimals, text):
+def test_number_groups_digits_and_rounds_half_away_from_zero(value, decimals, text):
     assert number(value, EN, decimals) == text
 
 
@@ -31,7 +31,7 @@ def test_money_per_locale_and_currency():
     assert money(Decimal("84312345.67"), "USD", ZH) == "US$84,312,345.67"
     assert money(Decimal("-5"), "CHF", EN) == "-CHF 5.00"
     assert money(Decimal("89"), "TWD", ZH) == "$89.00"
-    assert money(Decimal("5.62085"), "USD", EN, 4) == "$5.6208"
+    assert money(Decimal("5.62085"), "USD", EN, 4) == "$5.6209"       # half away from zero (procure.money)
 
 
 def test_null_is_not_available_in_each_language():
@@ -48,7 +48,7 @@ def test_percent_compact_and_significant():
     assert compact(1.5e13, EN) == "15.0T" and compact(1.5e13, ZH) == "15.0兆"
     assert compact(512, EN) == "512"
     assert significant(5.7134, EN) == "5.71" and significant(0.012345, EN) == "0.0123"
-    assert significant(41.03, EN) == "41.0" and significant(1234.5, EN) == "1,234"
+    assert significant(41.03, EN) == "41.0" and significant(1234.5, EN) == "1,235"
     assert plain(1.97e-5, EN) == "0.0000197" and plain(Decimal("32.150"), EN) == "32.15"
 
 
