@@ -90,7 +90,25 @@ FIELD_TEXT: dict[str, str] = {
     "MoESpec.expert_ffn_hidden": "MLP width of one expert.",
     "MoESpec.shared_experts": "Experts every token passes through, in addition to the routed ones.",
     "MoESpec.dense_layers": "Leading layers with a dense MLP instead of experts.",
-    "MoESpec.capacity_factor": "Expert capacity as a multiple of the balanced load (tokens over capacity are dropped).",
+    "MoESpec.capacity_factor": "Expert capacity as a multiple of the balanced load (tokens over capacity are dropped, experts padded to it); unset means dropless routing.",
+    "MoESpec.shared_expert_ffn_hidden": "Total MLP width of the shared experts, where it differs from shared_experts x expert_ffn_hidden.",
+    "MoESpec.layer_freq": "Every n-th layer after the dense ones is MoE (Llama 4 Maverick: 2).",
+    "MoESpec.groups": "Expert groups of group-limited routing (DeepSeek-V3: 8).",
+    "MoESpec.group_topk": "Groups a token's experts may come from (DeepSeek-V3: 4): laid out one per node, the nodes a token crosses to.",
+    "ArchitectureSpec.mla": "Multi-head latent attention (DeepSeek-V2/V3, Kimi K2); unset for standard attention.",
+    "ArchitectureSpec.attention_window": "Local attention on some layers (sliding window or chunks); unset for full causal attention.",
+    "ArchitectureSpec.mtp_layers": "Multi-token-prediction modules (DeepSeek-V3: 1): one more layer and output-head pass each.",
+    "MLASpec.q_lora_rank": "Width of the query latent; unset when queries are projected directly.",
+    "MLASpec.kv_lora_rank": "Width of the key/value latent.",
+    "MLASpec.qk_nope_head_dim": "Per-head query/key width without rotary embedding.",
+    "MLASpec.qk_rope_head_dim": "Per-head rotary query/key width (the key part shared across heads).",
+    "MLASpec.v_head_dim": "Per-head value width.",
+    "AttentionWindowSpec.size": "Keys a query sees (sliding) or the chunk length (chunked).",
+    "AttentionWindowSpec.global_every": "Every n-th layer attends to the whole sequence; unset means every layer is local.",
+    "AttentionWindowSpec.kind": "`sliding` (GPT-OSS, Mistral) or `chunked` (causal inside fixed chunks: Llama 4).",
+    "ModelEntry.mla": "Multi-head latent attention (fields as in cluster.yaml `workload.architecture.mla`).",
+    "ModelEntry.attention_window": "Local attention (fields as in cluster.yaml `workload.architecture.attention_window`).",
+    "ModelEntry.mtp_layers": "Multi-token-prediction modules.",
     # assumptions
     "AssumptionsSpec.power_usd_per_kwh": "Electricity price per kWh in the report currency (purchase bids).",
     "AssumptionsSpec.pue": "Power usage effectiveness of the facility (purchase bids).",
@@ -163,6 +181,22 @@ FIELD_TEXT: dict[str, str] = {
     "PlanSpecModel.recompute": "Activation recomputation.",
     "PlanSpecModel.sequence_parallel": "Megatron sequence parallelism (with tensor parallelism).",
     "PlanSpecModel.tp_comm_overlap": "Overlap tensor-parallel communication with compute.",
+    "PlanSpecModel.etp": "Expert tensor parallelism (MoE), separate from attention TP: experts refold over tp x dp x cp (Megatron parallel folding).",
+    "PlanSpecModel.a2a_overlap": "Hide the expert-parallel all-to-all under another micro-batch's compute (Megatron EP A2A overlap, DualPipe).",
+    "PlanSpecModel.moe_dispatcher": "MoE token dispatcher: `alltoall` (a copy per routed expert), `deepep` or `hybridep` (one copy per destination node).",
+    "PlanSpecModel.cp_comm": "Context-parallel communication: `p2p` ring of K/V chunks, `a2a` over heads, `allgather` of K/V.",
+    # workload phases and MoE routing
+    "Workload.name": "Name of the workload's main phase (the reports list it next to the further `phases`).",
+    "Workload.phases": "Further training phases after the main one (a long-context extension): time to train and cost add up over all of them.",
+    "Workload.moe_imbalance": "MoE: the busiest expert-parallel rank's load over the mean (1.0: a perfectly balanced router).",
+    "Workload.fp8_dispatch": "MoE: dispatch tokens in fp8 (DeepSeek-V3); unset means when the stack has it and the run trains in fp8.",
+    "PhaseSpec.name": "Name of the phase, unique in the workload.",
+    "PhaseSpec.seq_len": "Tokens per sequence in this phase.",
+    "PhaseSpec.global_batch_tokens": "Tokens per step in this phase; a multiple of its `seq_len`. Give this or `global_batch`.",
+    "PhaseSpec.global_batch": "Sequences per step in this phase. Give this or `global_batch_tokens`.",
+    "PhaseSpec.train_tokens": "Tokens this phase trains on. Give this or `steps`.",
+    "PhaseSpec.steps": "Optimizer steps of this phase. Give this or `train_tokens`.",
+    "PhaseSpec.plan": "Plan keys that change in this phase (for example `cp`); they override every bid's plan, and dp then follows the GPUs unless given.",
     # catalog: provenance
     "SourcedEntry.source": "Where the numbers come from: one text or a list (URLs, papers, fact sheets). Must not be empty.",
     "SourcedEntry.as_of": "When the source was read or the figures observed (free text or a date).",
@@ -280,7 +314,8 @@ UNSET_MEANS = {
     "AssumptionsSpec.checkpoint_interval_min": "Young's optimum, computed per bid",
     "AssumptionsSpec.step_time_cv": "the measured CV when the bid has logs, else the model's per-accelerator knob",
     "ArchitectureSpec.kv_heads": "= heads", "ArchitectureSpec.ffn_hidden": "from hidden (see description)",
-    "ArchitectureSpec.moe": "dense", "Bid.network": "the accelerator's `default_network`",
+    "ArchitectureSpec.moe": "dense", "ArchitectureSpec.mla": "standard attention",
+    "ArchitectureSpec.attention_window": "full causal attention", "Bid.network": "the accelerator's `default_network`",
     "Workload.deadline_days": "no deadline", "AcceleratorEntry.tdp_w": "not published",
     "Workload.cost_basis": "`commitment`", "Bid.lead_time_days": "the price line's lead time, else 0",
     "PricingSpec.kw_per_gpu": "the catalog system's, else the GPU TDP",
@@ -496,6 +531,15 @@ CLUSTER_SECTIONS = [
     ("workload.architecture", E.ArchitectureSpec, "An inline transformer, for a model that is not a preset. "
      "The fields mean what they mean in a Hugging Face `config.json`.", []),
     ("workload.architecture.moe", E.MoESpec, "Mixture-of-experts layers (also used by model presets).", []),
+    ("workload.architecture.mla", E.MLASpec, "Multi-head latent attention (also used by model presets).", []),
+    ("workload.architecture.attention_window", E.AttentionWindowSpec, "Sliding-window or chunked attention "
+     "(also used by model presets).", []),
+    ("workload.phases[]", S.PhaseSpec, "Further training phases after the main one, for example a "
+     "long-context extension: each is modeled on every bid with its own sequence length, batch and plan; "
+     "time to train, billed hours and cost add up over the phases.", [
+        "Give exactly one of `global_batch_tokens` or `global_batch`, and one of `train_tokens` or `steps`.",
+        "Phase names are unique and differ from the workload's `name`.",
+    ]),
     ("workload.software, bids[].software", S.SoftwareSpec, "The training software: it decides which plan "
      "features the search may use (TP comm overlap, context parallelism, fp8 recipes, the distributed "
      "optimizer, FSDP, interleaved pipelines, DP overlap) and the attention kernel.", [
@@ -619,6 +663,13 @@ workload:
   # deadline: 2027-03-31             # ... or the deadline as a date
   cost_basis: commitment             # commitment (cash signed for) | run (what this job consumes)
   software: {stack: megatron-core, date: 2026-10}   # optional: the stack, its newest release by then
+  name: pretrain                     # optional: the main phase's name in the reports
+  phases:                            # optional: further phases; time and cost add up
+    - name: long-context             # unique
+      seq_len: 131072                # 128k tokens per sequence
+      global_batch_tokens: 16_777_216   # or global_batch (sequences)
+      steps: 1000                    # or train_tokens
+      plan: {cp: 8, cp_comm: p2p}    # overrides every bid's plan in this phase
 
 price_books: [my-books]              # optional: folders of your own price books, next to this file
 
@@ -747,11 +798,20 @@ workload:
       top_k: 2
       expert_ffn_hidden: 4096
       shared_experts: 1
+      shared_expert_ffn_hidden: 4096 # total width of the shared experts
       dense_layers: 1                # the first layer stays dense
-      capacity_factor: 1.25
+      layer_freq: 1                  # every layer after the dense ones is MoE
+      capacity_factor: 1.25          # token drop at 1.25x the balanced load; unset: dropless
+      groups: 4                      # group-limited routing: 4 groups of 4 experts ...
+      group_topk: 2                  # ... a token's experts from at most 2 of them
+    mla: {q_lora_rank: 1024, kv_lora_rank: 512, qk_nope_head_dim: 128, qk_rope_head_dim: 64, v_head_dim: 128}
+    attention_window: {size: 4096, global_every: 4, kind: sliding}   # 3 of 4 layers local
+    mtp_layers: 1                    # one multi-token-prediction module
   seq_len: 4096
   global_batch: 1024                 # sequences per step
   train_tokens: 2e12
+  moe_imbalance: 1.1                 # busiest EP rank's load over the mean
+  fp8_dispatch: false                # MoE dispatch in fp8 (fp8 runs)
   deadline: 2027-02-28               # the deadline as a date
 bids:
   - id: runpod-h200
@@ -759,6 +819,7 @@ bids:
     accelerator: h200-sxm-141gb
     gpus: 512
     pricing: {price_book: runpod-2026q3, term: on-demand}   # kind defaults to rental
+    plan: {ep: 16, etp: 1, a2a_overlap: true, moe_dispatcher: deepep}   # the rest is searched
 """
 
 CHECKS_NOTE = """\
@@ -833,7 +894,8 @@ rail_optimised: true
 source: "https://example.com/network.html"
 as_of: "2025-06"
 """),
-    ("Model presets", "hardware_catalog/models/<id>.yaml", E.ModelEntry, [("moe", E.MoESpec)],
+    ("Model presets", "hardware_catalog/models/<id>.yaml", E.ModelEntry,
+     [("moe", E.MoESpec), ("mla", E.MLASpec), ("attention_window", E.AttentionWindowSpec)],
      "Transformer architectures a cluster.yaml names with `workload.model`.", """\
 id: example-moe-8x2b
 name: "Example MoE 8x2B"

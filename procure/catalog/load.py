@@ -8,8 +8,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from procure.catalog.types import (Accelerator, FxTable, ModelArch, MoE, Network, PriceBook, PriceLine,
-                                   Sourced, System)
+from procure.catalog.types import (MLA, Accelerator, AttentionWindow, FxTable, ModelArch, MoE, Network,
+                                   PriceBook, PriceLine, Sourced, System)
 from procure.errors import Diagnostic, InputError
 from procure.sources.suggest import suggest
 from procure.resources import catalog_dir, price_books_dir
@@ -46,16 +46,24 @@ def _network(e: NetworkEntry) -> Network:
 
 def model_arch(e, sourced: Sourced | None = None, model_id: str | None = None) -> ModelArch:
     """A ModelArch from a catalog ModelEntry or an inline ArchitectureSpec."""
-    moe = None
+    moe = mla = window = None
     if e.moe is not None:
         m = e.moe
-        moe = MoE(m.experts, m.top_k, m.expert_ffn_hidden, m.shared_experts, m.dense_layers, m.capacity_factor)
+        moe = MoE(m.experts, m.top_k, m.expert_ffn_hidden, m.shared_experts, m.dense_layers,
+                  m.capacity_factor, m.layer_freq, m.shared_expert_ffn_hidden, m.groups, m.group_topk)
+    if e.mla is not None:
+        a = e.mla
+        mla = MLA(a.kv_lora_rank, a.qk_nope_head_dim, a.qk_rope_head_dim, a.v_head_dim, a.q_lora_rank)
+    if e.attention_window is not None:
+        w = e.attention_window
+        window = AttentionWindow(w.size, w.global_every, w.kind)
     kv_heads = e.kv_heads or e.heads
     ffn = e.ffn_hidden or (int(8 * e.hidden / 3 / 256 + 0.999) * 256 if e.gated_mlp else 4 * e.hidden)
     return ModelArch(id=model_id or getattr(e, "id", "custom"), name=e.name, layers=e.layers, hidden=e.hidden,
                      heads=e.heads, kv_heads=kv_heads, ffn_hidden=ffn, vocab=e.vocab, gated_mlp=e.gated_mlp,
                      tied_embeddings=e.tied_embeddings, moe=moe, max_seq_len=getattr(e, "max_seq_len", None),
-                     sourced=sourced, notes=getattr(e, "notes", ""), head_dim=e.head_dim)
+                     sourced=sourced, notes=getattr(e, "notes", ""), head_dim=e.head_dim, mla=mla,
+                     attention_window=window, mtp_layers=e.mtp_layers)
 
 
 def _price_book(e: PriceBookEntry) -> PriceBook:

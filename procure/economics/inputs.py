@@ -140,8 +140,20 @@ class Commitment:
 
 
 @dataclass(frozen=True)
+class Phase:
+    """A further training phase of the workload (a long-context extension, say): its own step
+    time and tokens per step (``performance``) and the tokens it trains on. A phase is billed like
+    the main one: time and hours add up."""
+
+    name: str
+    performance: Performance
+    train_tokens: float
+
+
+@dataclass(frozen=True)
 class BidCase:
-    """One bid: everything the economics needs."""
+    """One bid: everything the economics needs. ``train_tokens`` and ``performance`` are the
+    workload's main phase; ``phases`` the further ones (time, hours and cost are summed)."""
 
     id: str
     vendor: str
@@ -153,3 +165,14 @@ class BidCase:
     deadline_days: float | None = None
     scaling_efficiency: float | None = None  # modeled, from the scaling curve
     lead_time_days: float = 0.0              # days from as_of until the capacity is usable
+    main_phase: str = "main"
+    phases: tuple[Phase, ...] = ()
+
+    def all_phases(self) -> tuple[Phase, ...]:
+        """The main phase followed by the further ones."""
+        return (Phase(self.main_phase, self.performance, self.train_tokens),) + self.phases
+
+    @property
+    def total_tokens(self) -> float:
+        """Tokens of every phase: what cost per million tokens divides by."""
+        return sum(p.train_tokens for p in self.all_phases())

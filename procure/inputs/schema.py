@@ -45,6 +45,7 @@ class SoftwareSpec(Strict):
 MAX_TOKENS_PER_STEP = 10**12
 MAX_ARCH_DIMENSION = 10**7          # ffn_hidden, expert_ffn_hidden, kv_heads ...
 MAX_PARAMS = 10**16
+MAX_TRAIN_TOKENS = 1e18
 
 
 # Smallest values the goodput arithmetic takes (checkpoint time = bytes / bandwidth; a 1e-300 GB/s
@@ -60,17 +61,23 @@ def check_assumption_magnitudes(spec) -> None:
                              "take it")
 
 
+def check_tokens_per_step(step: Workload | PhaseSpec) -> None:
+    """The workload's (or a phase's) batch: sequences x seq_len within what the arithmetic takes."""
+    if step.tokens_per_step > MAX_TOKENS_PER_STEP:
+        raise ValueError(f"global batch of {step.global_batch_seqs:,} sequences x seq_len "
+                         f"{step.seq_len:,} is more than {MAX_TOKENS_PER_STEP:.0e} tokens per step")
+
+
 def check_magnitudes(workload) -> None:
     """Refuse values that validate one by one but overflow the model's arithmetic together."""
-    if workload.tokens_per_step > MAX_TOKENS_PER_STEP:
-        raise ValueError(f"global batch of {workload.global_batch_seqs:,} sequences x seq_len "
-                         f"{workload.seq_len:,} is more than {MAX_TOKENS_PER_STEP:.0e} tokens per step")
+    check_tokens_per_step(workload)
     arch = workload.architecture
     if arch is None:
         return
     moe = arch.moe
     dims = {"architecture.ffn_hidden": arch.ffn_hidden, "architecture.kv_heads": arch.kv_heads,
             "architecture.moe.expert_ffn_hidden": moe.expert_ffn_hidden if moe else None,
+            "architecture.moe.shared_expert_ffn_hidden": moe.shared_expert_ffn_hidden if moe else None,
             "architecture.moe.shared_experts": moe.shared_experts if moe else None,
             "architecture.moe.dense_layers": moe.dense_layers if moe else None}
     for name, value in dims.items():
@@ -85,19 +92,83 @@ def check_magnitudes(workload) -> None:
                          "the model's arithmetic takes")
 
 
+class PlanSpecModel(Strict):
+    tp: Optional[int] = Field(None, ge=1, le=1024)
+    pp: Optional[int] = Field(None, ge=1, le=4096)
+    dp: Optional[int] = Field(None, ge=1, le=10_000_000)
+    cp: Optional[int] = Field(None, ge=1, le=1024)
+    ep: Optional[int] = Field(None, ge=1, le=4096)
+    vpp: Optional[int] = Field(None, ge=1, le=128)
+    micro_batch: Optional[int] = Field(None, ge=1, le=65536)
+    zero_stage: Optional[Literal[0, 1, 2, 3]] = None
+    recompute: Optional[Literal["none", "selective", "full"]] = None
+    sequence_parallel: Optional[bool] = None
+    tp_comm_overlap: Optional[bool] = None
+    etp: Optional[int] = Field(None, ge=1, le=1024)
+    a2a_overlap: Optional[bool] = None
+    moe_dispatcher: Optional[Literal["alltoall", "deepep", "hybridep"]] = None
+    cp_comm: Optional[Literal["p2p", "a2a", "allgather"]] = None
+
+
+class PhaseSpec(Strict):
+    """A further training phase after the workload's main one (a long-context extension, for
+    example): its own sequence length, batch and tokens; time to train and cost add up."""
+
+    name: str = Field(min_length=1, max_length=100)
+    seq_len: int = Field(gt=0, le=10_000_000)
+    global_batch_tokens: Optional[int] = Field(None, gt=0, le=MAX_TOKENS_PER_STEP)
+    global_batch: Optional[int] = Field(None, gt=0, le=MAX_TOKENS_PER_STEP, description="sequences per step")
+    train_tokens: Optional[Finite] = Field(None, gt=0, le=MAX_TRAIN_TOKENS)
+    steps: Optional[int] = Field(None, gt=0, le=1_000_000_000)
+    plan: Optional[PlanSpecModel] = None
+
+    @model_validator(mode="after")
+    def _one_batch_one_length(self) -> PhaseSpec:
+        if (self.global_batch_tokens is None) == (self.global_batch is None):
+            raise ValueError("give exactly one of `global_batch_tokens` or `global_batch` (sequences)")
+        if self.global_batch_tokens is not None and self.global_batch_tokens % self.seq_len:
+            raise ValueError(f"global_batch_tokens {self.global_batch_tokens} is not a multiple of "
+                             f"seq_len {self.seq_len}")
+        if (self.train_tokens is None) == (self.steps is None):
+            raise ValueError("give exactly one of `train_tokens` or `steps`")
+        check_tokens_per_step(self)
+        if self.tokens > MAX_TRAIN_TOKENS:
+            raise ValueError(f"{self.steps:,} steps of {self.tokens_per_step:,} tokens is more than "
+                             f"{MAX_TRAIN_TOKENS:.0e} training tokens")
+        return self
+
+    @property
+    def global_batch_seqs(self) -> int:
+        if self.global_batch is not None:
+            return self.global_batch
+        return (self.global_batch_tokens or 0) // self.seq_len
+
+    @property
+    def tokens_per_step(self) -> int:
+        return self.global_batch_seqs * self.seq_len
+
+    @property
+    def tokens(self) -> float:
+        return float(self.train_tokens) if self.train_tokens is not None else float(self.steps or 0) * self.tokens_per_step
+
+
 class Workload(Strict):
     model: Optional[str] = None
     architecture: Optional[ArchitectureSpec] = None
     seq_len: int = Field(gt=0, le=10_000_000)
     global_batch_tokens: Optional[int] = Field(None, gt=0, le=MAX_TOKENS_PER_STEP)
     global_batch: Optional[int] = Field(None, gt=0, le=MAX_TOKENS_PER_STEP, description="sequences per step")
-    train_tokens: Finite = Field(gt=0, le=1e18)
+    train_tokens: Finite = Field(gt=0, le=MAX_TRAIN_TOKENS)
     precision: Literal["bf16", "fp16", "fp8"] = "bf16"
     deadline_days: Optional[Finite] = Field(None, gt=0, le=36500)
     software: Optional[SoftwareSpec] = None
     deadline: Optional[CalendarDate] = Field(None, description="the deadline as a date (instead of deadline_days)")
     cost_basis: Optional[Literal["run", "commitment"]] = Field(
         None, description="the cost basis that ranks the bids (default commitment; `--basis` overrides)")
+    name: str = Field("main", min_length=1, max_length=100)
+    phases: list[PhaseSpec] = Field(default_factory=list, max_length=20)
+    moe_imbalance: Optional[Finite] = Field(None, ge=1.0, le=4.0)
+    fp8_dispatch: Optional[bool] = None
 
     @model_validator(mode="after")
     def _one_model_one_batch(self):
@@ -110,6 +181,9 @@ class Workload(Strict):
         if self.global_batch_tokens is not None and self.global_batch_tokens % self.seq_len:
             raise ValueError(f"global_batch_tokens {self.global_batch_tokens} is not a multiple of "
                              f"seq_len {self.seq_len}")
+        names = [self.name] + [p.name for p in self.phases]
+        if len(set(names)) != len(names):
+            raise ValueError(f"phase names must be unique (the main phase is {self.name!r})")
         check_magnitudes(self)
         return self
 
@@ -245,20 +319,6 @@ class CommittedSpec(Strict):
     step_time_s: Optional[Finite] = Field(None, gt=0, le=1e6)
     p99_step_time_s: Optional[Finite] = Field(None, gt=0, le=1e6)
     scaling_efficiency: Optional[Finite] = Field(None, gt=0, le=1.5)
-
-
-class PlanSpecModel(Strict):
-    tp: Optional[int] = Field(None, ge=1, le=1024)
-    pp: Optional[int] = Field(None, ge=1, le=4096)
-    dp: Optional[int] = Field(None, ge=1, le=10_000_000)
-    cp: Optional[int] = Field(None, ge=1, le=1024)
-    ep: Optional[int] = Field(None, ge=1, le=4096)
-    vpp: Optional[int] = Field(None, ge=1, le=128)
-    micro_batch: Optional[int] = Field(None, ge=1, le=65536)
-    zero_stage: Optional[Literal[0, 1, 2, 3]] = None
-    recompute: Optional[Literal["none", "selective", "full"]] = None
-    sequence_parallel: Optional[bool] = None
-    tp_comm_overlap: Optional[bool] = None
 
 
 class Bid(Strict):

@@ -10,6 +10,7 @@ from procure.report import charts, generated
 from procure.report.commercial_view import bid_commercial, pricing_rows
 from procure.report.formatting import Formatter
 from procure.report.model_view import model_basis
+from procure.report.moe_view import workload_structure
 
 # additive parts of a step (they sum to the modeled step time); the subtotals are shown apart
 STACKED_TERMS = ("compute_s", "overhead_s", "tp_comm_s", "pp_comm_s", "cp_comm_s", "dp_comm_exposed_s",
@@ -27,6 +28,7 @@ def bid_section(bid: dict, doc: dict, f: Formatter) -> dict[str, Any]:
         "heading": m("bid.heading", rank=f.text(bid.get("rank")), id=f.text(bid["id"])),
         "overview": _overview(bid, f) + _pricing(bid, doc, f),
         "plan": _plan(bid, f), "plan_origin": _plan_origin(bid, f), "model_basis": model_basis(bid, f),
+        "structure": workload_structure(bid, f),
         "memory": _memory(bid, f), "step": _step(bid, f), "scaling": _scaling(bid, f),
         "comparison": _comparison(bid, f), "measured": _measured(bid, f),
         "economics": _economics(bid, doc, f), "costs": _costs(bid, f),

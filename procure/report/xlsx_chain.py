@@ -3,7 +3,8 @@ the report currency, planned for two cases: Base (as quoted) and Scenario (with 
 
 Each row mirrors one step of ``procure.economics``: throughput = tokens per step / step time;
 goodput = 1 − (δ/τ + N·λ·(τ/2 + R)) with Young's τ = √(2δ/(N·λ)) unless an interval is given;
-time = train tokens / throughput / goodput; hours are billed rounded up to 0.01 h; a reservation
+time = train tokens / throughput / goodput, plus each further phase of the workload at its own step
+time and tokens per step (over the same goodput); hours are billed rounded up to 0.01 h; a reservation
 bills at least its minimum commitment. Planning decides every formula; xlsx_model writes them.
 """
 
@@ -15,7 +16,7 @@ from typing import Any, Callable
 
 from procure.report.xlsx_cells import FMT
 from procure.report.xlsx_formula import Expr, Name, Num, call
-from procure.report.xlsx_inputs import Names, quoted_prices
+from procure.report.xlsx_inputs import Names, further_phases, phase_key, quoted_prices
 
 
 class Missing(Exception):
@@ -174,8 +175,28 @@ def _goodput(c: Context) -> Expr:
     return 1 - c.b("lost_fraction")
 
 
+def _phases_s(c: Context) -> Expr:
+    """The further phases' compute seconds, each at its own step time and tokens per step; the
+    scenario moves every phase's step time by the factor the main one's what-if moves it."""
+    phases = further_phases(c.doc)
+    if not phases:
+        raise Missing("phases")
+    total: Expr | None = None
+    for i in range(1, len(phases) + 1):
+        step = c.inp(phase_key(i, "step_time_s"))
+        if c.scenario_case:
+            step = step * c.m("step_time_s") / c.b("step_time_s")
+        seconds = c.g(phase_key(i, "train_tokens")) * step / c.g(phase_key(i, "tokens_per_step"))
+        total = seconds if total is None else total + seconds
+    assert total is not None
+    return total
+
+
 def _training_s(c: Context) -> Expr:
-    return c.g("train_tokens") / c.m("tokens_per_s") / c.b("goodput")
+    main = c.g("train_tokens") / c.m("tokens_per_s") / c.b("goodput")
+    if not further_phases(c.doc):
+        return main
+    return main + c.m("phases_s") / c.b("goodput")     # every phase at the bid's goodput, as the economics
 
 
 def _days(c: Context) -> Expr:
@@ -345,6 +366,10 @@ ROWS: tuple[Row, ...] = (
     Row("lost_fraction", "Lost fraction", "", FMT["pct2"], "δ/τ + N·λ·(τ/2 + restart), clamped to [0, the cap]",
         _lost),
     Row("goodput", "Goodput", "", FMT["pct2"], "1 − lost fraction", _goodput),
+    Row("phases_s", "Further phases, compute time", "s", FMT["int"],
+        "Σ over the workload's further phases (Inputs): tokens × step time / tokens per step; the training time "
+        "below adds it over goodput; scenario: each phase's step time moves by the main step time's what-if factor",
+        _phases_s, _phases_s),
     Row("training_s", "Wall-clock training time", "s", FMT["int"], "train tokens / tokens per second / goodput",
         _training_s, _training_s),
     Row("time_to_train_days", "Time to train", "days", FMT["days"], "wall-clock seconds / 86,400", _days, _days),

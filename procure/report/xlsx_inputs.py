@@ -17,6 +17,7 @@ from typing import Any
 from procure.economics.goodput import MAX_LOST_FRACTION
 from procure.money import FX_SIGNIFICANT_DIGITS, D
 from procure.report.xlsx_cells import FMT, INPUT_FILL, NOTE, PLAIN, Book, Sheet, Style, money_format, style
+from procure.report.xlsx_formula import Expr, Name
 
 INPUTS_SHEET = "Inputs"
 HEADER = ["Name", "Item", "Bid", "Value", "Unit", "Source", "As of"]
@@ -168,12 +169,47 @@ def _source_text(row: dict[str, Any] | None, fallback: str) -> str:
     return f"{row.get('label')}: " + "; ".join(str(s) for s in row.get("source") or [])
 
 
+def further_phases(doc: dict[str, Any]) -> list[dict[str, Any]]:
+    """The workload's phases after the main one (a long-context extension, say); [] for one phase."""
+    return list(((doc.get("workload") or {}).get("phases") or [])[1:])
+
+
+def phase_key(index: int, key: str) -> str:
+    """The input key of further phase ``index`` (1-based): phase1_train_tokens, ..."""
+    return f"phase{index}_{key}"
+
+
+def train_tokens_expr(doc: dict[str, Any]) -> Expr:
+    """The tokens of every phase: what cost per million tokens divides by (as the economics does)."""
+    total: Expr = Name(Names.global_("train_tokens"))
+    for i in range(1, len(further_phases(doc)) + 1):
+        total = total + Name(Names.global_(phase_key(i, "train_tokens")))
+    return total
+
+
+def phase_rows(doc: dict[str, Any]) -> list[InputRow]:
+    """Each further phase's tokens and tokens per step (its step time is a bid input)."""
+    as_of, rows = str(doc["as_of"]), []
+    for i, phase in enumerate(further_phases(doc), start=1):
+        name, where = str(phase.get("name")), f"cluster.yaml workload.phases[{i - 1}]"
+        rows += [InputRow(Names.global_(phase_key(i, "train_tokens")), f"Training tokens, phase {name}", "",
+                          number_or_none(phase.get("train_tokens")), "tokens", f"{where} (train_tokens, or steps "
+                          "× tokens per step)", as_of, FMT["int"]),
+                 InputRow(Names.global_(phase_key(i, "tokens_per_step")), f"Tokens per step, phase {name}", "",
+                          int(phase.get("global_batch_seqs") or 0) * int(phase.get("seq_len") or 0), "tokens",
+                          f"{where} (global batch × sequence length)", as_of, FMT["int"])]
+    return rows
+
+
 def workload_rows(doc: dict[str, Any]) -> list[InputRow]:
     w, as_of = doc.get("workload") or {}, str(doc["as_of"])
     model = w.get("model") or {}
     model_source = _source_text(_sources(doc).get(f"model:{model.get('id')}"), f"model {model.get('name') or ''}")
+    phases = w.get("phases") or []
+    main_tokens = phases[0].get("train_tokens") if phases else w.get("train_tokens")
+    tokens_label = f"Training tokens, phase {phases[0].get('name')}" if phases else "Training tokens"
     return [
-        InputRow(Names.global_("train_tokens"), "Training tokens", "", number_or_none(w.get("train_tokens")), "tokens",
+        InputRow(Names.global_("train_tokens"), tokens_label, "", number_or_none(main_tokens), "tokens",
                  "cluster.yaml workload.train_tokens", as_of, FMT["int"]),
         InputRow(Names.global_("tokens_per_step"), "Tokens per step (global batch)", "",
                  w.get("global_batch_tokens"), "tokens", "cluster.yaml workload (global batch × sequence length)",
@@ -185,7 +221,7 @@ def workload_rows(doc: dict[str, Any]) -> list[InputRow]:
         InputRow(Names.global_("max_lost_fraction"), "Largest lost fraction the goodput formula is trusted to", "",
                  D(MAX_LOST_FRACTION), "fraction",
                  "procure: beyond this the first-order formula means nothing; the loss is clamped", as_of, FMT["pct"]),
-    ]
+    ] + phase_rows(doc)
 
 
 def basis_rows(doc: dict[str, Any]) -> list[InputRow]:
@@ -270,6 +306,22 @@ def bid_rows(doc: dict[str, Any], bid: dict[str, Any], names: Names) -> list[Inp
                         str(delivery.get("lead_time_origin") or "not given: usable on the as-of date"), as_of,
                         FMT["days"]))
     rows += step_time_rows(doc, bid, row)
+    rows += phase_step_rows(doc, bid, row)
+    return rows
+
+
+def phase_step_rows(doc: dict[str, Any], bid: dict[str, Any], row: Any) -> list[InputRow]:
+    """The modeled step time of each further phase on this bid (none where no plan fits it)."""
+    method = doc.get("methodology") or {}
+    by_name = {str(p.get("name")): p for p in bid.get("phases") or []}
+    rows = []
+    for i, phase in enumerate(further_phases(doc), start=1):
+        step = (by_name.get(str(phase.get("name"))) or {}).get("step_time_s")
+        if step is None:
+            continue
+        rows.append(row(phase_key(i, "step_time_s"), f"Step time, phase {phase.get('name')}, modeled", D(step), "s",
+                        f"{method.get('model') or 'procure step-time model'}",
+                        str(method.get("fitted_at") or doc["as_of"]), FMT["num3"]))
     return rows
 
 

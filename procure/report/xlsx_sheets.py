@@ -16,7 +16,7 @@ from procure.report.xlsx_cells import (FMT, HEADER, INPUT_FILL, NOTE, SECTION, W
                                        Sheet, Style, money_format, style, wrap_rows)
 from procure.report.xlsx_check import CheckResult
 from procure.report.xlsx_formula import Name, Range
-from procure.report.xlsx_inputs import Names
+from procure.report.xlsx_inputs import Names, further_phases
 from procure.report.xlsx_chain import Chain
 
 README_SHEET = "README"
@@ -40,6 +40,7 @@ def readme_sheet(book: Book, doc: dict[str, Any], result: CheckResult, counts: d
          "as-of date. Prices are as quoted, in their own currency; the FX rates convert them.", Style()),
         ("Model: the chain per bid, from step time to tokens per second, goodput, time to train, billed hours "
          "and prices in the report currency. Two columns per bid: Base (as quoted) and Scenario.", Style()),
+    ] + _phase_lines(doc) + [
         ("Cost lines: every line as amount = ROUND(quantity × rate × factors / divisor, 2), for each basis, "
          "Base and Scenario; the totals on Summary add them up.", Style()),
         ("Step time, Measurements, Negotiation, Sensitivity, Sources: the breakdown, the logs, the negotiator's "
@@ -77,6 +78,18 @@ def readme_sheet(book: Book, doc: dict[str, Any], result: CheckResult, counts: d
     sheet.widths[0] = 110
     wrap_rows(sheet)
     return sheet
+
+
+def _phase_lines(doc: dict[str, Any]) -> list[tuple[str, Style]]:
+    """A workload in phases: say plainly how the chain takes them."""
+    phases = further_phases(doc)
+    if not phases:
+        return []
+    names = ", ".join(str(p.get("name")) for p in phases)
+    return [(f"Phases: the workload trains further after its main phase ({names}). Time to train adds every phase "
+             "at its own step time and tokens per step (Inputs: each phase's tokens and tokens per step, each bid's "
+             "phase step times; Model: 'Further phases, compute time'), so hours and every cost cover all phases; "
+             "cost per million tokens divides by the tokens of all phases.", Style())]
 
 
 def _check_text(result: CheckResult) -> str:

@@ -1,7 +1,8 @@
 """The Summary sheet (the contract: ``Bid``, ``Total cost``, ``<CCY> per million tokens``, ``Time to
 train (days)``, one row per bid) and its charts.
 
-Totals sum the bid's lines on Cost lines; cost per million tokens divides by the training tokens;
+Totals sum the bid's lines on Cost lines; cost per million tokens divides by the training tokens
+(of every phase, when the workload has several);
 rank is a RANK formula over that column, so a changed input re-ranks the bids. When the document
 carries both cost bases, each has its own total and cost per million tokens, and the contract
 columns take the basis named by the ``in_cost_basis`` input (so finance can rank on either). The
@@ -15,7 +16,7 @@ from typing import Any
 
 from procure.report.xlsx_cells import FMT, PLAIN, Book, Chart, Series, Sheet, Style, money_format, style
 from procure.report.xlsx_formula import Expr, Name, Range, Ref, call
-from procure.report.xlsx_inputs import Names
+from procure.report.xlsx_inputs import Names, train_tokens_expr
 from procure.report.xlsx_lines import A, LINES_SHEET, Blocks, bases_of
 from procure.report.xlsx_chain import Chain
 
@@ -72,22 +73,23 @@ def build_summary(book: Book, doc: dict[str, Any], chains: list[Chain], blocks: 
         else None
     costed = [any((str(c.bid["id"]), b, "base") in blocks for b in lay.bases) for c in chains]
     money, rate = style(money_format(ccy)), style(money_format(ccy, 4))
+    tokens = train_tokens_expr(doc)
     for i, chain in enumerate(chains):
         row = first + i
         _bid_row(sheet, row, chain, lay, names, defined, deadline)
         for case, total_key, per_key in (("base", "total", "per_mtok"), ("scenario", "scn_total", "scn_per_mtok")):
-            total = _total(sheet, row, chain, case, lay, blocks, money, rate)
+            total = _total(sheet, row, chain, case, lay, blocks, money, rate, tokens)
             if total is None:
                 sheet.put(row, lay.col(total_key), "n/a")
                 sheet.put(row, lay.col(per_key), "n/a")
                 continue
             bold = case == "base"
             sheet.put(row, lay.col(total_key), total, money._replace(bold=bold))
-            sheet.put(row, lay.col(per_key), _per_mtok(row, lay.col(total_key)), rate._replace(bold=bold))
+            sheet.put(row, lay.col(per_key), _per_mtok(row, lay.col(total_key), tokens), rate._replace(bold=bold))
             ranked_key = "ranked" if case == "base" else "scn_ranked"
             time_value = chain.get(case, "time_value")
             if ranked_key in lay.keys and time_value is not None:
-                sheet.put(row, lay.col(ranked_key), _per_mtok(row, lay.col(total_key), time_value), rate)
+                sheet.put(row, lay.col(ranked_key), _per_mtok(row, lay.col(total_key), tokens, time_value), rate)
         for rank_key, per_key in (("rank", "ranked" if "ranked" in lay.keys else "per_mtok"),
                                   ("scn_rank", "scn_ranked" if "scn_ranked" in lay.keys else "scn_per_mtok")):
             sheet.put(row, lay.col(rank_key), _rank(row, lay.col(per_key), first, last, costed, i),
@@ -98,15 +100,16 @@ def build_summary(book: Book, doc: dict[str, Any], chains: list[Chain], blocks: 
     return sheet
 
 
-def _per_mtok(row: int, total_col: int, plus: Expr | None = None) -> Expr:
+def _per_mtok(row: int, total_col: int, tokens: Expr, plus: Expr | None = None) -> Expr:
+    """ROUND(total / tokens × 10^6, 4); ``tokens``: every phase's (train_tokens_expr)."""
     total: Expr = Ref(SUMMARY_SHEET, row, total_col)
     if plus is not None:
         total = total + plus
-    return call("ROUND", total / Name(Names.global_("train_tokens")) * 1000000, 4)
+    return call("ROUND", total / tokens * 1000000, 4)
 
 
 def _total(sheet: Sheet, row: int, chain: Chain, case: str, lay: Layout, blocks: Blocks, money: Style,
-           rate: Style) -> Expr | None:
+           rate: Style, tokens: Expr) -> Expr | None:
     """The total on the ranking basis; with two bases, each gets its columns and the input picks one."""
     bid_id = str(chain.bid["id"])
     sums: dict[str, Expr] = {}
@@ -123,7 +126,7 @@ def _total(sheet: Sheet, row: int, chain: Chain, case: str, lay: Layout, blocks:
         if case == "base":          # each basis' own total has a column; the scenario picks directly
             col = lay.col(f"total:{basis}")
             sheet.put(row, col, total, money)
-            sheet.put(row, lay.col(f"per_mtok:{basis}"), _per_mtok(row, col), rate)
+            sheet.put(row, lay.col(f"per_mtok:{basis}"), _per_mtok(row, col, tokens), rate)
             total = Ref(SUMMARY_SHEET, row, col)
         cells[basis] = total
     if len(cells) == 1:

@@ -19,11 +19,14 @@ def _workloads(plan: SweepPlan) -> list[dict[str, Any]]:
     out = []
     for wid, basis, inputs in zip(plan.context.workload_ids, plan.context.bases, plan.context.inputs):
         w = inputs.cluster.workload
+        phases = [{"name": p.name, "seq_len": p.seq_len, "global_batch_seqs": p.global_batch_seqs,
+                   "train_tokens": p.tokens} for p in w.phases]
+        tokens = [float(w.train_tokens)] + [p.tokens for p in w.phases]     # every phase, as the economics
         out.append({"id": wid, "model": inputs.arch.id, "params": param_count(inputs.arch),
                     "seq_len": w.seq_len, "global_batch_seqs": w.global_batch_seqs,
-                    "tokens_per_step": w.tokens_per_step, "train_tokens": float(w.train_tokens),
+                    "tokens_per_step": w.tokens_per_step, "train_tokens": sum(tokens),
                     "precision": w.precision, "deadline_days": inputs.cluster.deadline_days,
-                    "cost_basis": basis})
+                    "cost_basis": basis, "phases": phases})
     return out
 
 

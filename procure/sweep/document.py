@@ -14,7 +14,7 @@ from typing import Any, Literal, Optional
 
 from pydantic import Field
 
-from procure.document.base import Amount, Count, Frozen, Real
+from procure.document.base import Amount, Count, Frozen, Real, Tokens
 
 SCHEMA = "procure.sweep/v1"
 
@@ -78,6 +78,15 @@ class SweepPoint(Frozen):
     on_frontier: bool = Field(description="No other point of the workload is as fast and as cheap, and better in one.")
 
 
+class WorkloadPhase(Frozen):
+    """A further phase of a workload (a long-context extension): each point trains it too."""
+
+    name: str
+    seq_len: Count
+    global_batch_seqs: Count
+    train_tokens: Tokens
+
+
 class WorkloadRow(Frozen):
     id: str
     model: str
@@ -85,10 +94,12 @@ class WorkloadRow(Frozen):
     seq_len: Count
     global_batch_seqs: Count
     tokens_per_step: Count
-    train_tokens: Real
+    train_tokens: Tokens = Field(description="Tokens of every phase (cost per million tokens divides by them).")
     precision: str
     deadline_days: Optional[Real] = Field(description="The workload's, else the sweep's constraint.")
     cost_basis: Literal["run", "commitment"] = Field(description="The basis that ranks this workload's points.")
+    phases: list[WorkloadPhase] = Field(default_factory=list, description="Further phases after the main one; time "
+                                        "to train and cost of every point cover them all.")
 
 
 class AcceleratorRow(Frozen):

@@ -1,7 +1,7 @@
 """One chunk of points: the quote's plan search and economics, then one plain row per point.
 
-Every figure comes from the code a quote runs: ``pipeline.estimate_bid`` (the plan search),
-``pipeline.bid_case`` (the BidCase), ``economics.evaluate_core`` (time, both cost bases, flags)
+Every figure comes from the code a quote runs: ``pipeline.estimate_bid`` (the plan search, and
+``pipeline.phase_estimates`` for a workload's further phases), ``pipeline.bid_case`` (the BidCase), ``economics.evaluate_core`` (time, both cost bases, flags)
 and ``economics.uncertainty.band`` (the seeded Monte-Carlo band, on the ranking basis). Nothing
 here prices anything.
 
@@ -68,12 +68,14 @@ def _bases(econ: BidEconomics) -> Row:
 
 
 def point_row(index: int, pid: str, workload: str, term: str, rb: ResolvedBid, est: Estimate,
-              econ: BidEconomics, point_band: dict[str, Any] | None) -> Row:
+              econ: BidEconomics, point_band: dict[str, Any] | None, feasible: bool | None = None) -> Row:
+    """One point; ``feasible``: a plan fits the main phase and every further one (default: the main)."""
     tp, tdp = econ.throughput, rb.accelerator.tdp_w
     return {
         "index": index, "id": pid, "workload": workload, "accelerator": rb.accelerator.id,
         "network": rb.network.id, "gpus": rb.bid.gpus, "term": term,
-        "pricing_kind": rb.price.kind, "feasible": est.feasible, "reason": _reason(econ),
+        "pricing_kind": rb.price.kind, "feasible": est.feasible if feasible is None else feasible,
+        "reason": _reason(econ),
         "plan": _plan(est), "plans_evaluated": int((est.search or {}).get("plans_evaluated", 0)),
         "step_time_s": _real(econ.step_time_s), "mfu": _real(tp.mfu if tp else None),
         "tokens_per_s": _real(tp.tokens_per_s if tp else None),
@@ -95,7 +97,7 @@ def point_row(index: int, pid: str, workload: str, term: str, rb: ResolvedBid, e
 
 def evaluate_chunk(ctx: SweepContext, chunk: Chunk) -> list[Row]:
     """The rows of one chunk's points, in point order (infeasible counts dropped if asked)."""
-    from procure.pipeline import bid_case, estimate_bid
+    from procure.pipeline import bid_case, estimate_bid, phase_estimates
 
     inputs = ctx.inputs[chunk.workload]
     wid, basis = ctx.workload_ids[chunk.workload], ctx.bases[chunk.workload]
@@ -105,13 +107,16 @@ def evaluate_chunk(ctx: SweepContext, chunk: Chunk) -> list[Row]:
     for gpus in chunk.gpus:
         base = _point_bid(ctx.templates[chunk.accelerator][0], "search", gpus, network)
         est = estimate_bid(inputs, base, None, ctx.knobs)
-        keep = est.feasible or not ctx.feasible_only.get(chunk.accelerator, False)
+        # the workload's further phases, if any (none to search where the main phase has no plan)
+        phases = phase_estimates(inputs, base, ctx.knobs) if est.feasible else []
+        fits = est.feasible and all(e.feasible for _, e in phases)
+        keep = fits or not ctx.feasible_only.get(chunk.accelerator, False)
         for term, template in zip(ctx.terms, ctx.templates[chunk.accelerator]):
             pid = point_id(index, ctx.id_width)
             if keep:
                 rb = _point_bid(template, pid, gpus, network)
-                case = bid_case(inputs, rb, est, None, None, ctx.knobs)
+                case = bid_case(inputs, rb, est, None, None, ctx.knobs, phases)
                 econ = evaluate_core(case, ctx.assumptions, basis)
-                rows.append(point_row(index, pid, wid, term, rb, est, econ, _band(econ, case, ctx, basis)))
+                rows.append(point_row(index, pid, wid, term, rb, est, econ, _band(econ, case, ctx, basis), fits))
             index += 1
     return rows

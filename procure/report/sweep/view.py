@@ -104,8 +104,11 @@ class SweepView:
         return {
             "id": w["id"],
             "headline": (f"{w['model']} ({self.f.compact(w['params'])} parameters), sequence "
-                         f"{self.f.integer(w['seq_len'])}, {self.f.compact(w['train_tokens'])} tokens, "
+                         f"{self.f.integer(w['seq_len'])}, {self.f.compact(w['train_tokens'])} tokens"
+                         f"{' in all' if w.get('phases') else ''}, "
                          f"{self.f.integer(w['global_batch_seqs'])} sequences per step"
+                         + "".join(f", then {p['name']} at sequence {self.f.integer(p['seq_len'])} "
+                                   f"({self.f.compact(p['train_tokens'])} tokens)" for p in w.get("phases") or [])
                          + (f", deadline {self.f.number(w['deadline_days'], 0)} days" if w["deadline_days"] else "")
                          + f"; costs on the {w['cost_basis']} basis ({BASIS_MEANING[w['cost_basis']]})"),
             "ask": findings["ask"]["text"],

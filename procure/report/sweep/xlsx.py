@@ -2,7 +2,8 @@
 and results, one row each, filterable, header frozen) on ``Points``; prices and inputs after.
 
 Values only: each point is the quote of a cluster.yaml (``--emit-cluster``), whose own workbook
-carries the live formulas. Byte-stable like the quote's workbook (``xlsx_cells.stable_zip``).
+carries the live formulas. Written like the quote's workbook (``xlsx_cells``: a Book of Sheets,
+then ``write_xlsx``), so the bytes are the same for the same document.
 """
 
 from __future__ import annotations
@@ -134,7 +135,9 @@ def inputs_sheet(ws: Sheet, doc: Doc) -> None:
                              ["sweep", "currency", doc["currency"]], ["sweep", "cost_basis", doc["cost_basis"]],
                              ["sweep", "sweep.yaml sha256", doc["sweep_sha256"]]]
     for w in doc["workloads"]:
-        rows += [[f"workload {w['id']}", k, w[k]] for k in w if k != "id"]
+        rows += [[f"workload {w['id']}", k, w[k]] for k in w if k not in ("id", "phases")]
+        for phase in w.get("phases") or []:
+            rows += [[f"workload {w['id']} phase {phase['name']}", k, v] for k, v in phase.items() if k != "name"]
     for a in doc["accelerators"]:
         rows += [[f"accelerator {a['id']}", k, _value(a[k])] for k in a if k != "id"]
     rows += [["constraints", k, v] for k, v in doc["constraints"].items()]
