@@ -230,7 +230,7 @@ def run_case(run: dict[str, Any], accelerators: dict[str, Accelerator],
         fsdp_shard_group=par.get("fsdp_shard_group"), recompute_layers=par.get("recompute_layers"),
         etp=par.get("etp"), a2a_overlap=par.get("a2a_overlap"), moe_dispatcher=_dispatcher(run),
         cp_comm=_cp_comm(par.get("cp_comm")), recompute_modules=_modules(par.get("recompute_modules")),
-        uneven_stages=_custom_layout(par))
+        uneven_stages=_custom_layout(par), pipeline_schedule=_schedule(par))
     network = run_network(float(hw["scale_out_gbps_per_gpu"]), networks_by_gbps)
     software, note = _what_ran(stated, plan, precision, accel)
     return Case(run_arch(run), accel, network, int(hw["gpus"]), workload, plan, software), note
@@ -241,6 +241,12 @@ def _custom_layout(par: dict[str, Any]) -> bool | None:
     DualPipe puts a chunk from each end of the model on every rank)."""
     schedule = str(par.get("pp_schedule") or "").lower()
     return True if par.get("pp_layout") or "dualpipe" in schedule else None
+
+
+def _schedule(par: dict[str, Any]) -> str | None:
+    """DeepSeek's DualPipe (its own pipeline bubble); any other stated schedule is (interleaved)
+    1F1B as far as the model goes."""
+    return "dualpipe" if "dualpipe" in str(par.get("pp_schedule") or "").lower() else None
 
 
 def _cp_comm(value: Any) -> str | None:

@@ -51,7 +51,7 @@ FLASH_BWD_PASSES = 2.5
 # the calibration runs hide little comm, so they cannot pin it down.
 OVERLAP_CONTENTION = 0.15
 PLAN_ARRAY_KEYS = ("t", "p", "d", "c", "e", "v", "b", "z", "rc", "sp", "tpo", "odp", "aoff", "sg", "rl",
-                   "et", "ao", "dd", "cc", "rm", "ul")
+                   "et", "ao", "dd", "cc", "rm", "ul", "ps")
 PLAN_DEFAULTS = {"et": 1.0}
 # Selective recomputation by module (memory.module_flags): what each re-runs of a layer's forward.
 MODULE_PARTS = {"core_attn": ("core_s", "score_mem_s"), "mla_up_proj": ("mla_up_s",),
@@ -301,11 +301,23 @@ def _slowest_stage(pb: Problem, p: Vec, layer_s: Vec, head_s: Vec, ul: Vec) -> t
     return np.asarray(best_n, dtype=float), np.asarray(best_last, dtype=bool)
 
 
+def pipeline_bubble_s(p: Vec, v: Vec, ps: Vec, chunk_s: Vec) -> Vec:
+    """Fill and drain of one step; ``chunk_s`` is one micro-batch's forward + backward through a
+    stage. (Interleaved) 1F1B: (p-1)/v chunks. DualPipe (``ps`` 1; DeepSeek-V3 report, Table 2):
+    (p/2-1)(F&B + B - 3W), where F&B, a forward and a backward chunk overlapped, lasts F + B and
+    the input-gradient (B) and weight-gradient (W) halves of the backward each cost a forward:
+    (p/2-1)(F + B)/3."""
+    one_f_one_b = (p - 1) / v * chunk_s
+    dualpipe = np.maximum(p / 2.0 - 1.0, 0.0) * chunk_s / 3.0
+    return np.asarray(np.where(ps == 1, dualpipe, one_f_one_b), dtype=float)
+
+
 def evaluate(pb: Problem, kn: CoreKnobs, plan: dict[str, Any]) -> dict[str, Any]:
     """Evaluate arrays of plans. ``plan``: dict of equal-length arrays t, p, d, c, e, v, b, z
     (ZeRO stage), rc (0 none, 1 selective, 2 full), sp, tpo, odp, aoff (0/1), sg, rl, et (expert
     TP), ao (all-to-all overlap 0/1), dd (dispatcher: 0 all-to-all, 1 DeepEP, 2 HybridEP), cc (CP
-    comm: 0 p2p, 1 a2a, 2 all-gather), rm (selective-recompute modules, a bitmask). Returns a
+    comm: 0 p2p, 1 a2a, 2 all-gather), rm (selective-recompute modules, a bitmask), ul (uneven
+    stages 0/1), ps (pipeline schedule: 0 1F1B, 1 DualPipe). Returns a
     dict of arrays."""
     g = dict(zip(PLAN_ARRAY_KEYS, _plan_arrays(plan)))
     g["tpo"] = g["tpo"] * pb.tp_overlap_ok          # a plan asking for it where it cannot run
@@ -347,7 +359,7 @@ def evaluate(pb: Problem, kn: CoreKnobs, plan: dict[str, Any]) -> dict[str, Any]
     p2p = col.send_recv_s(pp_bytes, t * c * d >= pb.gpn, bw_up, bw_nic, pb.lat_net)
     # Fill and drain run the other stages' micro-batches; the logits (last stage) sit in the
     # steady state, which the slowest (last) stage paces.
-    bubble = np.asarray((p - 1) / v * stage_layers * wall_l, dtype=float)
+    bubble = pipeline_bubble_s(p, v, g["ps"], stage_layers * wall_l)
     # Bucketed DP comm hides under the last micro-batch's backward and the first one's forward,
     # and in the pipeline's fill and drain, where this stage waits on the others.
     dp_all, dp_exposed = _dp_both(pb, kn, g, m, (dense_p, expert_p), t_mb_gpu + bubble, compute,

@@ -30,25 +30,26 @@ import numpy.typing as npt
 
 from procure.catalog.software import SoftwareStack
 from procure.model.problem import Problem
-from procure.model.types import CP_COMM, DISPATCHERS, PlanSpec, RECOMPUTE, RECOMPUTE_MODULES
+from procure.model.types import (CP_COMM, DISPATCHERS, PIPELINE_SCHEDULES, PlanSpec, RECOMPUTE,
+                                  RECOMPUTE_MODULES)
 
 IntVec = npt.NDArray[np.int64]
 Grid = dict[str, IntVec]
 Rule = tuple[tuple[str, ...], str, Callable[[dict[str, Any]], Any]]
 
 KEYS = ("t", "p", "d", "c", "e", "v", "b", "z", "rc", "sp", "tpo", "odp", "aoff", "sg", "rl",
-        "et", "ao", "dd", "cc", "rm", "ul")
-STAGES = (("t", "p", "c", "e", "et", "cc", "ul"), ("v", "b"), ("z",), ("sp", "tpo"),
+        "et", "ao", "dd", "cc", "rm", "ul", "ps")
+STAGES = (("t", "p", "c", "e", "et", "cc", "ul", "ps"), ("v", "b"), ("z",), ("sp", "tpo"),
           ("rc", "odp", "aoff", "sg", "rl", "ao", "dd", "rm"))
 SPEC_FIELDS = {"t": "tp", "p": "pp", "d": "dp", "c": "cp", "e": "ep", "v": "vpp", "b": "micro_batch",
                "z": "zero_stage", "rc": "recompute", "sp": "sequence_parallel",
                "tpo": "tp_comm_overlap", "odp": "overlap_grad_reduce", "aoff": "activation_offload",
                "sg": "fsdp_shard_group", "rl": "recompute_layers", "et": "etp", "ao": "a2a_overlap",
                "dd": "moe_dispatcher", "cc": "cp_comm", "rm": "recompute_modules",
-               "ul": "uneven_stages"}
+               "ul": "uneven_stages", "ps": "pipeline_schedule"}
 # What a complete plan that leaves an expert/context-parallel choice unset gets (the dispatcher:
 # the stack's best, see _dispatchers).
-LAYOUT_DEFAULTS = {"et": 1, "ao": 0, "cc": 0, "rm": 0, "ul": 0}
+LAYOUT_DEFAULTS = {"et": 1, "ao": 0, "cc": 0, "rm": 0, "ul": 0, "ps": 0}
 CP_CHOICES = (1, 2, 4, 8, 16, 32, 64)
 ETP_CHOICES = (1, 2, 4, 8)
 # The shortest sequence slice a CP rank holds in the search: tuned recipes split 8K-token sequences
@@ -92,6 +93,8 @@ def _spec_value(spec: PlanSpec, key: str) -> int | None:
         return DISPATCHERS.index(value)
     if key == "cc":
         return CP_COMM.index(value)
+    if key == "ps":
+        return PIPELINE_SCHEDULES.index(value)
     if key == "rm":
         return modules_mask(value)
     return int(value)
@@ -153,6 +156,9 @@ def _choices(pb: Problem, gpus: int, gpn: int, experts: int,
         "rm": [0],
         # The search balances the last stage (output layer, MTP) where the stack can lay out.
         "ul": [1] if _feature(software, "uneven_pp") else [0],
+        # DualPipe is DeepSeek's in-house schedule (no stack in the catalog runs it): a stated
+        # plan's only (the backtest's DeepSeek-V3 runs).
+        "ps": [0],
     }
 
 

@@ -10,7 +10,7 @@ from procure.catalog.knobs import DEFAULT_GEMM_TOP, AccelKnobs, Knobs, StepTimeE
 from procure.catalog.software import SoftwareStack
 
 __all__ = ["AccelKnobs", "CP_COMM", "DEFAULT_GEMM_TOP", "DISPATCHERS", "Estimate", "INFO_TERMS",
-           "Knobs", "LAYOUT_KEYS", "PLAN_KEYS", "PlanSpec", "RECOMPUTE", "RECOMPUTE_MODULES",
+           "Knobs", "LAYOUT_KEYS", "PIPELINE_SCHEDULES", "PLAN_KEYS", "PlanSpec", "RECOMPUTE", "RECOMPUTE_MODULES",
            "SUM_TERMS", "SoftwareStack", "StepTimeError", "Workload"]
 
 PLAN_KEYS = ("tp", "pp", "dp", "cp", "ep", "vpp", "micro_batch", "zero_stage", "recompute",
@@ -19,6 +19,7 @@ PLAN_KEYS = ("tp", "pp", "dp", "cp", "ep", "vpp", "micro_batch", "zero_stage", "
 # defaults (etp 1, no all-to-all overlap, the stack's best dispatcher, the p2p ring); the search
 # explores them.
 LAYOUT_KEYS = ("etp", "a2a_overlap", "moe_dispatcher", "cp_comm", "uneven_stages")
+PIPELINE_SCHEDULES = ("1f1b", "dualpipe")
 RECOMPUTE = ("none", "selective", "full")
 # MoE token dispatchers: Megatron's all-to-all (one copy per routed expert), DeepEP (one copy per
 # destination node over the scale-out network, forwarded over NVLink inside it) and HybridEP
@@ -109,6 +110,10 @@ class PlanSpec:
     # A custom pipeline layout: the last stage (output layer, MTP modules) holds fewer layers so
     # that no stage is slower than the rest (Megatron --pipeline-model-parallel-layout).
     uneven_stages: bool | None = None
+    # The pipeline schedule (PIPELINE_SCHEDULES): None is Megatron's (interleaved) 1F1B;
+    # "dualpipe" is DeepSeek-V3's bidirectional schedule (its report's Table 2 bubble). Stated by
+    # the corpus's DeepSeek runs only: no catalog stack runs it, so the search never proposes it.
+    pipeline_schedule: str | None = None
 
     @classmethod
     def from_dict(cls, plan: Mapping[str, Any]) -> "PlanSpec":
