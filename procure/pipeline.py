@@ -6,13 +6,15 @@ their results and reads the clock once, to report how long a plan search took.
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Callable
 
 from procure.catalog.knobs import Knobs
 from procure.catalog.software import SoftwareStack
 from procure.document.quote import QuoteDocument
-from procure.economics.inputs import Assumptions, BidCase
+from procure.economics.inputs import Assumptions, BidCase, Commitment
+from procure.economics.statistical import BatchChoice, CriticalBatch
 from procure.inputs.bundle import Inputs
 from procure.inputs.resolve import ResolvedBid
 from procure.measure.bid import MeasuredBid
@@ -21,9 +23,12 @@ from procure.model.types import Estimate, PlanSpec, Workload
 Progress = Callable[[int, int], None]
 
 
-def model_workload(inputs: Inputs) -> Workload:
+def model_workload(inputs: Inputs, global_batch_seqs: int | None = None, seq_len: int | None = None,
+                   precision: str | None = None) -> Workload:
+    """The model's workload: the cluster.yaml one, or the same at another batch, length or precision."""
     w = inputs.cluster.workload
-    return Workload(seq_len=w.seq_len, global_batch=w.global_batch_seqs, precision=w.precision)
+    return Workload(seq_len=seq_len or w.seq_len, global_batch=global_batch_seqs or w.global_batch_seqs,
+                    precision=precision or w.precision)
 
 
 def plan_spec(rb: ResolvedBid) -> PlanSpec | None:
@@ -45,28 +50,78 @@ def software(inputs: Inputs, rb: ResolvedBid) -> SoftwareStack:
     return software_for(rb.bid.software, inputs.cluster.workload.software, inputs.cluster.as_of, rb.accelerator)
 
 
-def estimate_bid(inputs: Inputs, rb: ResolvedBid, measured: MeasuredBid | None, knobs: Knobs) -> Estimate:
+def estimate_at(inputs: Inputs, rb: ResolvedBid, measured: MeasuredBid | None, knobs: Knobs,
+                workload: Workload, plan: PlanSpec | None) -> Estimate:
     from procure.model import estimate
 
     # A log's step-time CV is the job's (already the max over GPUs): only the assumption overrides
     # the per-GPU variation, or the tail would be counted twice.
+    return estimate(inputs.arch, rb.accelerator, rb.network, rb.bid.gpus, workload, plan=plan, knobs=knobs,
+                    measured_busbw_gbs=measured.scale_out.busbw_gbs if measured else None,
+                    step_time_cv=inputs.cluster.assumptions.step_time_cv, elapsed_s=None,
+                    software=software(inputs, rb))
+
+
+def critical_batch(inputs: Inputs) -> CriticalBatch | None:
+    """The workload's critical batch under its model family's law (None: the catalog has no law)."""
+    from procure.catalog.batch_scaling import embedding_params, family_of
+    from procure.economics.statistical import critical_batch as solve, law_params
+    from procure.model import active_param_count, param_count
+
+    law = inputs.catalog.batch_scaling.get(family_of(inputs.arch))
+    if law is None:
+        return None
+    w = inputs.cluster.workload
+    params = law_params(law, param_count(inputs.arch), active_param_count(inputs.arch), embedding_params(inputs.arch))
+    return solve(law, params, float(w.train_tokens), float(w.tokens_per_step))
+
+
+def estimate_bid(inputs: Inputs, rb: ResolvedBid, measured: MeasuredBid | None, knobs: Knobs,
+                 critical: CriticalBatch | None = None) -> tuple[Estimate, BatchChoice]:
+    """The bid's plan at the workload's batch, or (with a batch range) at the batch with the shortest
+    time to target after the statistical-efficiency penalty: the plan search is run at every
+    candidate batch (``economics.statistical.candidate_batches``) and economics chooses."""
+    from procure.economics.statistical import fixed_batch
+
+    w = inputs.cluster.workload
     start = time.perf_counter()
-    est = estimate(inputs.arch, rb.accelerator, rb.network, rb.bid.gpus, model_workload(inputs),
-                   plan=plan_spec(rb), knobs=knobs,
-                   measured_busbw_gbs=measured.scale_out.busbw_gbs if measured else None,
-                   step_time_cv=inputs.cluster.assumptions.step_time_cv, elapsed_s=None,
-                   software=software(inputs, rb))
+    span = w.batch_range_seqs
+    pinned = measured is not None and measured.mean_s and span and span[0] <= w.global_batch_seqs <= span[1]
+    if span is None or critical is None or pinned:
+        est = estimate_at(inputs, rb, measured, knobs, model_workload(inputs), plan_spec(rb))
+        batch = fixed_batch(w.global_batch_seqs, w.tokens_per_step, critical)
+        if pinned:
+            batch = replace(batch, note="measured at the workload's batch: the bid is held there")
+    else:
+        est, batch = _search_batches(inputs, rb, measured, knobs, critical, span)
     if est.search is not None and est.search.get("seconds") is None:
         est.search["seconds"] = round(time.perf_counter() - start, 4)
-    return est
+    return est, batch
 
 
-def scaling(inputs: Inputs, rb: ResolvedBid, est: Estimate, knobs: Knobs) -> dict[str, Any] | None:
+def _search_batches(inputs: Inputs, rb: ResolvedBid, measured: MeasuredBid | None, knobs: Knobs,
+                    critical: CriticalBatch, span: tuple[int, int]) -> tuple[Estimate, BatchChoice]:
+    from procure.economics.statistical import BatchOption, candidate_batches, choose_batch, chosen_batch
+
+    w = inputs.cluster.workload
+    batches = candidate_batches(span[0], span[1], rb.bid.gpus, w.global_batch_seqs)
+    estimates = [estimate_at(inputs, rb, measured, knobs, model_workload(inputs, b), plan_spec(rb)) for b in batches]
+    options = [BatchOption(b, b * w.seq_len, e.step_time_s if e.feasible else None,
+                           dict(e.terms) if e.feasible else {}, dict(e.plan) if e.feasible else {},
+                           None if e.feasible else e.reason) for b, e in zip(batches, estimates)]
+    best = choose_batch(options, critical)
+    index = best if best is not None else (batches.index(w.global_batch_seqs) if w.global_batch_seqs in batches else 0)
+    return estimates[index], chosen_batch(options, critical, index)
+
+
+def scaling(inputs: Inputs, rb: ResolvedBid, est: Estimate, knobs: Knobs,
+            batch: BatchChoice | None = None) -> dict[str, Any] | None:
     from procure.model import scaling_curve
 
     if not est.feasible:
         return None
-    return scaling_curve(inputs.arch, rb.accelerator, rb.network, rb.bid.gpus, model_workload(inputs),
+    workload = model_workload(inputs, batch.global_batch_seqs if batch else None)
+    return scaling_curve(inputs.arch, rb.accelerator, rb.network, rb.bid.gpus, workload,
                          est.plan, knobs=knobs, software=software(inputs, rb))
 
 
@@ -117,33 +172,64 @@ def gemm_ceiling_mfu(rb: ResolvedBid, precision: str) -> float | None:
     return None if ceiling is None else ceiling * 1e12 / rb.accelerator.peak_flops(precision)
 
 
+def commitment(inputs: Inputs, rb: ResolvedBid, est: Estimate, batch: BatchChoice, measured: MeasuredBid | None,
+               knobs: Knobs) -> Commitment:
+    """The commitment at the bid's conditions: as given, or converted from the vendor's own
+    conditions with the model's step times at both (``economics.commitment``)."""
+    from procure.economics.commitment import MAX_SEQ_RATIO, Conditions, convert
+
+    c, w = rb.bid.committed, inputs.cluster.workload
+    if not c.has_conditions:
+        return Commitment(**c.figures())
+    seq = c.seq_len or w.seq_len
+    tokens = c.global_batch_tokens or (c.global_batch * seq if c.global_batch else batch.tokens_per_step)
+    stated = Conditions(c.global_batch or max(1, round(tokens / seq)), seq, c.precision or w.precision)
+    at_bid = Conditions(batch.global_batch_seqs, w.seq_len, w.precision)
+    modeled_at_bid = est.step_time_s if est.feasible else None
+    modeled_at_stated = modeled_at_bid if stated == at_bid else None
+    if stated != at_bid and max(seq / w.seq_len, w.seq_len / seq) <= MAX_SEQ_RATIO:
+        workload = model_workload(inputs, stated.global_batch_seqs, stated.seq_len, stated.precision)
+        found = estimate_at(inputs, rb, measured, knobs, workload, plan_spec(rb))
+        if not found.feasible and plan_spec(rb) is not None:   # the given plan may not divide their batch
+            found = estimate_at(inputs, rb, measured, knobs, workload, None)
+        modeled_at_stated = found.step_time_s if found.feasible else None
+    converted = convert(c.step_time_s, c.p99_step_time_s, stated, at_bid, modeled_at_stated, modeled_at_bid)
+    return Commitment(converted.converted(c.step_time_s), converted.converted(c.p99_step_time_s),
+                      c.scaling_efficiency, converted)
+
+
 def bid_case(inputs: Inputs, rb: ResolvedBid, est: Estimate, measured: MeasuredBid | None,
-             scaling_result: dict[str, Any] | None, knobs: Knobs | None = None) -> BidCase:
+             scaling_result: dict[str, Any] | None, knobs: Knobs | None = None,
+             batch: BatchChoice | None = None, promised: Commitment | None = None) -> BidCase:
     from procure.economics.basis import Modeled, performance, step_time_error, with_error
-    from procure.economics.inputs import Commitment, Pricing
+    from procure.economics.inputs import Pricing
+    from procure.economics.statistical import fixed_batch
     from procure.inputs.resolve import price_terms
     from procure.model import param_count
 
     w, c = inputs.cluster.workload, rb.bid.committed
+    batch = batch or fixed_batch(w.global_batch_seqs, w.tokens_per_step, None)
+    # logs were measured at the workload's batch: they drive the economics only at that batch
+    measured_here = measured if batch.global_batch_seqs == w.global_batch_seqs else None
     modeled = Modeled(feasible=est.feasible, step_time_s=est.step_time_s if est.feasible else None,
                       p99_step_time_s=(est.percentiles_s or {}).get("p99"),
                       model_flops_per_step=est.model_flops_per_step,
                       hardware_flops_per_step=est.hardware_flops_per_step, terms=dict(est.terms), reason=est.reason)
-    perf = performance(modeled, tokens_per_step=w.tokens_per_step, gpus=rb.bid.gpus,
+    perf = performance(modeled, tokens_per_step=batch.tokens_per_step, gpus=rb.bid.gpus,
                        peak_flops_per_gpu=rb.accelerator.peak_flops(w.precision),
-                       measured_mean_s=measured.mean_s if measured else None,
-                       measured_p99_s=measured.p99_s if measured else None)
+                       measured_mean_s=measured_here.mean_s if measured_here else None,
+                       measured_p99_s=measured_here.p99_s if measured_here else None)
     # the model's calibration record (issue 10) when it gives one; else whether knobs were fitted
     fitted = knobs is not None and rb.accelerator.id in knobs.by_accelerator
     error = step_time_error(getattr(est, "calibration", None), fitted)
     perf = with_error(perf, error, gemm_ceiling_mfu(rb, w.precision))
     return BidCase(id=rb.bid.id, vendor=rb.bid.vendor, performance=perf,
                    pricing=Pricing(**price_terms(rb, inputs.cluster.currency)),
-                   commitment=Commitment(c.step_time_s, c.p99_step_time_s, c.scaling_efficiency),
+                   commitment=promised or Commitment(**c.figures()),
                    train_tokens=float(w.train_tokens), params=param_count(inputs.arch),
                    deadline_days=inputs.cluster.deadline_days,
                    scaling_efficiency=(scaling_result or {}).get("efficiency"),
-                   lead_time_days=rb.lead_time_days or 0.0)
+                   lead_time_days=rb.lead_time_days or 0.0, batch=batch)
 
 
 def economics_assumptions(inputs: Inputs) -> Assumptions:
@@ -167,17 +253,19 @@ def build_document(inputs: Inputs, progress: Progress | None = None, basis: str 
 
     knobs, assumptions = load_knobs(), economics_assumptions(inputs)
     recipes = TunedRecipes(inputs, knobs)
+    critical = critical_batch(inputs)
     outcomes, cases = [], []
     for done, rb in enumerate(inputs.bids, start=1):
         measured = measure(rb)
-        est = estimate_bid(inputs, rb, measured, knobs)
-        curve = scaling(inputs, rb, est, knobs)
-        outcomes.append(BidOutcome(rb, est, measured, curve, recipes.compare(rb, est)))
-        cases.append(bid_case(inputs, rb, est, measured, curve, knobs))
+        est, batch = estimate_bid(inputs, rb, measured, knobs, critical)
+        curve = scaling(inputs, rb, est, knobs, batch)
+        promised = commitment(inputs, rb, est, batch, measured, knobs)
+        outcomes.append(BidOutcome(rb, est, measured, curve, recipes.compare(rb, est), batch, promised))
+        cases.append(bid_case(inputs, rb, est, measured, curve, knobs, batch, promised))
         if progress:
             progress(done, len(inputs.bids))
     comparison = compare(cases, assumptions, ranking_basis(inputs, basis))
-    return quote_document(inputs, outcomes, comparison, assumptions, knobs)
+    return quote_document(inputs, outcomes, comparison, assumptions, knobs, critical)
 
 
 def run_backtest(path: Path) -> dict[str, Any]:

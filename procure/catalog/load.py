@@ -7,9 +7,10 @@ from datetime import date
 from functools import lru_cache
 from pathlib import Path
 
+from procure.catalog.batch_scaling import load_batch_scaling
 from procure.catalog.entries import (AcceleratorEntry, FxEntry, ModelEntry, NetworkEntry, PriceBookEntry,
                                      SourcedEntry, SystemEntry)
-from procure.catalog.types import (Accelerator, FxTable, ModelArch, MoE, Network, PriceBook, PriceLine,
+from procure.catalog.types import (Accelerator, BatchScalingLaw, FxTable, ModelArch, MoE, Network, PriceBook, PriceLine,
                                    Sourced, System)
 from procure.errors import Diagnostic, InputError
 from procure.sources.suggest import suggest
@@ -87,6 +88,7 @@ class Catalog:
     files: dict[str, str] = field(default_factory=dict)   # "accelerator:<id>" -> file path
     systems: dict[str, System] = field(default_factory=dict)
     user_price_books: frozenset[str] = frozenset()       # ids of the books the user brought
+    batch_scaling: dict[str, BatchScalingLaw] = field(default_factory=dict)   # family -> law
 
     def system_for(self, accelerator_id: str) -> System | None:
         """The first system (by id) that ships this accelerator, or None."""
@@ -180,8 +182,9 @@ def load_catalog(catalog_root: Path | None = None, books_root: Path | None = Non
     books = _load_folder(books_root, PriceBookEntry, _price_book, "price book", files, diagnostics,
                          skip=("fx.yaml",))
     systems = _load_folder(catalog_root / "systems", SystemEntry, _system, "system", files, diagnostics)
+    batch_scaling = load_batch_scaling(catalog_root / "batch_scaling", files, diagnostics)
     cat = Catalog(accelerators, networks, models, books, _fx_tables(books_root / "fx.yaml", diagnostics), files,
-                  systems)
+                  systems, batch_scaling=batch_scaling)
     _cross_check(cat, diagnostics)
     if diagnostics:
         raise InputError(diagnostics)

@@ -14,7 +14,9 @@ from procure.economics.cost import (BASES, DEFAULT_BASIS, CostLine, Terms, bille
 from procure.economics.flags import Flag, in_order
 from procure.economics.goodput import Goodput, goodput
 from procure.economics.inputs import Assumptions, BidCase
+from procure.economics.ratios import Ratios, ratios
 from procure.economics.sensitivity import SensitivityRow
+from procure.economics.statistical import BatchChoice
 from procure.economics.throughput import Throughput, throughput
 from procure.economics.uncertainty import Uncertainty, band
 from procure.money import MONEY_CONTEXT, D, cents
@@ -76,6 +78,10 @@ class BidEconomics:
     used_hours: Decimal | None = None              # wall-clock hours of the run
     terms: Terms | None = None                     # the resolved terms: power, financing, resale
     negotiation: Any = None                        # procure.economics.negotiation.Negotiation
+    batch: BatchChoice | None = None               # the batch evaluated and its token factor
+    ratios: Ratios | None = None                   # the committee's ratios of the bid's plan
+    time_to_target: Any = None                     # procure.economics.target.TimeToTarget (set by compare)
+    batch_candidates: tuple[Any, ...] = ()         # procure.economics.target.CandidateRow (set by compare)
 
     @property
     def has_cost(self) -> bool:
@@ -124,6 +130,9 @@ class BidEconomics:
             "idle_commitment_hours": self.idle_commitment_hours,
             "lead_time_days": self.lead_time_days, "days_to_finish": self.days_to_finish,
             "negotiation": self.negotiation and self.negotiation.to_dict(),
+            "ratios": self.ratios and self.ratios.to_dict(),
+            "time_to_target": self.time_to_target and self.time_to_target.to_dict(),
+            "batch_candidates": [row.to_dict() for row in self.batch_candidates],
         }
 
 
@@ -134,7 +143,7 @@ def _infeasible(case: BidCase, found: list[Flag | None], basis: str) -> BidEcono
                         None, None, None, None, (), None, None, None,
                         in_order(found + [checks.infeasible(perf)]),
                         deadline_days=case.deadline_days, basis=basis,
-                        lead_time_days=case.lead_time_days)
+                        lead_time_days=case.lead_time_days, batch=case.batch)
 
 
 def _goodput_notes(gp: Goodput) -> list[str]:
@@ -182,7 +191,8 @@ def evaluate_core(case: BidCase, assumptions: Assumptions, basis: str = DEFAULT_
         return _infeasible(case, found, basis)
     tp = throughput(perf)
     gp = goodput(perf.gpus, case.params, assumptions)
-    seconds = case.train_tokens / tp.tokens_per_s / gp.fraction
+    # the tokens to the target: the train tokens, times the batch's statistical-efficiency factor
+    seconds = case.train_tokens * case.token_factor / tp.tokens_per_s / gp.fraction
     days = seconds / 86400.0
     used_hours = hours_from_seconds(seconds)
     t = terms(case.pricing, perf.gpus, assumptions)
@@ -192,6 +202,7 @@ def evaluate_core(case: BidCase, assumptions: Assumptions, basis: str = DEFAULT_
     run = next((b for b in bases if b.basis == "run"), None)
     finish = float(days_to_finish(case.lead_time_days, used_hours))
     found.append(checks.misses_deadline(days, case.deadline_days, case.lead_time_days))
+    found.append(checks.batch_beyond_critical(case.batch))
     return BidEconomics(
         id=case.id, vendor=case.vendor, currency=case.pricing.currency,
         step_time_basis=perf.basis, step_time_s=perf.step_time_s, throughput=tp, goodput=gp,
@@ -204,7 +215,10 @@ def evaluate_core(case: BidCase, assumptions: Assumptions, basis: str = DEFAULT_
         flags=in_order(found), notes=tuple(_goodput_notes(gp) + cost_notes(t)),
         deadline_days=case.deadline_days, basis=basis, bases=bases,
         upfront_capex=None if missing else upfront_capex(t), lead_time_days=case.lead_time_days,
-        days_to_finish=finish, used_hours=used_hours, terms=t,
+        days_to_finish=finish, used_hours=used_hours, terms=t, batch=case.batch,
+        ratios=ratios(perf.step_time_terms, perf.modeled_step_time_s, tokens_per_step=perf.tokens_per_step,
+                      step_time_s=perf.step_time_s, gpus=perf.gpus, goodput_fraction=gp.fraction,
+                      token_factor=case.token_factor),
     )
 
 
