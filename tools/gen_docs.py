@@ -1476,7 +1476,11 @@ def render_troubleshooting() -> str:
 RESULT_INTRO = """\
 `procure quote` computes one document; every output (JSON, HTML, PDF, XLSX, terminal) is a pure
 function of it, and `procure render result.json` re-renders a saved one. Renderers compute
-nothing: every figure they print is a field here (formatting is theirs, arithmetic is not).
+nothing: every figure they print is a field here (formatting is theirs, arithmetic is not). The
+XLSX workbook is the one live model: its cost lines, totals, `Ratios` (over the `Step time`
+sheet's term cells) and `Time to target` (token factor from `batch.critical_batch_tokens`,
+equivalent tokens, days and the statistical-efficiency penalty) are formulas that a spreadsheet
+recalculates to these fields' values.
 
 Conventions: times in seconds unless the name says otherwise; money fields are JSON numbers
 written from `Decimal` with exact digits (cents for amounts, 4 decimals for rates); every other

@@ -447,6 +447,7 @@ class TimeToTarget(Frozen):
     token_factor: Real
     token_penalty: Real
     equivalent_tokens: Real = Field(description="target_tokens × token_factor: the tokens this bid's run processes.")
+    penalty_tokens: Real = Field(description="equivalent_tokens − target_tokens: the penalty in tokens.")
     days_at_target_tokens: Real = Field(description="Days to process target_tokens at this bid's throughput and goodput.")
     penalty_days: Real = Field(description="days − days_at_target_tokens: the statistical-efficiency penalty in days.")
     days: Real = Field(description="Time to target (= time_to_train_days).")

@@ -66,12 +66,12 @@ def tokens_integral(a: float, c: float, k: float) -> float:
     n = QUADRATURE_INTERVALS
     m = 1.0 / (1.0 - k)
     u0 = min(c / a, 1.0) if a > 0 else 1.0
-    low = m * u0 ** (1.0 - k) * _simpson([(a * u0 * (i / n) ** m + c) ** k for i in range(n + 1)])
+    low = float(m * u0 ** (1.0 - k) * _simpson([(a * u0 * (i / n) ** m + c) ** k for i in range(n + 1)]))
     if u0 >= 1.0:
         return low
     log_span = -math.log(u0)
     points = [math.exp((1.0 - i / n) * math.log(u0)) for i in range(n + 1)]
-    high = log_span * _simpson([(a + c / u) ** k * u for u in points])
+    high = float(log_span * _simpson([(a + c / u) ** k * u for u in points]))
     return low + high
 
 

@@ -40,6 +40,7 @@ class TimeToTarget:
     def to_dict(self) -> dict[str, Any]:
         return {"basis": self.basis, "target_tokens": self.target_tokens, "token_factor": self.token_factor,
                 "token_penalty": self.token_penalty, "equivalent_tokens": self.equivalent_tokens,
+                "penalty_tokens": self.equivalent_tokens - self.target_tokens,
                 "days_at_target_tokens": self.days_at_target_tokens, "penalty_days": self.penalty_days,
                 "days": self.days, "cost_at_target_tokens": self.cost_at_target_tokens,
                 "penalty_cost": self.penalty_cost, "cost": self.cost}

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from procure.report.commercial_view import ranking_basis_line
 from procure.report.document import flags_explained, ordered_bids, ranking_row
 from procure.report.formatting import Formatter
+from procure.report.target_view import RATIO_KEYS, ratio_rows
 
 SEVERITY_STYLE = {"error": "bold red", "warning": "yellow", "info": "cyan"}
 
@@ -41,6 +44,7 @@ def print_terminal(doc: dict, console, lang: str = "en") -> None:
         console.print(table)
     if ranking_basis_line(doc, f):                      # the one line naming the ranking basis
         console.print(escape(ranking_basis_line(doc, f)))
+    _print_ratios(bids, f, console)
     groups = flags_explained(bids, f)
     if not groups:
         console.print(m("summary.no_flags"))
@@ -51,3 +55,30 @@ def print_terminal(doc: dict, console, lang: str = "en") -> None:
         console.print(f"  [{style}]{escape(g['code'])}[/]: {escape(g['meaning'])}")
         for i in g["instances"]:
             console.print(f"    {escape(i['bid'])} ({escape(i['severity_text'])}): {escape(i['reason'])}")
+
+
+def _print_ratios(bids: list[dict[str, Any]], f: Formatter, console: Any) -> None:
+    """The committee's ratios and each bid's batch and token penalty: a table, or one line per bid
+    in a narrow terminal."""
+    from rich.markup import escape
+    from rich.table import Table
+
+    rows = ratio_rows(bids, f)
+    if not rows:
+        return
+    m = f.msg
+    labels = [m(f"ratio.{key}") for key in RATIO_KEYS]
+    if console.width < 110:
+        console.print(f"[bold]{escape(m('compare.ratios'))}[/]")
+        for r in rows:
+            parts = [f"{m('target.col.batch_tokens')} {r['batch']} ({m('target.col.penalty')} {r['penalty']})"]
+            parts += [f"{label} {value}" for label, value in zip(labels, r["ratios"])]
+            console.print(f"  [bold]{escape(r['id'])}[/]: " + escape("; ".join(parts)))
+        return
+    table = Table(title=escape(m("compare.ratios")), title_justify="left")
+    table.add_column(m("col.bid"), no_wrap=True)
+    for label in [m("target.col.batch_tokens"), m("target.col.penalty")] + labels:
+        table.add_column(label, justify="right", overflow="fold", min_width=8)
+    for r in rows:
+        table.add_row(escape(r["id"]), escape(r["batch"]), escape(r["penalty"]), *(escape(v) for v in r["ratios"]))
+    console.print(table)

@@ -4,6 +4,8 @@ Every input the economics used is a named cell on ``Assumptions`` (per bid where
 ``Cost lines`` rebuilds each line as quantity × rate × factors from those names wherever the
 document's figures agree with them (else the figure itself is the input cell); ``Summary``
 sums the lines and divides by the training tokens. Change a price and every total follows.
+``Ratios`` and ``Time to target`` (``xlsx_target``) rebuild the committee's ratios over the
+``Step time`` terms and the days and cost to the target tokens, the token penalty apart.
 Sheet names and the Summary header are a contract (docs/result-document.md, product.md).
 """
 
@@ -19,8 +21,9 @@ from procure.report.pdf_report import as_of_datetime
 from procure.report.xlsx_cells import (FMT, INPUT_FILL, add_table, bar_chart, column_letter, define_name,
                                        fit_columns, header, money_format, new_workbook, put, put_formula,
                                        stable_zip)
-from procure.report.xlsx_sheets import (bids_sheet, measurements_sheet, sensitivity_sheet, sources_sheet,
-                                        step_time_sheet)
+from procure.report.xlsx_sheets import (BIDS_HEADER, bids_sheet, measurements_sheet, sensitivity_sheet,
+                                        sources_sheet, step_time_sheet)
+from procure.report.xlsx_target import ratios_sheet, target_sheet
 
 SUMMARY_HEADER = ["Rank", "Bid", "Vendor", "Accelerator", "GPUs", "Step time (s)", "Time to train (days)",
                   "Total cost", "USD per million tokens", "MFU", "Flags"]
@@ -39,7 +42,10 @@ def render_xlsx(doc: dict) -> bytes:
     bids_sheet(wb.create_sheet("Bids"), bids, doc)
     totals = cost_lines_sheet(wb.create_sheet("Cost lines"), bids, doc, names)
     summary_sheet(summary, bids, doc, names, totals)
-    step_time_sheet(wb.create_sheet("Step time"), bids)
+    term_cols = step_time_sheet(wb.create_sheet("Step time"), bids)
+    ratios_sheet(wb.create_sheet("Ratios"), bids, term_cols, BIDS_HEADER.index("Goodput") + 1, names)
+    cost_rows = {b["id"]: i for i, b in enumerate(bids, start=2) if b["id"] in totals and b.get("total_cost") is not None}
+    target_sheet(wb.create_sheet("Time to target"), bids, doc, names, cost_rows, Names.global_("train_tokens"))
     measurements_sheet(wb.create_sheet("Measurements"), bids)
     sensitivity_sheet(wb.create_sheet("Sensitivity"), bids, doc)
     sources_sheet(wb.create_sheet("Sources"), doc)

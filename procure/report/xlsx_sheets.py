@@ -39,7 +39,8 @@ def bids_sheet(ws, bids: list[dict], doc: dict) -> None:
     fit_columns(ws, maximum=40)
 
 
-def step_time_sheet(ws, bids: list[dict]) -> None:
+def step_time_sheet(ws, bids: list[dict]) -> dict[str, int]:
+    """The terms of every bid, one row each; returns each term's column (the Ratios sheet reads them)."""
     keys = list(STACKED_TERMS) + list(SUBTOTAL_TERMS)
     extra = sorted({k for b in bids for k in (b.get("step_time_terms") or {}) if k not in keys})
     keys += extra
@@ -57,6 +58,7 @@ def step_time_sheet(ws, bids: list[dict]) -> None:
     ws.freeze_panes = "B2"
     fit_columns(ws)
     _stacked_chart(ws, last, 5, 4 + len(STACKED_TERMS))
+    return {key: c for c, key in enumerate(keys, start=5)}
 
 
 def _stacked_chart(ws, last: int, first_col: int, last_col: int) -> None:

@@ -21,7 +21,8 @@ from procure.report.xlsx_report import render_xlsx
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 SAMPLE = FIXTURES / "quote_sample.json"
 UPDATE = os.environ.get("PROCURE_UPDATE_GOLDENS") == "1"
-SHEETS = ["Summary", "Assumptions", "Bids", "Cost lines", "Step time", "Measurements", "Sensitivity", "Sources"]
+SHEETS = ["Summary", "Assumptions", "Bids", "Cost lines", "Step time", "Ratios", "Time to target", "Measurements",
+          "Sensitivity", "Sources"]
 SOFFICE = shutil.which("soffice") or shutil.which("libreoffice")
 
 
