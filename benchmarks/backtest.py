@@ -9,6 +9,7 @@ the same run. Prints one line per file; never asserts."""
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 from pathlib import Path
@@ -34,7 +35,7 @@ def _best(fn, repeat: int) -> tuple[float, object]:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--shared", type=Path, default=ROOT.parent / "shared")
+    ap.add_argument("--shared", type=Path, default=Path(os.environ.get("PROCURE_SHARED") or ROOT.parent / "shared"))
     ap.add_argument("--repeat", type=int, default=3)
     args = ap.parse_args(argv)
     cat, knobs = default_catalog(), load_knobs()

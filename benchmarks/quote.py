@@ -42,7 +42,7 @@ def main() -> None:
     results = {}
     for fmt in ("json", "html", "xlsx", "pdf"):
         with tempfile.TemporaryDirectory() as out:
-            results[fmt] = timed(lambda: api.quote(args.cluster, Path(out), [fmt], force=True), max(1, args.runs // 2))
+            results[fmt] = timed(lambda fmt=fmt, out=out: api.quote(args.cluster, Path(out), [fmt], force=True), max(1, args.runs // 2))
     with tempfile.TemporaryDirectory() as out:
         cold = time.perf_counter()
         subprocess.run(procure + ["quote", str(args.cluster), "-o", out, "-q"], check=True, capture_output=True)

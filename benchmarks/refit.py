@@ -1,7 +1,14 @@
 """Re-fit the per-accelerator knobs of the step-time model and write
 ``hardware_catalog/calibration.yaml`` (one command, deterministic output).
 
-    python benchmarks/refit.py [--shared ../shared] [--check]
+    python benchmarks/refit.py [--shared ../shared] [--check] [--all]
+
+Default (issue 11): only the MoE knobs (grouped-GEMM scale, MoE host/sync overhead, all-to-all
+overlap) are fitted, per group, on the fit split of published_runs/moe_longctx.yaml (MoE and
+long-context families), on top of the shipped dense knobs, which stay as they are; the shipped
+calibration.yaml is this mode's fixpoint. ``--all`` refits the dense knobs first as below (their
+least-squares optimum moves with float-level changes of the model: the Ampere curve is flat in
+places), then the MoE knobs.
 
 Fitted ONLY on: ``published_runs/calibration.yaml`` and ``vtrain/ground_truth_single.csv`` (../shared)
 and the runs of ``hardware_catalog/published_runs/*.yaml`` marked ``split: fit`` in the dense evaluation families
@@ -28,6 +35,7 @@ runs) is written for the economics' Monte Carlo and procure.model.step_time_band
 from __future__ import annotations
 
 import argparse
+import os
 import math
 import sys
 from collections.abc import Callable
@@ -51,6 +59,10 @@ FITTED_AT = "2026-12-01"                 # fixed for determinism (not the clock)
 CORPUS = ROOT / "hardware_catalog" / "published_runs"
 CORPUS_FILES = ("dense.yaml", "moe_longctx.yaml")
 FIT_FAMILIES = ("dense-bf16-hopper", "fp8-hopper", "blackwell", "amd", "a100", "fsdp-zero3")
+# Issue 11: the MoE knobs (grouped-GEMM scale, MoE host/sync overhead, all-to-all overlap) are
+# fitted per group on the fit split's MoE and long-context runs, after the dense knobs, which
+# they leave alone.
+MOE_FAMILIES = ("moe", "long-context")
 CURVE_T = (1e-6, 1e-5, 1e-4, 1e-3, 1e-2)
 # The largest GEMMs reach the measured matmul ceiling (that is what MAMF measures): the curve
 # ends at 1.0 for a GEMM that takes 30 ms at peak.
@@ -80,6 +92,16 @@ SIGMA_FLOOR = 0.03                       # published step times themselves scatt
 class Data:
     name: str                            # what it was fitted on (a file or a corpus source family)
     runs: list[dict[str, Any]]
+
+
+def load_moe_data() -> list[Data]:
+    """The fit split's MoE and long-context runs, one data set per source family."""
+    corpus: dict[str, list[dict[str, Any]]] = {}
+    for name in CORPUS_FILES:
+        for run in read_runs(CORPUS / name):
+            if run.get("split") == "fit" and run.get("family") in MOE_FAMILIES:
+                corpus.setdefault(str(run["source_family"]), []).append(run)
+    return [Data(f"corpus:{fam}", runs) for fam, runs in sorted(corpus.items())]
 
 
 def load_fit_data(shared: Path) -> list[Data]:
@@ -216,6 +238,53 @@ def fit_top_group(name: str, data: list[Data], cat: Any, base: AccelKnobs,
                             "curve shape, launch overhead and link factors: the Hopper fit"))
 
 
+# The MoE knobs' bounds: the grouped kernel keeps at most the plain GEMM's efficiency; the
+# host/sync time of an MoE layer pass is a few kernel launches to a few milliseconds; the share
+# of all-to-all an overlap schedule hides is between none and all.
+MOE_X0, MOE_LO, MOE_HI = [0.85, 0.5, 0.7], [0.3, 0.0, 0.0], [1.0, 5.0, 1.0]
+
+
+def fit_moe(name: str, data: list[Data], cat: Any, base: AccelKnobs, ids: tuple[str, ...]) -> AccelKnobs:
+    """The MoE knobs of one group from its MoE/long-context fit runs (the dense knobs fixed)."""
+    batch = Batch(data, ids, cat.accelerators)
+    if not batch.cases:
+        return base
+
+    def knobs(x: np.ndarray) -> AccelKnobs:
+        return replace(base, grouped_gemm_scale=float(x[0]), moe_overhead_s=float(x[1]) * 1e-3,
+                       a2a_overlap_efficiency=float(x[2]))
+
+    x = _fit(batch, lambda x: _with(Knobs(), ids, knobs(x)), MOE_X0, MOE_LO, MOE_HI)
+    return replace(knobs(x), fitted_on=tuple(sorted(set(base.fitted_on) | set(batch.sources))))
+
+
+def fit_moe_only(shared: Path) -> tuple[Knobs, list[Data], Any]:
+    """Only the MoE knobs, on top of the shipped dense knobs (which stay as they are): the mode the
+    shipped calibration.yaml was written in since issue 11 (see the module docstring)."""
+    from procure.catalog.calibration import load_knobs
+
+    cat = default_catalog()
+    shipped = load_knobs()
+    data = load_fit_data(shared) + load_moe_data()
+    moe_data = load_moe_data()
+    by_id = dict(shipped.by_accelerator)
+    fitted: dict[str, AccelKnobs] = {}
+    for name in ("hopper", "blackwell"):
+        ids = GROUPS[name] + tuple(i for i, g in PROXIES.items() if g == name and name == "blackwell")
+        fitted[name] = fit_moe(name, moe_data, cat, shipped.for_accelerator(GROUPS[name][0]), ids)
+    moe_keys = ("grouped_gemm_scale", "moe_overhead_s", "a2a_overlap_efficiency")
+    for accel_id, k in by_id.items():
+        group = next((g for g, ids in GROUPS.items() if accel_id in ids), PROXIES.get(accel_id, "hopper"))
+        src = fitted.get(group, fitted["hopper"])
+        extra = tuple(s for s in src.fitted_on if s not in k.fitted_on) if group in fitted and k.fitted else ()
+        by_id[accel_id] = replace(k, **{key: getattr(src, key) for key in moe_keys},
+                                  fitted_on=k.fitted_on + extra)
+    default = replace(shipped.default, **{key: getattr(fitted["hopper"], key) for key in moe_keys})
+    knobs = Knobs(default=default, by_accelerator=by_id, fitted_on=tuple(d.name for d in data),
+                  fitted_at=FITTED_AT)
+    return knobs, data, cat
+
+
 def fit(shared: Path) -> tuple[Knobs, list[Data], Any]:
     cat = default_catalog()
     data = load_fit_data(shared)
@@ -223,6 +292,17 @@ def fit(shared: Path) -> tuple[Knobs, list[Data], Any]:
     hopper = fit_hopper(data, cat, ampere)
     blackwell = fit_top_group("blackwell", data, cat, hopper, with_fp8_scale=True)
     cdna3 = fit_top_group("cdna3", data, cat, hopper, with_fp8_scale=False)
+    moe_data = load_moe_data()
+    hopper = fit_moe("hopper", moe_data, cat, hopper, GROUPS["hopper"])
+    # Blackwell's MoE runs include B300/GB300, which take Blackwell's knobs.
+    blackwell = fit_moe("blackwell", moe_data, cat, blackwell,
+                        GROUPS["blackwell"] + tuple(i for i, g in PROXIES.items() if g == "blackwell"))
+    # Parts without MoE runs of their own take Hopper's MoE knobs.
+    moe_knobs = {"grouped_gemm_scale": hopper.grouped_gemm_scale, "moe_overhead_s": hopper.moe_overhead_s,
+                 "a2a_overlap_efficiency": hopper.a2a_overlap_efficiency}
+    ampere = replace(ampere, **moe_knobs)
+    cdna3 = replace(cdna3, **moe_knobs)
+    data = data + moe_data
     fitted = {"ampere": ampere, "hopper": hopper, "blackwell": blackwell, "cdna3": cdna3}
     by_id = {i: fitted[g] for g, ids in GROUPS.items() for i in ids}
     for accel_id, group in PROXIES.items():
@@ -253,6 +333,9 @@ def _block(k: AccelKnobs) -> dict[str, Any]:
         "attention_ratio": round(k.attention_ratio, 4),
         "fp8_gemm_scale": round(k.fp8_gemm_scale, 4),
         "ceiling_scale": round(k.ceiling_scale, 4),
+        "grouped_gemm_scale": round(k.grouped_gemm_scale, 4),
+        "moe_overhead_s": _sig(k.moe_overhead_s),
+        "a2a_overlap_efficiency": round(k.a2a_overlap_efficiency, 4),
         "fitted": k.fitted,
         "fitted_on": list(k.fitted_on),
         "sources": list(k.sources),
@@ -309,10 +392,12 @@ def main(argv: list[str] | None = None) -> int:
     import yaml
 
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--shared", type=Path, default=ROOT.parent / "shared")
+    ap.add_argument("--shared", type=Path, default=Path(os.environ.get("PROCURE_SHARED") or ROOT.parent / "shared"))
     ap.add_argument("--check", action="store_true", help="fit and print, do not write")
+    ap.add_argument("--all", action="store_true",
+                    help="refit the dense knobs too (default: only the MoE knobs on the shipped dense ones)")
     args = ap.parse_args(argv)
-    doc = document(*fit(args.shared))
+    doc = document(*(fit(args.shared) if args.all else fit_moe_only(args.shared)))
     text = yaml.safe_dump(doc, sort_keys=False, default_flow_style=None, width=100)
     out = ROOT / "hardware_catalog" / "calibration.yaml"
     if args.check:

@@ -5,15 +5,20 @@ Every function here is what one CLI command does, without printing. Errors are P
 
 from __future__ import annotations
 
+import re
+
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from procure.errors import PolicyError, input_error
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from procure.document import QuoteDocument
     from procure.inputs.bundle import Inputs
+    from procure.sweep import SweepPlan, SweepRun
 
 
 def load_inputs(path: Path | str, allow_paths: list[Path] | None = None,
@@ -25,13 +30,31 @@ def load_inputs(path: Path | str, allow_paths: list[Path] | None = None,
 
 
 def validate(path: Path | str, allow_paths: list[Path] | None = None,
-             price_books: list[Path] | None = None) -> Inputs:
+             price_books: list[Path] | None = None) -> Any:
+    """The validated inputs of cluster.yaml, or of a sweep.yaml (told apart by its `schema:`)."""
+    if _is_sweep_file(Path(path)):
+        from procure.sweep.load import load_sweep
+
+        return load_sweep(path)
     return load_inputs(path, allow_paths, price_books)
+
+
+_SWEEP_SCHEMA = re.compile(rb"(?m)^schema:[ \t]*[\"']?procure\.sweep/")
+
+
+def _is_sweep_file(path: Path) -> bool:
+    if not path.is_file():                   # a pipe or a device is refused by the real read, unopened
+        return False
+    try:
+        with open(path, "rb") as handle:     # the head only: the real read is bounded and checked later
+            return bool(_SWEEP_SCHEMA.search(handle.read(65536)))
+    except OSError:
+        return False
 
 
 def estimate(path: Path | str, bid_id: str | None = None, allow_paths: list[Path] | None = None) -> dict:
     from procure.catalog.calibration import load_knobs
-    from procure.pipeline import critical_batch, estimate_bid
+    from procure.pipeline import critical_batch, estimate_bid_batch
 
     inputs = load_inputs(path, allow_paths)
     bids = [b for b in inputs.bids if bid_id is None or b.bid.id == bid_id]
@@ -40,7 +63,7 @@ def estimate(path: Path | str, bid_id: str | None = None, allow_paths: list[Path
         raise input_error(str(path), "unknown-bid", f"no bid {bid_id!r} (bids: {known})")
     out, critical = [], critical_batch(inputs)
     for rb in bids:
-        est, batch = estimate_bid(inputs, rb, None, load_knobs(), critical)
+        est, batch = estimate_bid_batch(inputs, rb, None, load_knobs(), critical)
         entry = {"id": rb.bid.id, "accelerator": rb.accelerator.id, "gpus": rb.bid.gpus,
                  "network": rb.network.id, "global_batch_seqs": batch.global_batch_seqs,
                  "token_penalty": batch.token_penalty}
@@ -89,13 +112,15 @@ def quote(path: Path | str, out_dir: Path, formats: list[str], *, templates_dir:
     if templates_dir is not None and not Path(templates_dir).is_dir():
         raise input_error("--templates", "not-found", f"templates folder {templates_dir} does not exist")
     from procure.pipeline import build_document
+    from procure.report.writer import output_lock
 
     inputs = load_inputs(path, allow_paths, price_books)
-    document = build_document(inputs, progress=progress, basis=basis)
-    slug = slugify(document.title) or Path(path).stem
-    attachments = _attachments(inputs)
-    written = render(document, formats, Path(out_dir), slug, templates_dir=templates_dir, lang=lang,
-                     page_size=page_size, force=force, attachments=attachments)
+    with output_lock(Path(out_dir)):     # the whole run: a second quote into this folder is "busy"
+        document = build_document(inputs, progress=progress, basis=basis)
+        slug = slugify(document.title) or Path(path).stem
+        attachments = _attachments(inputs)
+        written = render(document, formats, Path(out_dir), slug, templates_dir=templates_dir, lang=lang,
+                         page_size=page_size, force=force, attachments=attachments)
     return QuoteResult(document, written, list(fail_on or []))
 
 
@@ -127,9 +152,9 @@ def read_quote(path: Path) -> QuoteDocument:
     """A saved result document, any known version, validated against the schema."""
     from procure.document import load_quote
     from procure.jsontext import MAX_JSON_BYTES
-    from procure.sources.files import read_bytes_limited
+    from procure.sources.files import read_json_limited
 
-    return load_quote(read_bytes_limited(Path(path), str(path), MAX_JSON_BYTES), str(path))
+    return load_quote(read_json_limited(Path(path), str(path), MAX_JSON_BYTES), str(path))
 
 
 def backtest(runs_path: Path | str) -> dict:
@@ -159,7 +184,8 @@ def catalog_show(entry_id: str) -> dict:
 def diff(old: Path, new: Path) -> dict:
     from procure.compare_rounds import diff_documents
 
-    return diff_documents(*(read_quote(Path(p)).to_data() for p in (old, new)))
+    docs = [read_quote(Path(p)).to_data() for p in (old, new)]
+    return diff_documents(docs[0], docs[1], str(old), str(new))
 
 
 def _check_formats(formats: list[str], known) -> None:
@@ -178,3 +204,50 @@ def slugify(text: str) -> str:
 
     ascii_text = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode()
     return re.sub(r"[^a-z0-9]+", "-", ascii_text.lower()).strip("-")[:80]
+
+
+@dataclass
+class SweepResult:
+    run: "SweepRun"
+    written: list[Path] = field(default_factory=list)
+    parts_dir: Path | None = None
+
+
+def sweep_plan(path: Path | str) -> "SweepPlan":
+    """Read and check sweep.yaml and expand it into chunks of points (nothing evaluated)."""
+    from procure.sweep import load_sweep, plan_sweep
+
+    return plan_sweep(load_sweep(path))
+
+
+def sweep_cluster(path: Path | str, point: str) -> str:
+    """The cluster.yaml of one point of a sweep (``procure quote`` on it gives the point's figures)."""
+    from procure.sweep.emit import cluster_yaml
+
+    return cluster_yaml(sweep_plan(path), point)
+
+
+def sweep_parts_dir(out_dir: Path, slug: str) -> Path:
+    return Path(out_dir) / f"{slug}.parts"
+
+
+def sweep(path: Path | str, out_dir: Path, formats: list[str], *, scheduler: str | None = None,
+          workers: int | None = None, fresh: bool = False, force: bool = False, page_size: str = "A4",
+          templates_dir: Path | None = None,
+          progress: "Callable[[int, int], None] | None" = None) -> SweepResult:
+    """Evaluate every point of sweep.yaml (resuming an interrupted run) and write the reports."""
+    from procure.report.sweep import check_formats, render_sweep, sweep_targets
+    from procure.report.writer import check_targets
+    from procure.sweep import run_sweep
+
+    formats = check_formats(formats)
+    if templates_dir is not None and not Path(templates_dir).is_dir():
+        raise input_error("--templates", "not-found", f"templates folder {templates_dir} does not exist")
+    plan = sweep_plan(path)
+    slug = slugify(plan.sweep.spec.title) or Path(path).stem
+    check_targets(sweep_targets(Path(out_dir), slug, formats), force)   # before hours of work, not after
+    parts = sweep_parts_dir(Path(out_dir), slug)
+    run = run_sweep(plan, parts, scheduler=scheduler, workers=workers, fresh=fresh, progress=progress)
+    written = render_sweep(run.document, formats, Path(out_dir), slug, page_size=page_size,
+                           templates_dir=templates_dir, force=True) if formats else []
+    return SweepResult(run, written, parts)

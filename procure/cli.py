@@ -24,23 +24,43 @@ class State:
                        quiet=self.quiet and not stderr)
 
 
+def _echo(message: object, err: bool = False) -> None:
+    """Print text that may hold input (file names, titles, messages): control characters and escape
+    sequences removed, one problem per line kept."""
+    from procure.report.terminal import clean_lines
+
+    click.echo(clean_lines(message), err=err)
+
+
 def _fail(state: State, exc: BaseException) -> None:
     """Map every error to one line per problem and an exit code; tracebacks only with --verbose."""
     from procure.errors import ProcureError
 
     if isinstance(exc, ProcureError):
-        click.echo(str(exc), err=True)
+        _echo(str(exc), err=True)
         sys.exit(exc.exit_code)
     if isinstance(exc, KeyboardInterrupt):
         click.echo("interrupted; nothing partial was written", err=True)
         sys.exit(130)
+    if isinstance(exc, BrokenPipeError):   # `procure ... | head`: the reader has seen enough
+        _silence_stdout()
+        sys.exit(EXIT_OK)
     if state.verbose:
         import traceback
 
         traceback.print_exception(exc)
-    click.echo(f"procure: internal error: {type(exc).__name__}: {exc} "
-               "(this is a bug; rerun with --verbose for details)", err=True)
+    _echo(f"procure: internal error: {type(exc).__name__}: {exc} "
+          "(this is a bug; rerun with --verbose for details)", err=True)
     sys.exit(EXIT_INTERNAL)
+
+
+def _silence_stdout() -> None:
+    """After a broken pipe, point stdout at /dev/null so the flush at exit cannot fail again."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
 
 
 def _run(ctx: click.Context, action):
@@ -145,8 +165,8 @@ def _output_format(ctx, _param, value: str) -> str:
     if value not in ("text", "json"):
         from procure.sources.suggest import suggest
 
-        click.echo(f"--format: error[bad-format]: unknown format {value!r}; use text or json"
-                   f"{suggest(value, ['text', 'json'])}", err=True)
+        _echo(f"--format: error[bad-format]: unknown format {value!r}; use text or json"
+              f"{suggest(value, ['text', 'json'])}", err=True)
         ctx.exit(EXIT_INPUT)
     return value
 
@@ -187,6 +207,7 @@ def quote(ctx, cluster, out_dir, formats, fail_on, templates_dir, lang, page_siz
     def action(state: State):
         from procure import api
 
+        _warn_fonts(state, lang, formats)
         progress, update = _progress(state, "quoting")
         with progress or _null():
             result = api.quote(cluster, out_dir=out_dir, formats=_split(formats), templates_dir=templates_dir,
@@ -196,9 +217,8 @@ def quote(ctx, cluster, out_dir, formats, fail_on, templates_dir, lang, page_siz
         if not state.quiet:
             from procure.report import render_terminal
 
-            render_terminal(result.document.to_data(), state.console())
-            for path in result.written:
-                click.echo(f"wrote {path}")
+            render_terminal(result.document.to_data(), state.console(), lang=lang)
+            _wrote(state, result.written)
         result.check_policy()
 
     _run(ctx, action)
@@ -212,7 +232,7 @@ def quote(ctx, cluster, out_dir, formats, fail_on, templates_dir, lang, page_siz
 @ALLOW_PATH
 @click.pass_context
 def validate(ctx, cluster, fmt, price_books, allow_paths):
-    """Check cluster.yaml against the schema, the catalog and the price books."""
+    """Check cluster.yaml (or a sweep.yaml) against the schema, the catalog and the price books."""
 
     def action(state: State):
         from procure import api
@@ -229,7 +249,7 @@ def validate(ctx, cluster, fmt, price_books, allow_paths):
         if fmt == "json":
             _emit_json({"schema": "procure.validate/v1", "ok": True, "problems": []})
         elif not state.quiet:
-            click.echo(f"{cluster}: ok")
+            _echo(f"{cluster}: ok")
 
     _run(ctx, action)
 
@@ -270,10 +290,23 @@ def backtest(ctx, runs, fmt):
     _run(ctx, action)
 
 
+def _list_formats(ctx: click.Context, _param, value: bool) -> None:
+    if not value or ctx.resilient_parsing:
+        return
+    from procure.measure.formats import LOG_FORMATS
+
+    width = max(len(f.name) for f in LOG_FORMATS)
+    for f in LOG_FORMATS:
+        click.echo(f"{f.name:<{width}}  {f.summary}")
+    ctx.exit(EXIT_OK)
+
+
 @main.command(context_settings=CONTEXT)
 @common
 @click.argument("logs", nargs=-1, required=True, type=click.Path(path_type=Path))
-@click.option("--log-format", "log_format", help="Force a log format (see `procure ingest --list-formats`).")
+@click.option("--list-formats", is_flag=True, is_eager=True, expose_value=False, callback=_list_formats,
+              help="List the log formats (the names --log-format takes) and exit.")
+@click.option("--log-format", "log_format", help="Force a log format (one of `--list-formats`).")
 @click.option("--scheduler", help="Summarise per-rank tables on Dask: 'local' or tcp://HOST:PORT.")
 @FORMAT_JSON
 @click.pass_context
@@ -332,11 +365,11 @@ def render(ctx, result_json, out_dir, formats, templates_dir, lang, page_size, f
     def action(state: State):
         from procure import api
 
+        _warn_fonts(state, lang, formats)
         written = api.render_saved(result_json, out_dir=out_dir, formats=_split(formats),
                                    templates_dir=templates_dir, lang=lang, page_size=page_size, force=force)
         if not state.quiet:
-            for path in written:
-                click.echo(f"wrote {path}")
+            _wrote(state, written)
 
     _run(ctx, action)
 
@@ -360,6 +393,62 @@ def diff(ctx, old, new, fmt):
 
 
 @main.command(context_settings=CONTEXT)
+@common
+@click.argument("sweep_file", type=click.Path(path_type=Path))
+@click.option("-o", "--out", "out_dir", type=click.Path(path_type=Path), default=Path("reports"),
+              show_default=True, help="Folder for the reports and the partial results of a running sweep.")
+@click.option("--write", "formats", default="pdf,xlsx,json,parquet", show_default=True,
+              help="Reports to write, comma-separated: pdf, html, xlsx, json, parquet ('' for none).")
+@FORMAT_JSON
+@click.option("--scheduler", help="Run on Dask: 'local' (a LocalCluster on this machine) or the "
+              "tcp://HOST:PORT of a running scheduler (its workers need procure installed).")
+@click.option("--workers", type=click.IntRange(1, 4096),
+              help="Processes (default: every core; with --scheduler local: 2 Dask workers).")
+@click.option("--fresh", is_flag=True, help="Discard the partial results of an interrupted run instead of resuming.")
+@click.option("--emit-cluster", "emit_point", metavar="POINT",
+              help="Print the cluster.yaml of one point (e.g. p0042) and exit; `procure quote` on it "
+              "reports that point's figures.")
+@click.option("--page-size", type=click.Choice(["A4", "Letter"]), default="A4", show_default=True)
+@click.option("--force", is_flag=True, help="Overwrite existing reports of the same name.")
+@click.pass_context
+def sweep(ctx, sweep_file, out_dir, formats, fmt, scheduler, workers, fresh, emit_point, page_size, force):
+    """Before the RFQ: the cost/time frontier across accelerators, GPU counts and price terms,
+    and what to ask for."""
+
+    def action(state: State):
+        from procure import api
+
+        if emit_point:
+            click.echo(api.sweep_cluster(sweep_file, emit_point), nl=False)
+            return
+        progress, update = _progress(state, "sweeping")
+        try:
+            with progress or _null():
+                result = api.sweep(sweep_file, out_dir, _split(formats), scheduler=scheduler, workers=workers,
+                                   fresh=fresh, force=force, page_size=page_size, progress=update)
+        except KeyboardInterrupt:
+            click.echo(f"interrupted; finished points are kept under {out_dir}/ (*.parts): "
+                       "run the same command again to resume", err=True)
+            sys.exit(130)
+        run = result.run
+        if fmt == "json":
+            _emit_json(run.document.to_data())
+            return
+        if not state.quiet:
+            from procure.report.sweep import print_sweep_terminal
+
+            print_sweep_terminal(run.document.to_data(), state.console())
+            seconds = run.timings_s.get("evaluate", 0.0)
+            rate = f" ({run.computed_points / seconds:,.0f} points/s)" if seconds and run.computed_points else ""
+            resumed = f", {run.points - run.computed_points:,} resumed" if run.computed_points < run.points else ""
+            click.echo(f"{run.points:,} points in {seconds:.1f} s{rate}{resumed}")
+            for path in result.written:
+                click.echo(f"wrote {path}")
+
+    _run(ctx, action)
+
+
+@main.command(context_settings=CONTEXT)
 @click.argument("shell", type=click.Choice(["bash", "zsh", "fish"]))
 def completion(shell):
     """Print the shell completion script (e.g. `eval "$(procure completion bash)"`)."""
@@ -367,6 +456,23 @@ def completion(shell):
 
     cls = get_completion_class(shell)
     click.echo(cls(main, {}, "procure", "_PROCURE_COMPLETE").source())
+
+
+def _wrote(state: State, paths) -> None:
+    """One "wrote PATH" line per report, the path whole (scripts read these lines)."""
+    for path in paths:
+        _echo(f"wrote {path}")
+
+
+def _warn_fonts(state: State, lang: str, formats: str) -> None:
+    """A PDF in a language whose font is missing renders boxes: say so before, on stderr."""
+    if state.quiet or "pdf" not in _split(formats):
+        return
+    from procure.report.fonts import missing_font
+
+    warning = missing_font(lang)
+    if warning:
+        _echo(warning, err=True)
 
 
 def _split(text: str) -> list[str]:

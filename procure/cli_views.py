@@ -1,124 +1,292 @@
-"""Terminal views of the commands' JSON-ready results (rich). Formatting only, no arithmetic
-beyond unit scaling for display."""
+"""Terminal views of the commands' JSON-ready results. Formatting only, no arithmetic beyond unit
+scaling for display; the layout (tables that never cut a figure or an id, the long layout below
+a width, input text cleaned and never read as markup) is ``procure.report.terminal``'s."""
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
+
+from procure.report.formatting import Formatter
+from procure.report.terminal import Column, print_line, print_pairs, print_stacked, print_table, text
+
+EN = Formatter("en", "USD")
+NOT_PUBLISHED = "not published"
 
 
-def _table(title: str, columns: list[str]):
-    from rich.table import Table
-
-    table = Table(title=title, title_justify="left", header_style="bold")
-    for i, col in enumerate(columns):
-        table.add_column(col, justify="left" if i == 0 else "right")
-    return table
+def _seconds(value: Any, digits: int = 4) -> str:
+    return EN.na if value is None else EN.sig(value, digits)
 
 
-def _f(value, fmt: str = "{:,.3f}", none: str = "n/a") -> str:
+def _share(value: Any) -> str:
+    return EN.na if value is None else EN.percent(value, 1)
+
+
+def _signed(value: Any) -> str:
+    if value is None:
+        return EN.na
+    return ("+" if float(value) >= 0 else "") + EN.percent(value, 1)
+
+
+def _count(value: Any) -> str:
+    """A count; one the source could only estimate (not a whole number) is shown as "≈N"."""
+    if value is None:
+        return EN.na
+    if isinstance(value, float) and not value.is_integer():
+        return "≈" + EN.integer(value)
+    return EN.integer(value)
+
+
+def _exact(value: Any, none: str = NOT_PUBLISHED) -> str:
+    """A catalog number exactly as written (grouped, no padding zeros); None is "not published"."""
     if value is None:
         return none
-    try:
-        return fmt.format(float(value))
-    except (TypeError, ValueError):
-        return str(value)
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, (int, float)) or type(value).__name__ == "Decimal":
+        return EN.plain(value)
+    return str(value)
+
+
+def _name(path: Any) -> str:
+    return Path(str(path)).name
+
+
+# ---------------------------------------------------------------- estimate
+
+TERM_COLUMNS = [Column("term", justify="left"), Column("seconds"), Column("share")]
 
 
 def render_estimate(result: dict, console) -> None:
     for bid in result["bids"]:
-        head = f"{bid['id']}: {bid['gpus']:,} × {bid['accelerator']} on {bid['network']}"
+        head = text((str(bid["id"]), "bold"), f": {EN.integer(bid['gpus'])} × {bid['accelerator']} on {bid['network']}")
         if not bid.get("feasible"):
-            console.print(f"[bold]{head}[/bold]: infeasible: {bid.get('reason')}")
+            print_line(console, head, f"; infeasible: {bid.get('reason')}")
             continue
-        plan = bid["plan"]
-        console.print(f"[bold]{head}[/bold]  step {_f(bid['step_time_s'])} s   plan "
-                      + " ".join(f"{k}={v}" for k, v in plan.items()))
-        table = _table("", ["term", "seconds", "share"])
-        total = bid["step_time_s"] or 1.0
-        for key, value in bid["terms"].items():
-            table.add_row(key, _f(value, "{:,.4f}"), _f(value / total if value is not None else None, "{:.1%}"))
-        console.print(table)
-        search = bid.get("search") or {}
-        console.print(f"  memory {_f((bid.get('memory_gib') or {}).get('total'), '{:.1f}')} GiB; "
-                      f"searched {search.get('plans_evaluated', 'n/a')} plans "
-                      f"({search.get('feasible', 'n/a')} feasible) in {_f(search.get('seconds'), '{:.2f}')} s")
+        memory = (bid.get("memory_gib") or {}).get("total")
+        pairs = [("step", f"{_seconds(bid['step_time_s'])} s"), ("memory", EN.gib(memory))]
+        pairs += [(str(k), _exact(v, EN.na)) for k, v in (bid.get("plan") or {}).items()]
+        print_pairs(console, pairs, head=head)
+        total = bid["step_time_s"] or None
+        rows = [[key, _seconds(value), _share(None if value is None or not total else value / total)]
+                for key, value in bid["terms"].items()]
+        print_table(console, TERM_COLUMNS, rows)
+        print_line(console, _search_line(bid.get("search")), indent=2)
 
+
+def _search_line(search: dict | None) -> str:
+    if not search or search.get("plans_evaluated") is None:
+        return "plan given in the bid (no search)"
+    line = f"searched {EN.integer(search['plans_evaluated'])} plans ({EN.integer(search.get('feasible'))} feasible)"
+    return line + (f" in {EN.sig(search['seconds'], 2)} s" if search.get("seconds") is not None else "")
+
+
+# ---------------------------------------------------------------- backtest
 
 def render_backtest(result: dict, console) -> None:
-    table = _table("backtest", ["run", "predicted s", "measured s", "error"])
-    for run in result["runs"]:
-        pred = run.get("predicted_step_time_s")
-        table.add_row(run["id"], _f(pred) if pred is not None else f"— {run.get('reason', '')}",
-                      _f(run.get("measured_step_time_s")), _f(run.get("error"), "{:+.1%}"))
-    console.print(table)
+    columns = [Column("run", justify="left"), Column("predicted s"), Column("measured s"), Column("error"),
+               Column("note", justify="left", wrap=True)]
+    rows = [[run["id"], _seconds(run.get("predicted_step_time_s")), _seconds(run.get("measured_step_time_s")),
+             _signed(run.get("error")), "" if run.get("predicted_step_time_s") is not None else str(run.get("reason") or "")]
+            for run in result["runs"]]
+    print_table(console, columns, rows, title=("backtest", "bold"))
     groups = result.get("groups") or []
     if len(groups) > 1:
-        summary = _table("by split and evaluation family", ["split", "family", "runs", "MAPE", "mean signed error"])
-        for g in groups:
-            summary.add_row(g["split"], g["family"], str(g["n"]), _f(g.get("mape"), "{:.1%}"),
-                            _f(g.get("bias"), "{:+.1%}"))
-        for split, g in (result.get("by_split") or {}).items():
-            summary.add_row(split, "all", str(g["n"]), _f(g.get("mape"), "{:.1%}"), _f(g.get("bias"), "{:+.1%}"))
-        console.print(summary)
-    extra = f"   spearman (within groups) {_f(result['spearman'], '{:.2f}')}" if result.get("spearman") is not None else ""
-    console.print(f"MAPE {_f(result.get('mape'), '{:.2%}')}, mean signed error {_f(result.get('bias'), '{:+.2%}')} over "
-                  f"{sum(1 for r in result['runs'] if r.get('predicted_step_time_s') is not None)} runs{extra}")
+        group_columns = [Column("split", justify="left"), Column("family", justify="left"), Column("runs"),
+                         Column("MAPE"), Column("mean signed error")]
+        group_rows = [[g["split"], g["family"], EN.integer(g["n"]), _share(g.get("mape")), _signed(g.get("bias"))]
+                      for g in groups]
+        group_rows += [[split, "all", EN.integer(g["n"]), _share(g.get("mape")), _signed(g.get("bias"))]
+                       for split, g in (result.get("by_split") or {}).items()]
+        print_table(console, group_columns, group_rows, title="by split and evaluation family", key=(0, 1))
+    predicted = sum(1 for r in result["runs"] if r.get("predicted_step_time_s") is not None)
+    pairs = [("MAPE", EN.percent(result.get("mape"), 2) if result.get("mape") is not None else EN.na)]
+    if result.get("bias") is not None:
+        pairs.append(("mean signed error", _signed(result["bias"])))
+    pairs.append(("over", f"{EN.integer(predicted)} runs"))
+    if result.get("spearman") is not None:
+        pairs.append(("spearman (within groups)", EN.number(result["spearman"], 2)))
+    print_pairs(console, pairs, indent=0)
+
+
+# ---------------------------------------------------------------- ingest
+
+INGEST_COLUMNS = [Column("source", justify="left"), Column("format", justify="left"), Column("steps"),
+                  Column("warm-up"), Column("mean s"), Column("p50 s"), Column("p95 s"), Column("p99 s"),
+                  Column("max s"), Column("cv")]
 
 
 def render_ingest(result: dict, console) -> None:
-    table = _table("measured step times", ["source", "format", "steps", "warm-up", "mean s", "p50", "p95",
-                                           "p99", "max", "cv"])
+    rows = []
     for src in result["sources"]:
         st = src.get("step_time_s") or {}
-        table.add_row(Path(str(src["path"])).name, src["format"], str(src["steps"]), str(src.get("warmup_excluded", 0)),
-                      _f(st.get("mean")), _f(st.get("p50")), _f(st.get("p95")), _f(st.get("p99")),
-                      _f(st.get("max")), _f(st.get("cv"), "{:.3f}"))
-    console.print(table)
+        rows.append([_name(src["path"]), str(src["format"]), _count(src.get("steps")),
+                     _count(src.get("warmup_excluded", 0))]
+                    + [_seconds(st.get(k)) for k in ("mean", "p50", "p95", "p99", "max")] + [_share(st.get("cv"))])
+    print_table(console, INGEST_COLUMNS, rows, title=("measured step times", "bold"))
     for src in result["sources"]:
+        name = _name(src["path"])
         for note in src.get("notes") or []:
-            console.print(f"  {Path(str(src['path'])).name}: {note}")
+            print_line(console, (name, "bold"), f": {note}", indent=2)
         strag = src.get("stragglers")
         if strag:
-            slow = ", ".join(f"rank {r['rank']} ({r['mean_s']:.2f} s, {r['vs_median']:+.0%} vs median)"
+            slow = ", ".join(f"rank {r['rank']} ({_seconds(r['mean_s'], 3)} s, {_signed(r['vs_median'])} vs median)"
                              for r in strag.get("slowest_ranks", [])[:3])
-            console.print(f"  {Path(str(src['path'])).name}: {strag.get('ranks')} ranks; stragglers "
-                          f"{strag.get('straggler_ranks') or 'none'}; slowest: {slow}; the slowest rank costs "
-                          f"{_f(strag.get('slowest_rank_cost'), '{:.0%}')} of the step")
+            print_line(console, (name, "bold"), f": {strag.get('ranks')} ranks; stragglers "
+                       f"{strag.get('straggler_ranks') or 'none'}; slowest: {slow}; the slowest rank costs "
+                       f"{_share(strag.get('slowest_rank_cost'))} of the step", indent=2)
         bw = src.get("bus_bandwidth")
         if bw:
             tables = bw.get("tables") or []
             sizes = sum(len(t.get("rows", [])) for t in tables) if tables and isinstance(tables[0], dict) else 0
-            console.print(f"  {Path(str(src['path'])).name}: {bw.get('collective')} bus bandwidth "
-                          f"{_f(bw.get('large_message_gbs'), '{:.1f}')} GB/s at large messages ({bw.get('rule')})"
-                          + (f"; {sizes} message sizes" if sizes else ""))
+            print_line(console, (name, "bold"), f": {bw.get('collective')} bus bandwidth "
+                       f"{_seconds(bw.get('large_message_gbs'))} GB/s at large messages ({bw.get('rule')})"
+                       + (f"; {sizes} message sizes" if sizes else ""), indent=2)
         if src.get("outliers"):
-            console.print(f"  {src['path']}: {len(src['outliers'])} outlier step(s) flagged (kept)")
+            print_line(console, (name, "bold"), f": {len(src['outliers'])} outlier step(s) flagged (kept)", indent=2)
+
+
+# ---------------------------------------------------------------- catalog
+
+LIST_COLUMNS = {
+    "accelerators": [("id", "id"), ("name", "name"), ("vendor", "vendor"), ("bf16_tflops", "bf16 TFLOPS"),
+                     ("hbm_gb", "HBM GB"), ("hbm_bw_tbs", "HBM TB/s"), ("tdp_w", "TDP W")],
+    "networks": [("id", "id"), ("name", "name"), ("kind", "kind"), ("scale_out_gbps_per_gpu", "Gb/s per GPU"),
+                 ("latency_us", "latency µs")],
+    "models": [("id", "id"), ("name", "name"), ("layers", "layers"), ("hidden", "hidden"), ("moe", "MoE")],
+    "price-books": [("id", "id"), ("provider", "provider"), ("kind", "kind"), ("currency", "currency"),
+                    ("effective", "effective"), ("lines", "lines")],
+}
+FREE_TEXT = ("name", "vendor", "provider")
 
 
 def render_catalog(result: dict, console) -> None:
     if "entry" in result:
-        import json
-
-        console.print(f"[bold]{result['kind']}[/bold] {result['entry'].get('id')}  ({result.get('file')})")
-        console.print_json(json.dumps(result["entry"], default=str))
+        _render_entry(result, console)
         return
     for kind, rows in result["entries"].items():
         if not rows:
             continue
-        table = _table(kind, list(rows[0].keys()))
-        for row in rows:
-            table.add_row(*[_f(v, "{:,.4g}") if isinstance(v, float) else str(v) for v in row.values()])
-        console.print(table)
+        spec = LIST_COLUMNS.get(kind) or [(k, k) for k in rows[0]]
+        columns = [Column(label, justify="left" if key in FREE_TEXT + ("id", "kind", "currency", "effective") else "right",
+                          wrap=key in FREE_TEXT) for key, label in spec]
+        print_table(console, columns, [[_exact(row.get(key)) for key, _ in spec] for row in rows], title=(kind, "bold"))
+
+
+SECTIONS = ("sourced", "notes", "lines")
+
+
+def _render_entry(result: dict, console) -> None:
+    entry = result["entry"]
+    head = [(f"{result['kind']} ", "dim"), (str(entry.get("id")), "bold")]
+    if entry.get("name") and entry.get("name") != entry.get("id"):
+        head.append(f" — {entry['name']}")
+    print_line(console, *head)
+    if result.get("file"):
+        print_line(console, ("file: ", "dim"), str(result["file"]))
+    fields = [(key, str(value) if key.endswith("_year") and isinstance(value, int) else _field(value))
+              for key, value in sorted(entry.items()) if key not in ("id", "name") + SECTIONS]
+    print_stacked(console, [Column(key) for key, _ in fields], [[text(value) for _, value in fields]], key=())
+    if entry.get("lines"):
+        _render_lines(entry["lines"], console, str(entry.get("currency") or ""))
+    _render_sourced(entry.get("sourced") or {}, console, "source")
+    if entry.get("notes"):
+        print_line(console, ("notes: ", "dim"), str(entry["notes"]))
+
+
+def _field(value: Any) -> str:
+    """A nested mapping on one line ("bf16 989.4, fp8 1,978.9"); None is "not published"."""
+    if isinstance(value, dict):
+        if not value:
+            return "none"
+        return ", ".join(f"{k} {_field(v)}" for k, v in value.items())
+    if isinstance(value, list):
+        return ", ".join(_field(v) for v in value) or "none"
+    return _exact(value)
+
+
+LINE_KEYS = ("accelerator", "term", "price_per_gpu_hour", "min_commit_months", "sku", "region", "capex_per_gpu",
+             "network_capex_per_gpu", "life_years", "residual_fraction", "support_per_gpu_year")
+
+
+MONEY_KEYS = ("price_per_gpu_hour", "capex_per_gpu", "network_capex_per_gpu", "support_per_gpu_year")
+
+
+def _render_lines(lines: list[dict], console, currency: str) -> None:
+    keys = [k for k in LINE_KEYS if any(line.get(k) is not None for line in lines)]
+    keys += sorted({k for line in lines for k, v in line.items()
+                    if k not in keys and k not in SECTIONS and v is not None and not isinstance(v, (dict, list))})
+    columns = [Column(k.replace("_", " ") + (f" ({currency})" if k in MONEY_KEYS and currency else ""),
+                      justify="left" if k in ("accelerator", "term", "sku", "region") else "right") for k in keys]
+    print_table(console, columns, [[_exact(line.get(k)) for k in keys] for line in lines], title=("lines", "bold"),
+                key=(0, 1))
+    for line in lines:
+        _render_sourced(line.get("sourced") or {}, console, f"source of {line.get('accelerator')} {line.get('term')}")
+
+
+def _render_sourced(sourced: dict, console, label: str) -> None:
+    items = sourced.get("source") or []
+    verified = ("verified", "green") if sourced.get("verified") else ("not verified", "yellow")
+    print_line(console, (f"{label} ", "dim"), f"(as of {sourced.get('as_of') or EN.na}; ", verified, "):")
+    for item in items:
+        print_line(console, f"- {item}", indent=2)
+
+
+# ---------------------------------------------------------------- diff
+
+DIFF_COLUMNS = ("bid", "old", "new", "change")
 
 
 def render_diff(result: dict, console) -> None:
-    console.print(f"added: {', '.join(result['added']) or 'none'}; removed: {', '.join(result['removed']) or 'none'}")
+    """Input changes beside the result changes they caused; money in the report's format."""
+    old, new = result["old"], result["new"]
+    f = Formatter("en", str(new.get("currency") or old.get("currency") or "USD"))
+    print_line(console, (str(old.get("file") or "old"), "bold"), " → ", (str(new.get("file") or "new"), "bold"))
+    for key, word in (("title", "title"), ("as_of", "as of")):
+        if old.get(key) != new.get(key):
+            print_line(console, f"{word}: {old.get(key)} → {new.get(key)}", indent=2)
+    if result["added"] or result["removed"]:
+        print_line(console, f"bids added: {', '.join(result['added']) or 'none'}; "
+                            f"removed: {', '.join(result['removed']) or 'none'}")
+    inputs = [("all bids", c) for c in result.get("inputs") or []]
+    inputs += [(bid["id"], c) for bid in result["changed"] for c in bid.get("inputs") or []]
+    outcomes = [(bid["id"], c) for bid in result["changed"] for c in bid.get("results") or []]
+    for title, label, rows in (("inputs that changed", "input", inputs), ("results that moved", "result", outcomes)):
+        if rows:
+            columns = [Column("bid", justify="left"), Column(label, justify="left", wrap=True), Column("old"),
+                       Column("new"), Column("change")]
+            print_table(console, columns, [[bid_id, c["label"], *_diff_values(c, f)] for bid_id, c in rows],
+                        title=(title, "bold"), key=(0, 1))
+    if not inputs and not outcomes:
+        print_line(console, "no input or result changed")
     for bid in result["changed"]:
-        parts = [f"{k} {_f(v['old'], '{:,.4g}')} → {_f(v['new'], '{:,.4g}')}"
-                 + (f" ({v['relative']:+.1%})" if v.get("relative") is not None else "")
-                 for k, v in bid["changes"].items()]
-        flags = "".join([f" +{f}" for f in bid["flags_added"]] + [f" -{f}" for f in bid["flags_removed"]])
-        console.print(f"[bold]{bid['id']}[/bold]: " + "; ".join(parts) + flags)
+        moved = [f"+{code}" for code in bid["flags_added"]] + [f"−{code}" for code in bid["flags_removed"]]
+        if moved:
+            print_line(console, (str(bid["id"]), "bold"), " flags: " + " ".join(moved))
     r = result["ranking"]
-    console.print(f"ranking {'changed' if r['changed'] else 'unchanged'}: {' > '.join(r['old'])} → "
-                  f"{' > '.join(r['new'])}" + ("  (new winner)" if r["winner_changed"] else ""))
+    print_line(console, f"ranking {'changed' if r['changed'] else 'unchanged'}: {' > '.join(r['old'])} → "
+                        f"{' > '.join(r['new'])}" + ("  (new winner)" if r["winner_changed"] else ""))
+
+
+def _diff_values(change: dict, f: Formatter) -> list[str]:
+    kind = change["kind"]
+    currency = change.get("currency") or {}
+    old, new = (_diff_value(kind, change[side], f, currency.get(side)) for side in ("old", "new"))
+    if change.get("delta") is None:
+        return [old, new, ""]
+    if change["field"] == "rank":
+        return [old, new, f"{int(change['delta']):+d}".replace("-", "−")]
+    return [old, new, _signed(change["relative"]).replace("-", "−") if change.get("relative") is not None else ""]
+
+
+def _diff_value(kind: str, value: Any, f: Formatter, currency: str | None) -> str:
+    if value is None:
+        return f.na
+    if kind == "money":
+        return f.money(value, currency)
+    if kind == "rate":
+        return f.rate(value, currency)
+    if kind == "book_money":
+        return f.price(value, currency)
+    formats = {"seconds": f.seconds, "days": f.days, "percent": f.percent, "count": f.integer, "number": f.plain}
+    return formats[kind](value) if kind in formats and not isinstance(value, str) else str(value)

@@ -1,44 +1,146 @@
-"""`procure diff`: what moved between two rounds of bids (two procure.quote/v2 documents)."""
+"""`procure diff`: what moved between two rounds of bids (two procure.quote/v2 documents).
+
+Inputs and results are compared apart, so a reader sees the cause next to the effect: a price
+6.88 -> 3.95 (an input) beside the total cost it moved (a result). Every change carries the raw
+old and new values (money stays Decimal), its delta and relative change, and a ``kind`` that tells
+a renderer how to format it (money in the report's format, seconds, days, a percentage, text).
+"""
 
 from __future__ import annotations
 
 from decimal import Decimal
+from typing import Any, Callable
 
-FIELDS = ("step_time_s", "time_to_train_days", "total_cost", "cost_per_million_tokens", "mfu", "gpus")
+SCHEMA = "procure.diff/v2"
+
+# (field path in a bid, label, kind); kind "money" is in the bid's currency, "book_money" in its price book's
+BID_INPUTS = (
+    (("vendor",), "vendor", "text"),
+    (("accelerator", "id"), "accelerator", "text"),
+    (("gpus",), "GPUs", "count"),
+    (("network", "id"), "network", "text"),
+    (("pricing", "kind"), "pricing", "text"),
+    (("pricing", "price_book"), "price book", "text"),
+    (("pricing", "term"), "term", "text"),
+    (("pricing", "price_per_gpu_hour"), "price per GPU-hour", "book_money"),
+    (("pricing", "min_commit_months"), "minimum commitment (months)", "count"),
+    (("committed", "step_time_s"), "committed step time", "seconds"),
+    (("committed", "p99_step_time_s"), "committed P99 step time", "seconds"),
+    (("committed", "scaling_efficiency"), "committed scaling efficiency", "percent"),
+    (("plan_origin",), "plan", "text"),
+    (("measured", "step_time_s", "mean"), "measured mean step time", "seconds"),
+    (("measured", "step_time_s", "p99"), "measured P99 step time", "seconds"),
+)
+BID_RESULTS = (
+    (("rank",), "rank", "count"),
+    (("step_time_s",), "step time", "seconds"),
+    (("time_to_train_days",), "time to train", "days"),
+    (("total_cost",), "total cost", "money"),
+    (("cost_per_million_tokens",), "cost per million tokens", "rate"),
+    (("mfu",), "MFU", "percent"),
+)
+WORKLOAD_INPUTS = (
+    (("model", "id"), "model", "text"),
+    (("seq_len",), "sequence length", "count"),
+    (("global_batch_tokens",), "global batch (tokens)", "count"),
+    (("train_tokens",), "training tokens", "count"),
+    (("precision",), "precision", "text"),
+    (("deadline_days",), "deadline", "days"),
+)
 
 
-def _num(value):
-    return None if value is None else (value if isinstance(value, Decimal) else Decimal(str(value)))
+def _get(data: Any, path: tuple[str, ...]) -> Any:
+    for key in path:
+        if not isinstance(data, dict):
+            return None
+        data = data.get(key)
+    return data
 
 
-def _change(old, new) -> dict:
+def _num(value: Any) -> Decimal | None:
+    if value is None or isinstance(value, bool):
+        return None
+    if isinstance(value, Decimal):
+        return value
+    if isinstance(value, (int, float)):
+        return Decimal(str(value))
+    return None
+
+
+def _change(field: str, label: str, kind: str, old: Any, new: Any, currency: tuple[str | None, str | None]) -> dict:
     o, n = _num(old), _num(new)
-    delta = None if o is None or n is None else n - o
-    rel = None if delta is None or o == 0 else float(delta / o)
-    return {"old": old, "new": new, "delta": delta, "relative": rel}
+    delta = None if o is None or n is None or kind == "text" else n - o
+    relative = None if delta is None or o == 0 else float(delta / o)
+    out = {"field": field, "label": label, "kind": kind, "old": old, "new": new, "delta": delta, "relative": relative}
+    if kind in ("money", "rate", "book_money"):
+        out["currency"] = {"old": currency[0], "new": currency[1]}
+    return out
 
 
-def diff_documents(old: dict, new: dict) -> dict:
+def _same(a: Any, b: Any) -> bool:
+    """Equal values; numbers by value (a saved float and the Decimal it was written from are equal)."""
+    na, nb = _num(a), _num(b)
+    return na == nb if na is not None and nb is not None else a == b
+
+
+def _compare(old: dict, new: dict, spec: tuple, currency: Callable[[dict, str], str | None]) -> list[dict]:
+    changes = []
+    for path, label, kind in spec:
+        a, b = _get(old, path), _get(new, path)
+        if not _same(a, b):
+            changes.append(_change(".".join(path), label, kind, a, b, (currency(old, kind), currency(new, kind))))
+    return changes
+
+
+def _bid_currency(bid: dict, kind: str) -> str | None:
+    if kind == "book_money":
+        return _get(bid, ("pricing", "book_currency")) or bid.get("currency")
+    return bid.get("currency")
+
+
+def _assumptions(old: dict, new: dict) -> list[dict]:
+    a = {str(x.get("key")): x for x in old.get("assumptions") or []}
+    b = {str(x.get("key")): x for x in new.get("assumptions") or []}
+    out = []
+    for key in sorted(set(a) | set(b)):
+        va, vb = (a.get(key) or {}).get("value"), (b.get(key) or {}).get("value")
+        if not _same(va, vb):
+            label = (b.get(key) or a.get(key) or {}).get("label") or key
+            out.append(_change(f"assumptions.{key}", str(label), "number", va, vb, (None, None)))
+    return out
+
+
+def _flags(bid: dict) -> list[str]:
+    return sorted(str(f.get("code")) for f in bid.get("flags") or [])
+
+
+def diff_documents(old: dict, new: dict, old_file: str | None = None, new_file: str | None = None) -> dict:
     old_bids = {b["id"]: b for b in old.get("bids", [])}
     new_bids = {b["id"]: b for b in new.get("bids", [])}
     changed = []
     for bid_id in [b for b in new_bids if b in old_bids]:
         a, b = old_bids[bid_id], new_bids[bid_id]
-        moves = {f: _change(a.get(f), b.get(f)) for f in FIELDS if a.get(f) != b.get(f)}
-        flags_a = sorted(f["code"] for f in a.get("flags", []))
-        flags_b = sorted(f["code"] for f in b.get("flags", []))
-        if moves or flags_a != flags_b:
-            changed.append({"id": bid_id, "changes": moves,
+        inputs = _compare(a, b, BID_INPUTS, _bid_currency)
+        results = _compare(a, b, BID_RESULTS, _bid_currency)
+        flags_a, flags_b = _flags(a), _flags(b)
+        if inputs or results or flags_a != flags_b:
+            changed.append({"id": bid_id, "inputs": inputs, "results": results,
                             "flags_added": sorted(set(flags_b) - set(flags_a)),
                             "flags_removed": sorted(set(flags_a) - set(flags_b))})
+    workload = _compare(old.get("workload") or {}, new.get("workload") or {}, WORKLOAD_INPUTS, lambda d, k: None)
+    old_rank, new_rank = list(old.get("ranking", [])), list(new.get("ranking", []))
     return {
-        "schema": "procure.diff/v1",
-        "old": {"title": old.get("title"), "as_of": old.get("as_of")},
-        "new": {"title": new.get("title"), "as_of": new.get("as_of")},
+        "schema": SCHEMA,
+        "old": _side(old, old_file),
+        "new": _side(new, new_file),
+        "inputs": [dict(c, field=f"workload.{c['field']}") for c in workload] + _assumptions(old, new),
         "added": sorted(set(new_bids) - set(old_bids)),
         "removed": sorted(set(old_bids) - set(new_bids)),
         "changed": changed,
-        "ranking": {"old": old.get("ranking", []), "new": new.get("ranking", []),
-                    "changed": old.get("ranking", []) != new.get("ranking", []),
-                    "winner_changed": (old.get("ranking") or [None])[0] != (new.get("ranking") or [None])[0]},
+        "ranking": {"old": old_rank, "new": new_rank, "changed": old_rank != new_rank,
+                    "winner_changed": (old_rank or [None])[0] != (new_rank or [None])[0]},
     }
+
+
+def _side(doc: dict, file: str | None) -> dict:
+    return {"file": file, "title": doc.get("title"), "as_of": doc.get("as_of"), "currency": doc.get("currency")}

@@ -43,8 +43,13 @@ def parse_json(data: bytes, source: str) -> Any:
         return json.loads(data, parse_float=_number, parse_constant=_refuse_constant)
     except RecursionError:
         raise input_error(source, "bad-json", "the JSON nests too deeply to be a procure document") from None
-    except (ValueError, UnicodeDecodeError) as exc:
-        raise input_error(source, "bad-json", f"not a JSON document: {exc}") from None
+    except json.JSONDecodeError as exc:
+        raise input_error(source, "bad-json", f"not a JSON document: {exc.msg}", exc.lineno, exc.colno) from None
+    except UnicodeDecodeError as exc:
+        raise input_error(source, "bad-json", f"not UTF-8 text (byte 0x{data[exc.start:exc.start + 1].hex()} "
+                          f"at offset {exc.start})", 1, 1) from None
+    except ValueError as exc:
+        raise input_error(source, "bad-json", f"not a JSON document: {exc}", 1, 1) from None
 
 
 def _refuse_constant(name: str) -> None:

@@ -8,32 +8,46 @@ from __future__ import annotations
 import time
 from dataclasses import replace
 from pathlib import Path
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from procure.catalog.knobs import Knobs
 from procure.catalog.software import SoftwareStack
-from procure.document.quote import QuoteDocument
-from procure.economics.inputs import Assumptions, BidCase, Commitment
-from procure.economics.statistical import BatchChoice, CriticalBatch
 from procure.inputs.bundle import Inputs
 from procure.inputs.resolve import ResolvedBid
-from procure.measure.bid import MeasuredBid
 from procure.model.types import Estimate, PlanSpec, Workload
+
+if TYPE_CHECKING:   # only `quote` needs the economics and the document: `estimate` starts without them
+    from procure.document.quote import QuoteDocument
+    from procure.economics.inputs import Assumptions, BidCase, Commitment, Performance
+    from procure.economics.statistical import BatchChoice, CriticalBatch
+    from procure.inputs.schema import PhaseSpec
+    from procure.measure.bid import MeasuredBid
 
 Progress = Callable[[int, int], None]
 
 
-def model_workload(inputs: Inputs, global_batch_seqs: int | None = None, seq_len: int | None = None,
-                   precision: str | None = None) -> Workload:
-    """The model's workload: the cluster.yaml one, or the same at another batch, length or precision."""
+def model_workload(inputs: Inputs, phase: PhaseSpec | None = None, *, global_batch_seqs: int | None = None,
+                   seq_len: int | None = None, precision: str | None = None) -> Workload:
+    """The model's workload of the main phase, or of a further ``phase`` (its sequence and batch);
+    the keywords put the main phase at another batch, length or precision (a batch range, a
+    commitment stated at its own conditions)."""
     w = inputs.cluster.workload
-    return Workload(seq_len=seq_len or w.seq_len, global_batch=global_batch_seqs or w.global_batch_seqs,
-                    precision=precision or w.precision)
+    seq, batch = (w.seq_len, w.global_batch_seqs) if phase is None else (phase.seq_len, phase.global_batch_seqs)
+    return Workload(seq_len=seq_len or seq, global_batch=global_batch_seqs or batch, precision=precision or w.precision,
+                    moe_imbalance=w.moe_imbalance, fp8_dispatch=w.fp8_dispatch)
 
 
-def plan_spec(rb: ResolvedBid) -> PlanSpec | None:
+def plan_spec(rb: ResolvedBid, phase: PhaseSpec | None = None) -> PlanSpec | None:
+    """The bid's plan; a phase's ``plan`` overrides its fields (dp then follows the GPUs unless
+    the phase states it)."""
     plan = rb.bid.plan
-    return None if plan == "auto" else PlanSpec(**plan.model_dump())
+    fields = {} if plan == "auto" else plan.model_dump()
+    if phase is not None and phase.plan is not None:
+        given = {k: v for k, v in phase.plan.model_dump().items() if v is not None}
+        if fields and "dp" not in given:
+            fields["dp"] = None
+        fields.update(given)
+    return PlanSpec(**fields) if fields else None
 
 
 def measure(rb: ResolvedBid) -> MeasuredBid | None:
@@ -62,8 +76,23 @@ def estimate_at(inputs: Inputs, rb: ResolvedBid, measured: MeasuredBid | None, k
                     software=software(inputs, rb))
 
 
+def _timed(est: Estimate, start: float) -> Estimate:
+    if est.search is not None and est.search.get("seconds") is None:
+        est.search["seconds"] = round(time.perf_counter() - start, 4)
+    return est
+
+
+def estimate_bid(inputs: Inputs, rb: ResolvedBid, measured: MeasuredBid | None, knobs: Knobs,
+                 phase: PhaseSpec | None = None) -> Estimate:
+    """The bid's plan at the workload's batch (the main phase), or at a further ``phase``'s."""
+    start = time.perf_counter()
+    return _timed(estimate_at(inputs, rb, measured, knobs, model_workload(inputs, phase), plan_spec(rb, phase)),
+                  start)
+
+
 def critical_batch(inputs: Inputs) -> CriticalBatch | None:
-    """The workload's critical batch under its model family's law (None: the catalog has no law)."""
+    """The workload's critical batch under its model family's law (None: the catalog has no law);
+    the law is the main phase's (its batch is the one a range lets the search choose)."""
     from procure.catalog.batch_scaling import embedding_params, family_of
     from procure.economics.statistical import critical_batch as solve, law_params
     from procure.model import active_param_count, param_count
@@ -76,11 +105,11 @@ def critical_batch(inputs: Inputs) -> CriticalBatch | None:
     return solve(law, params, float(w.train_tokens), float(w.tokens_per_step))
 
 
-def estimate_bid(inputs: Inputs, rb: ResolvedBid, measured: MeasuredBid | None, knobs: Knobs,
-                 critical: CriticalBatch | None = None) -> tuple[Estimate, BatchChoice]:
-    """The bid's plan at the workload's batch, or (with a batch range) at the batch with the shortest
-    time to target after the statistical-efficiency penalty: the plan search is run at every
-    candidate batch (``economics.statistical.candidate_batches``) and economics chooses."""
+def estimate_bid_batch(inputs: Inputs, rb: ResolvedBid, measured: MeasuredBid | None, knobs: Knobs,
+                       critical: CriticalBatch | None = None) -> tuple[Estimate, BatchChoice]:
+    """The main phase's plan at the workload's batch, or (with a batch range) at the batch with the
+    shortest time to target after the statistical-efficiency penalty: the plan search is run at
+    every candidate batch (``economics.statistical.candidate_batches``) and economics chooses."""
     from procure.economics.statistical import fixed_batch
 
     w = inputs.cluster.workload
@@ -94,9 +123,7 @@ def estimate_bid(inputs: Inputs, rb: ResolvedBid, measured: MeasuredBid | None, 
             batch = replace(batch, note="measured at the workload's batch: the bid is held there")
     else:
         est, batch = _search_batches(inputs, rb, measured, knobs, critical, span)
-    if est.search is not None and est.search.get("seconds") is None:
-        est.search["seconds"] = round(time.perf_counter() - start, 4)
-    return est, batch
+    return _timed(est, start), batch
 
 
 def _search_batches(inputs: Inputs, rb: ResolvedBid, measured: MeasuredBid | None, knobs: Knobs,
@@ -105,7 +132,8 @@ def _search_batches(inputs: Inputs, rb: ResolvedBid, measured: MeasuredBid | Non
 
     w = inputs.cluster.workload
     batches = candidate_batches(span[0], span[1], rb.bid.gpus, w.global_batch_seqs)
-    estimates = [estimate_at(inputs, rb, measured, knobs, model_workload(inputs, b), plan_spec(rb)) for b in batches]
+    estimates = [estimate_at(inputs, rb, measured, knobs, model_workload(inputs, global_batch_seqs=b), plan_spec(rb))
+                 for b in batches]
     options = [BatchOption(b, b * w.seq_len, e.step_time_s if e.feasible else None,
                            dict(e.terms) if e.feasible else {}, dict(e.plan) if e.feasible else {},
                            None if e.feasible else e.reason) for b, e in zip(batches, estimates)]
@@ -120,7 +148,7 @@ def scaling(inputs: Inputs, rb: ResolvedBid, est: Estimate, knobs: Knobs,
 
     if not est.feasible:
         return None
-    workload = model_workload(inputs, batch.global_batch_seqs if batch else None)
+    workload = model_workload(inputs, global_batch_seqs=batch.global_batch_seqs if batch else None)
     return scaling_curve(inputs.arch, rb.accelerator, rb.network, rb.bid.gpus, workload,
                          est.plan, knobs=knobs, software=software(inputs, rb))
 
@@ -166,6 +194,11 @@ class TunedRecipes:
         return recipe
 
 
+def phase_estimates(inputs: Inputs, rb: ResolvedBid, knobs: Knobs) -> list[tuple[PhaseSpec, Estimate]]:
+    """The model's estimate of every further phase of the workload (long-context extensions)."""
+    return [(phase, estimate_bid(inputs, rb, None, knobs, phase)) for phase in inputs.cluster.workload.phases]
+
+
 def gemm_ceiling_mfu(rb: ResolvedBid, precision: str) -> float | None:
     """The accelerator's measured matmul ceiling over its peak at the workload precision."""
     ceiling = rb.accelerator.matmul_ceiling_tflops.get(precision)
@@ -177,6 +210,7 @@ def commitment(inputs: Inputs, rb: ResolvedBid, est: Estimate, batch: BatchChoic
     """The commitment at the bid's conditions: as given, or converted from the vendor's own
     conditions with the model's step times at both (``economics.commitment``)."""
     from procure.economics.commitment import MAX_SEQ_RATIO, Conditions, convert
+    from procure.economics.inputs import Commitment
 
     c, w = rb.bid.committed, inputs.cluster.workload
     if not c.has_conditions:
@@ -188,7 +222,8 @@ def commitment(inputs: Inputs, rb: ResolvedBid, est: Estimate, batch: BatchChoic
     modeled_at_bid = est.step_time_s if est.feasible else None
     modeled_at_stated = modeled_at_bid if stated == at_bid else None
     if stated != at_bid and max(seq / w.seq_len, w.seq_len / seq) <= MAX_SEQ_RATIO:
-        workload = model_workload(inputs, stated.global_batch_seqs, stated.seq_len, stated.precision)
+        workload = model_workload(inputs, global_batch_seqs=stated.global_batch_seqs, seq_len=stated.seq_len,
+                                  precision=stated.precision)
         found = estimate_at(inputs, rb, measured, knobs, workload, plan_spec(rb))
         if not found.feasible and plan_spec(rb) is not None:   # the given plan may not divide their batch
             found = estimate_at(inputs, rb, measured, knobs, workload, None)
@@ -198,11 +233,36 @@ def commitment(inputs: Inputs, rb: ResolvedBid, est: Estimate, batch: BatchChoic
                       c.scaling_efficiency, converted)
 
 
+def _performance(inputs: Inputs, rb: ResolvedBid, est: Estimate, tokens_per_step: int,
+                 measured: MeasuredBid | None, knobs: Knobs | None) -> Performance:
+    """One phase's Performance: the model's estimate (or the measured step time), with the
+    model's error and the accelerator's GEMM ceiling attached."""
+    from procure.economics.basis import Modeled, performance, step_time_error, with_error
+
+    w = inputs.cluster.workload
+    modeled = Modeled(feasible=est.feasible, step_time_s=est.step_time_s if est.feasible else None,
+                      p99_step_time_s=(est.percentiles_s or {}).get("p99"),
+                      model_flops_per_step=est.model_flops_per_step,
+                      hardware_flops_per_step=est.hardware_flops_per_step, terms=dict(est.terms), reason=est.reason)
+    perf = performance(modeled, tokens_per_step=tokens_per_step, gpus=rb.bid.gpus,
+                       peak_flops_per_gpu=rb.accelerator.peak_flops(w.precision),
+                       measured_mean_s=measured.mean_s if measured else None,
+                       measured_p99_s=measured.p99_s if measured else None)
+    # the model's calibration record (issue 10) when it gives one; else whether knobs were fitted
+    fitted = knobs is not None and rb.accelerator.id in knobs.by_accelerator
+    error = step_time_error(getattr(est, "calibration", None), fitted)
+    return with_error(perf, error, gemm_ceiling_mfu(rb, w.precision))
+
+
 def bid_case(inputs: Inputs, rb: ResolvedBid, est: Estimate, measured: MeasuredBid | None,
              scaling_result: dict[str, Any] | None, knobs: Knobs | None = None,
+             phases: list[tuple[PhaseSpec, Estimate]] | None = None, *,
              batch: BatchChoice | None = None, promised: Commitment | None = None) -> BidCase:
-    from procure.economics.basis import Modeled, performance, step_time_error, with_error
-    from procure.economics.inputs import Pricing
+    """The economics' view of one bid; ``phases`` are the workload's further phases with their
+    estimates (``phase_estimates``): each is timed at its own step time, all are billed. ``batch``
+    is the main phase's (``estimate_bid_batch``; None: the workload's), ``promised`` the
+    commitment at the bid's conditions (``commitment``)."""
+    from procure.economics.inputs import BidCase, Commitment, Phase, Pricing
     from procure.economics.statistical import fixed_batch
     from procure.inputs.resolve import price_terms
     from procure.model import param_count
@@ -211,28 +271,20 @@ def bid_case(inputs: Inputs, rb: ResolvedBid, est: Estimate, measured: MeasuredB
     batch = batch or fixed_batch(w.global_batch_seqs, w.tokens_per_step, None)
     # logs were measured at the workload's batch: they drive the economics only at that batch
     measured_here = measured if batch.global_batch_seqs == w.global_batch_seqs else None
-    modeled = Modeled(feasible=est.feasible, step_time_s=est.step_time_s if est.feasible else None,
-                      p99_step_time_s=(est.percentiles_s or {}).get("p99"),
-                      model_flops_per_step=est.model_flops_per_step,
-                      hardware_flops_per_step=est.hardware_flops_per_step, terms=dict(est.terms), reason=est.reason)
-    perf = performance(modeled, tokens_per_step=batch.tokens_per_step, gpus=rb.bid.gpus,
-                       peak_flops_per_gpu=rb.accelerator.peak_flops(w.precision),
-                       measured_mean_s=measured_here.mean_s if measured_here else None,
-                       measured_p99_s=measured_here.p99_s if measured_here else None)
-    # the model's calibration record (issue 10) when it gives one; else whether knobs were fitted
-    fitted = knobs is not None and rb.accelerator.id in knobs.by_accelerator
-    error = step_time_error(getattr(est, "calibration", None), fitted)
-    perf = with_error(perf, error, gemm_ceiling_mfu(rb, w.precision))
+    perf = _performance(inputs, rb, est, batch.tokens_per_step, measured_here, knobs)
+    further = tuple(Phase(spec.name, _performance(inputs, rb, e, spec.tokens_per_step, None, knobs), spec.tokens)
+                    for spec, e in phases or [])
     return BidCase(id=rb.bid.id, vendor=rb.bid.vendor, performance=perf,
                    pricing=Pricing(**price_terms(rb, inputs.cluster.currency)),
                    commitment=promised or Commitment(**c.figures()),
                    train_tokens=float(w.train_tokens), params=param_count(inputs.arch),
                    deadline_days=inputs.cluster.deadline_days,
                    scaling_efficiency=(scaling_result or {}).get("efficiency"),
-                   lead_time_days=rb.lead_time_days or 0.0, batch=batch)
+                   lead_time_days=rb.lead_time_days or 0.0, batch=batch, main_phase=w.name, phases=further)
 
 
 def economics_assumptions(inputs: Inputs) -> Assumptions:
+    from procure.economics.inputs import Assumptions
     from procure.inputs.resolve import assumption_overrides
 
     known = set(Assumptions.__dataclass_fields__)
@@ -257,11 +309,12 @@ def build_document(inputs: Inputs, progress: Progress | None = None, basis: str 
     outcomes, cases = [], []
     for done, rb in enumerate(inputs.bids, start=1):
         measured = measure(rb)
-        est, batch = estimate_bid(inputs, rb, measured, knobs, critical)
+        est, batch = estimate_bid_batch(inputs, rb, measured, knobs, critical)
         curve = scaling(inputs, rb, est, knobs, batch)
         promised = commitment(inputs, rb, est, batch, measured, knobs)
-        outcomes.append(BidOutcome(rb, est, measured, curve, recipes.compare(rb, est), batch, promised))
-        cases.append(bid_case(inputs, rb, est, measured, curve, knobs, batch, promised))
+        phases = phase_estimates(inputs, rb, knobs)
+        outcomes.append(BidOutcome(rb, est, measured, curve, recipes.compare(rb, est), batch, promised, phases))
+        cases.append(bid_case(inputs, rb, est, measured, curve, knobs, phases, batch=batch, promised=promised))
         if progress:
             progress(done, len(inputs.bids))
     comparison = compare(cases, assumptions, ranking_basis(inputs, basis))

@@ -7,8 +7,7 @@ from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[1]
-SHARED = REPO.parent / "shared"
+from shared_root import REPO, SHARED  # noqa: E402,F401  (PROCURE_SHARED overrides ../shared)
 
 
 def pytest_addoption(parser):
@@ -19,6 +18,10 @@ def pytest_addoption(parser):
 def pytest_configure(config):
     if config.getoption("--update-goldens"):
         os.environ["PROCURE_UPDATE_GOLDENS"] = "1"
+    if "PROCURE_CACHE_DIR" not in os.environ:   # the parsed-catalog cache of a test run stays out of ~/.cache
+        import tempfile
+
+        os.environ["PROCURE_CACHE_DIR"] = tempfile.mkdtemp(prefix="procure-test-cache-")
 
 
 @pytest.fixture

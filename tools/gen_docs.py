@@ -91,7 +91,25 @@ FIELD_TEXT: dict[str, str] = {
     "MoESpec.expert_ffn_hidden": "MLP width of one expert.",
     "MoESpec.shared_experts": "Experts every token passes through, in addition to the routed ones.",
     "MoESpec.dense_layers": "Leading layers with a dense MLP instead of experts.",
-    "MoESpec.capacity_factor": "Expert capacity as a multiple of the balanced load (tokens over capacity are dropped).",
+    "MoESpec.capacity_factor": "Expert capacity as a multiple of the balanced load (tokens over capacity are dropped, experts padded to it); unset means dropless routing.",
+    "MoESpec.shared_expert_ffn_hidden": "Total MLP width of the shared experts, where it differs from shared_experts x expert_ffn_hidden.",
+    "MoESpec.layer_freq": "Every n-th layer after the dense ones is MoE (Llama 4 Maverick: 2).",
+    "MoESpec.groups": "Expert groups of group-limited routing (DeepSeek-V3: 8).",
+    "MoESpec.group_topk": "Groups a token's experts may come from (DeepSeek-V3: 4): laid out one per node, the nodes a token crosses to.",
+    "ArchitectureSpec.mla": "Multi-head latent attention (DeepSeek-V2/V3, Kimi K2); unset for standard attention.",
+    "ArchitectureSpec.attention_window": "Local attention on some layers (sliding window or chunks); unset for full causal attention.",
+    "ArchitectureSpec.mtp_layers": "Multi-token-prediction modules (DeepSeek-V3: 1): one more layer and output-head pass each.",
+    "MLASpec.q_lora_rank": "Width of the query latent; unset when queries are projected directly.",
+    "MLASpec.kv_lora_rank": "Width of the key/value latent.",
+    "MLASpec.qk_nope_head_dim": "Per-head query/key width without rotary embedding.",
+    "MLASpec.qk_rope_head_dim": "Per-head rotary query/key width (the key part shared across heads).",
+    "MLASpec.v_head_dim": "Per-head value width.",
+    "AttentionWindowSpec.size": "Keys a query sees (sliding) or the chunk length (chunked).",
+    "AttentionWindowSpec.global_every": "Every n-th layer attends to the whole sequence; unset means every layer is local.",
+    "AttentionWindowSpec.kind": "`sliding` (GPT-OSS, Mistral) or `chunked` (causal inside fixed chunks: Llama 4).",
+    "ModelEntry.mla": "Multi-head latent attention (fields as in cluster.yaml `workload.architecture.mla`).",
+    "ModelEntry.attention_window": "Local attention (fields as in cluster.yaml `workload.architecture.attention_window`).",
+    "ModelEntry.mtp_layers": "Multi-token-prediction modules.",
     # assumptions
     "AssumptionsSpec.power_usd_per_kwh": "Electricity price per kWh in the report currency (purchase bids).",
     "AssumptionsSpec.pue": "Power usage effectiveness of the facility (purchase bids).",
@@ -188,6 +206,22 @@ FIELD_TEXT: dict[str, str] = {
     "PlanSpecModel.recompute": "Activation recomputation.",
     "PlanSpecModel.sequence_parallel": "Megatron sequence parallelism (with tensor parallelism).",
     "PlanSpecModel.tp_comm_overlap": "Overlap tensor-parallel communication with compute.",
+    "PlanSpecModel.etp": "Expert tensor parallelism (MoE), separate from attention TP: experts refold over tp x dp x cp (Megatron parallel folding).",
+    "PlanSpecModel.a2a_overlap": "Hide the expert-parallel all-to-all under another micro-batch's compute (Megatron EP A2A overlap, DualPipe).",
+    "PlanSpecModel.moe_dispatcher": "MoE token dispatcher: `alltoall` (a copy per routed expert), `deepep` or `hybridep` (one copy per destination node).",
+    "PlanSpecModel.cp_comm": "Context-parallel communication: `p2p` ring of K/V chunks, `a2a` over heads, `allgather` of K/V.",
+    # workload phases and MoE routing
+    "Workload.name": "Name of the workload's main phase (the reports list it next to the further `phases`).",
+    "Workload.phases": "Further training phases after the main one (a long-context extension): time to train and cost add up over all of them.",
+    "Workload.moe_imbalance": "MoE: the busiest expert-parallel rank's load over the mean (1.0: a perfectly balanced router).",
+    "Workload.fp8_dispatch": "MoE: dispatch tokens in fp8 (DeepSeek-V3); unset means when the stack has it and the run trains in fp8.",
+    "PhaseSpec.name": "Name of the phase, unique in the workload.",
+    "PhaseSpec.seq_len": "Tokens per sequence in this phase.",
+    "PhaseSpec.global_batch_tokens": "Tokens per step in this phase; a multiple of its `seq_len`. Give this or `global_batch`.",
+    "PhaseSpec.global_batch": "Sequences per step in this phase. Give this or `global_batch_tokens`.",
+    "PhaseSpec.train_tokens": "Tokens this phase trains on. Give this or `steps`.",
+    "PhaseSpec.steps": "Optimizer steps of this phase. Give this or `train_tokens`.",
+    "PhaseSpec.plan": "Plan keys that change in this phase (for example `cp`); they override every bid's plan, and dp then follows the GPUs unless given.",
     # catalog: provenance
     "SourcedEntry.source": "Where the numbers come from: one text or a list (URLs, papers, fact sheets). Must not be empty.",
     "SourcedEntry.as_of": "When the source was read or the figures observed (free text or a date).",
@@ -305,7 +339,8 @@ UNSET_MEANS = {
     "AssumptionsSpec.checkpoint_interval_min": "Young's optimum, computed per bid",
     "AssumptionsSpec.step_time_cv": "the measured CV when the bid has logs, else the model's per-accelerator knob",
     "ArchitectureSpec.kv_heads": "= heads", "ArchitectureSpec.ffn_hidden": "from hidden (see description)",
-    "ArchitectureSpec.moe": "dense", "Bid.network": "the accelerator's `default_network`",
+    "ArchitectureSpec.moe": "dense", "ArchitectureSpec.mla": "standard attention",
+    "ArchitectureSpec.attention_window": "full causal attention", "Bid.network": "the accelerator's `default_network`",
     "Workload.deadline_days": "no deadline", "AcceleratorEntry.tdp_w": "not published",
     "Workload.cost_basis": "`commitment`", "Bid.lead_time_days": "the price line's lead time, else 0",
     "PricingSpec.kw_per_gpu": "the catalog system's, else the GPU TDP",
@@ -521,6 +556,15 @@ CLUSTER_SECTIONS = [
     ("workload.architecture", E.ArchitectureSpec, "An inline transformer, for a model that is not a preset. "
      "The fields mean what they mean in a Hugging Face `config.json`.", []),
     ("workload.architecture.moe", E.MoESpec, "Mixture-of-experts layers (also used by model presets).", []),
+    ("workload.architecture.mla", E.MLASpec, "Multi-head latent attention (also used by model presets).", []),
+    ("workload.architecture.attention_window", E.AttentionWindowSpec, "Sliding-window or chunked attention "
+     "(also used by model presets).", []),
+    ("workload.phases[]", S.PhaseSpec, "Further training phases after the main one, for example a "
+     "long-context extension: each is modeled on every bid with its own sequence length, batch and plan; "
+     "time to train, billed hours and cost add up over the phases.", [
+        "Give exactly one of `global_batch_tokens` or `global_batch`, and one of `train_tokens` or `steps`.",
+        "Phase names are unique and differ from the workload's `name`.",
+    ]),
     ("workload.software, bids[].software", S.SoftwareSpec, "The training software: it decides which plan "
      "features the search may use (TP comm overlap, context parallelism, fp8 recipes, the distributed "
      "optimizer, FSDP, interleaved pipelines, DP overlap) and the attention kernel.", [
@@ -664,6 +708,13 @@ workload:
   cost_basis: commitment             # commitment (cash signed for) | run (what this job consumes)
   software: {stack: megatron-core, date: 2026-10}   # optional: the stack, its newest release by then
   global_batch_range: {min_tokens: 8_388_608, max_tokens: 67_108_864}   # optional: the search may choose
+  name: pretrain                     # optional: the main phase's name in the reports
+  phases:                            # optional: further phases; time and cost add up
+    - name: long-context             # unique
+      seq_len: 131072                # 128k tokens per sequence
+      global_batch_tokens: 16_777_216   # or global_batch (sequences)
+      steps: 1000                    # or train_tokens
+      plan: {cp: 8, cp_comm: p2p}    # overrides every bid's plan in this phase
 
 price_books: [my-books]              # optional: folders of your own price books, next to this file
 
@@ -795,12 +846,21 @@ workload:
       top_k: 2
       expert_ffn_hidden: 4096
       shared_experts: 1
+      shared_expert_ffn_hidden: 4096 # total width of the shared experts
       dense_layers: 1                # the first layer stays dense
-      capacity_factor: 1.25
+      layer_freq: 1                  # every layer after the dense ones is MoE
+      capacity_factor: 1.25          # token drop at 1.25x the balanced load; unset: dropless
+      groups: 4                      # group-limited routing: 4 groups of 4 experts ...
+      group_topk: 2                  # ... a token's experts from at most 2 of them
+    mla: {q_lora_rank: 1024, kv_lora_rank: 512, qk_nope_head_dim: 128, qk_rope_head_dim: 64, v_head_dim: 128}
+    attention_window: {size: 4096, global_every: 4, kind: sliding}   # 3 of 4 layers local
+    mtp_layers: 1                    # one multi-token-prediction module
   seq_len: 4096
   global_batch: 1024                 # sequences per step
   global_batch_range: {min: 512, max: 4096}   # sequences the search may choose from
   train_tokens: 2e12
+  moe_imbalance: 1.1                 # busiest EP rank's load over the mean
+  fp8_dispatch: false                # MoE dispatch in fp8 (fp8 runs)
   deadline: 2027-02-28               # the deadline as a date
 bids:
   - id: runpod-h200
@@ -809,6 +869,7 @@ bids:
     gpus: 512
     pricing: {price_book: runpod-2026q3, term: on-demand}   # kind defaults to rental
     committed: {step_time_s: 1.2, global_batch: 512}   # measured at 512 sequences per step
+    plan: {ep: 16, etp: 1, a2a_overlap: true, moe_dispatcher: deepep}   # the rest is searched
 """
 
 CHECKS_NOTE = """\
@@ -883,7 +944,8 @@ rail_optimised: true
 source: "https://example.com/network.html"
 as_of: "2025-06"
 """),
-    ("Model presets", "hardware_catalog/models/<id>.yaml", E.ModelEntry, [("moe", E.MoESpec)],
+    ("Model presets", "hardware_catalog/models/<id>.yaml", E.ModelEntry,
+     [("moe", E.MoESpec), ("mla", E.MLASpec), ("attention_window", E.AttentionWindowSpec)],
      "Transformer architectures a cluster.yaml names with `workload.model`.", """\
 id: example-moe-8x2b
 name: "Example MoE 8x2B"
@@ -1041,6 +1103,8 @@ ARGUMENT_TEXT = {
     "diff.old": "The earlier saved quote (JSON).",
     "diff.new": "The later saved quote (JSON).",
     "completion.shell": "The shell to complete for.",
+    "sweep.sweep_file": "The sweep.yaml (`procure.sweep/v1`): workloads, accelerators, GPU counts, price terms, "
+                        "constraints.",
 }
 COMMAND_NOTES = {
     "quote": ["Writes `<out>/<slug>.<format>` for each format, the slug made from `title`. Existing files "
@@ -1055,26 +1119,42 @@ COMMAND_NOTES = {
     "backtest": ["JSON: `procure.backtest/v1` with `runs` (each `predicted_step_time_s`, `measured_step_time_s`, "
                  "signed `error`, `terms`; a run that cannot be predicted has `predicted_step_time_s: null` and a "
                  "`reason`) and `mape`."],
-    "ingest": ["JSON: `procure.ingest/v1` with one entry per source: `format`, `steps`, `warmup_excluded`, "
+    "ingest": ["`procure ingest --list-formats` lists the formats `--log-format` takes.",
+               "JSON: `procure.ingest/v1` with one entry per source: `format`, `steps`, `warmup_excluded`, "
                "`step_time_s` (mean, p50, p95, p99, max), `steps_per_sample`, outliers and stragglers."],
     "catalog": ["JSON: `procure.catalog/v1`: `entries` by kind for `list`; `kind`, `entry` and `file` for `show`."],
     "render": ["Re-renders without recomputing: the same document gives the same reports."],
-    "diff": ["JSON: `procure.diff/v1` with `added`, `removed`, `changed` (per bid: old, new, delta and relative "
-             "change of step time, time to train, total cost, USD per million tokens, MFU, GPUs; flags added "
-             "and removed) and `ranking` (old, new, changed, winner_changed)."],
+    "diff": ["Prints the inputs that changed (prices, commitments, GPUs, workload, assumptions) beside the "
+             "results they moved (rank, step time, time to train, total cost, cost per million tokens, MFU), "
+             "money in the report's format, and names both files.",
+             "JSON: `procure.diff/v2` with `old` and `new` (`file`, `title`, `as_of`, `currency`), `inputs` "
+             "(workload and assumption changes), `added`, `removed`, `changed` (per bid: `inputs` and `results`, "
+             "each change with `field`, `label`, `kind`, `old`, `new`, `delta`, `relative` and, for money, "
+             "`currency`; flags added and removed) and `ranking` (old, new, changed, winner_changed)."],
     "completion": ["Add `eval \"$(procure completion bash)\"` to `~/.bashrc` (zsh: `~/.zshrc`; fish: "
                    "`procure completion fish | source`)."],
+    "sweep": ["Writes `<out>/<slug>.<format>` for each `--write` format. While it runs, each finished chunk of "
+              "points is kept in `<out>/<slug>.parts/`; an interrupted sweep rerun with the same command resumes "
+              "there (removed when the sweep completes). Results are identical in process, on every core and on "
+              "Dask, with any number of workers.",
+              "JSON: `procure.sweep/v1`: `points` (each with `id`, `accelerator`, `gpus`, `term`, `feasible`, "
+              "`time_to_train_days`, `total_cost`, `cost_per_million_tokens`, `on_frontier`, `band`, "
+              "`meets_constraints`...) and `findings` per workload (`frontier`, `best_per_accelerator`, "
+              "`best_per_term`, `ask`)."],
 }
 COMMAND_EXAMPLES = {
     "quote": ["procure quote examples/cluster.yaml", "procure quote cluster.yaml -o out --format pdf,json --fail-on impossible,sla-breach"],
     "validate": ["procure validate cluster.yaml", "procure validate cluster.yaml --format json"],
     "estimate": ["procure estimate cluster.yaml --bid acme-h100-1y"],
     "backtest": ["procure backtest ../shared/data/published_runs/calibration.yaml --format json"],
-    "ingest": ["procure ingest logs/burnin.log", "procure ingest rank-*.parquet --scheduler local --format json"],
+    "ingest": ["procure ingest logs/burnin.log", "procure ingest --list-formats",
+               "procure ingest rank-*.parquet --scheduler local --format json"],
     "catalog": ["procure catalog list --kind accelerators", "procure catalog show h100-sxm5-80gb"],
     "render": ["procure render reports/my-rfq.json -o reports --format pdf --lang zh-TW"],
     "diff": ["procure diff round1.json round2.json"],
     "completion": ["eval \"$(procure completion bash)\""],
+    "sweep": ["procure sweep examples/sweep.yaml", "procure sweep sweep.yaml --scheduler tcp://10.0.0.5:8786",
+              "procure sweep examples/sweep.yaml --emit-cluster p0149 > point.yaml && procure quote point.yaml"],
 }
 EXIT_TEXT = {
     "EXIT_OK": "success",
@@ -1186,7 +1266,11 @@ def render_commands() -> str:
             f"A command line that cannot be parsed (a missing argument, an unknown option, a value outside "
             f"a fixed list) is a usage error: it prints the usage and exits with {usage_error_exit()}.", "",
             "## Environment", "", "- `NO_COLOR` (any value): no colours in the terminal output.",
-            "- Output that is not a terminal gets no progress bars.", ""]
+            "- Output that is not a terminal gets no progress bars.",
+            "- `COLUMNS`: the terminal width when output is not a terminal (default 80). Tables never cut a "
+            "figure or an id: below the width they need they switch to one block per row.",
+            "- `PROCURE_CACHE_DIR`: where the parsed catalog is cached (default `$XDG_CACHE_HOME/procure` or "
+            "`~/.cache/procure`; `off` to disable). The cache is keyed by the content of every catalog file.", ""]
     out += ["## Index", ""] + [f"- [`{n}`](#procure-{n}): {_help(c).splitlines()[0]}" for n, c in main.commands.items()]
     out.append("")
     for name, cmd in main.commands.items():
@@ -1212,7 +1296,9 @@ CODES: dict[str, tuple[str, str, str]] = {
                   "Check the path. `measured` paths are relative to the folder of cluster.yaml."),
     "unreadable": ("file", "The file exists but cannot be read (permissions, a broken link).",
                    "Check `ls -l` and the permissions."),
-    "not-a-file": ("file", "The path is a folder.", "Give the file inside it."),
+    "not-a-file": ("file", "The path is a folder, a named pipe, a socket or a device (procure reads regular "
+                   "files only, so a pipe never blocks it), or a `measured` folder holds one.",
+                   "Give the file itself; save the pipe's output to a file first."),
     "too-large": ("file", "The file is over the size limit (10 MB for cluster.yaml and catalog files, "
                   "200 MB for saved results), or its YAML expands to more than 200,000 nodes through "
                   "aliases (an alias bomb).", "Split the file or remove the aliases; a real cluster.yaml is "
@@ -1308,8 +1394,22 @@ CODES: dict[str, tuple[str, str, str]] = {
     "bad-option": ("command", "An option of the report renderer is invalid (format, language, page size, "
                    "templates folder, report name).", "Use a value the message lists."),
     "unknown-id": ("command", "`procure catalog show ID`: no entry has this id.", "Use the suggested id."),
-    "exists": ("reports", "A report with this name already exists; procure does not overwrite it.",
+    "exists": ("reports", "A file with the report's name exists and procure did not write it (or it was edited "
+               "since: a workbook saved by Excel, a PDF changed by an editor), or it is a folder, or another "
+               "program created it during the run. procure's own previous reports are replaced without asking.",
                "Pass `--force`, or choose another `--out` folder."),
+    "busy": ("reports", "Another procure run is writing reports into the same folder (it holds `.procure.lock` "
+             "there); two runs never race on one folder.", "Wait for the other run, or choose another `--out` "
+             "folder. A lock left by a killed run is released by the system at once."),
+    "unwritable": ("reports", "The reports cannot be written: the disk is full, the file system is read-only, "
+                   "permission is denied, a part of the `--out` path is a file, or a file-size limit was "
+                   "reached. Nothing was written and no previous report was replaced.",
+                   "Free space, fix the permissions or choose another `--out` folder."),
+    "bad-template": ("reports", "A template in the `--templates` folder failed: bad syntax, an undefined name, "
+                     "something the sandbox forbids, endless recursion or loops (a time budget of 10 s plus "
+                     "30 ms a bid), too much memory or output, a file that is not UTF-8, or a link that "
+                     "leads outside the folder.", "Fix the template at the file:line given; templates see only "
+                     "the view model (docs/result-document.md)."),
     "bad-json": ("saved results", "`procure render` or `diff` was given a file that is not JSON (or has NaN).",
                  "Give the `.json` file `procure quote` wrote."),
     "bad-schema": ("saved results", "A file with the wrong `schema`: a saved result that is not "
@@ -1318,6 +1418,16 @@ CODES: dict[str, tuple[str, str, str]] = {
     "bad-document": ("saved results", "A saved result that does not match the `procure.quote/v2` schema "
                      "(a field missing, of the wrong type, or unknown); the message names the field.",
                      "Re-run `procure quote`, or restore the file procure wrote; do not edit saved results."),
+    # procure sweep
+    "too-many-points": ("sweep", "sweep.yaml expands to more than 1,000,000 points.",
+                        "Narrow the GPU range (a larger `step`), or the lists of accelerators and terms."),
+    "other-sweep": ("sweep", "The `<out>/<slug>.parts` folder holds partial results of a different sweep "
+                    "(sweep.yaml, the catalog, the price books or procure changed since).",
+                    "Pass `--fresh` to discard them, or use another `--out` folder."),
+    "unknown-point": ("sweep", "`--emit-cluster` names no point of the sweep; the message gives the range.",
+                      "Use a point id from the sweep's report (`p0042`)."),
+    "price-missing": ("sweep", "`--emit-cluster` names a point whose inline term does not price its "
+                      "accelerator: a quote of it would have no price.", "Pick a point with a price."),
 }
 
 # Codes the schema loader derives from pydantic's error types (`string_type` -> `string-type`) when no
@@ -1359,11 +1469,11 @@ COMMON_PROBLEMS = [
     ("Chinese or Japanese text shows as boxes in the PDF (`--lang zh-TW`, CJK vendor names)",
      "No CJK font is installed. Install one: `apt-get install fonts-noto-cjk` (macOS ships one). procure "
      "downloads no fonts."),
-    ("XLSX totals show 0 or nothing in a viewer; tests skip with \"soffice not found\"",
-     "The workbook's totals are formulas; a viewer that does not recalculate shows no value until the file "
-     "is opened and recalculated in a spreadsheet engine. Install LibreOffice Calc (`apt-get install "
-     "libreoffice-calc-nogui`) to recalculate headless; the tests that check formulas need `soffice` on "
-     "PATH."),
+    ("A changed XLSX input does not move the totals; tests skip with \"soffice not found\"",
+     "The workbook stores every formula with its value, so any viewer shows the numbers, but only a "
+     "spreadsheet engine (Excel, LibreOffice Calc, Numbers) recalculates after an edit; a file previewer does "
+     "not. Install LibreOffice Calc (`apt-get install libreoffice-calc-nogui`) to recalculate headless; the "
+     "tests that recalculate the workbook need `soffice` on PATH."),
     ("`error[exists]: ... already exists; pass --force to overwrite it`",
      "procure never overwrites reports silently. Pass `--force`, or write to another folder with `-o`."),
     ("`error[path-not-allowed]` for a `measured` log",
@@ -1432,6 +1542,7 @@ CATEGORY_TITLES = [
     ("file", "Reading the file"), ("YAML", "YAML"), ("schema", "The schema"),
     ("catalog", "Catalog and price-book references"), ("catalog files", "Catalog files"),
     ("command", "Command options"), ("reports", "Writing reports"), ("saved results", "Saved results"),
+    ("sweep", "Sweeps (`procure sweep`)"),
 ]
 
 

@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from procure.catalog.software import SoftwareStack, known_versions, resolve_software
-from procure.catalog.types import Accelerator, ModelArch, MoE, Network, Sourced
+from procure.catalog.types import MLA, Accelerator, AttentionWindow, ModelArch, MoE, Network, Sourced
 from procure.model import param_count
 from procure.model.batch import Case, batch_rows
 from procure.model.error_model import evaluation_family
@@ -90,28 +90,60 @@ def software_era(run: dict[str, Any], software: SoftwareStack | None = None) -> 
 
 def run_arch(run: dict[str, Any]) -> ModelArch:
     mdl = run["model"]
-    if mdl.get("mla"):
-        raise Unpredictable("multi-head latent attention is not modelled yet (issue 11)")
-    if mdl.get("attention_window"):
-        raise Unpredictable("sliding-window attention is not modelled yet (issue 11)")
     moe = mdl.get("moe")
-    moe_arch = None
+    moe_arch = mla = window = None
     if moe:
-        layers = int(mdl["layers"])
-        dense = int(moe.get("dense_layers", 0))
-        moe_layers = math.ceil((layers - dense) / int(moe.get("moe_layer_freq", 1)))
+        limit = _node_limit(run)
         moe_arch = MoE(experts=int(moe["experts"]), top_k=int(moe["top_k"]),
                        expert_ffn_hidden=int(moe["expert_ffn_hidden"]),
                        shared_experts=int(moe.get("shared_experts", 0)),
-                       dense_layers=layers - moe_layers,
-                       capacity_factor=float(moe.get("capacity_factor") or 1.0))
+                       dense_layers=int(moe.get("dense_layers", 0)),
+                       capacity_factor=float(moe["capacity_factor"]) if moe.get("capacity_factor") else None,
+                       layer_freq=int(moe.get("moe_layer_freq", 1)),
+                       groups=limit and int(moe["experts"]), group_topk=limit)
+    if mdl.get("mla"):
+        a = mdl["mla"]
+        mla = MLA(kv_lora_rank=int(a["kv_lora_rank"]), qk_nope_head_dim=int(a["qk_nope_head_dim"]),
+                  qk_rope_head_dim=int(a["qk_rope_head_dim"]), v_head_dim=int(a["v_head_dim"]),
+                  q_lora_rank=int(a["q_lora_rank"]) if a.get("q_lora_rank") else None)
+    if mdl.get("attention_window"):
+        w = mdl["attention_window"]
+        window = AttentionWindow(size=int(w["size"]), global_every=w.get("global_every"),
+                                 kind=str(w.get("kind", "sliding")))
     return ModelArch(
         id=str(run.get("id", "run")), name=str(run.get("id", "run")), layers=int(mdl["layers"]),
         hidden=int(mdl["hidden"]), heads=int(mdl["heads"]),
         kv_heads=int(mdl.get("kv_heads") or mdl["heads"]), ffn_hidden=int(mdl["ffn_hidden"]),
         vocab=int(mdl["vocab"]), gated_mlp=bool(mdl.get("gated_mlp", False)),
         tied_embeddings=bool(mdl.get("tied_embeddings", False)), moe=moe_arch,
-        head_dim=int(mdl["head_dim"]) if mdl.get("head_dim") else None)
+        head_dim=int(mdl["head_dim"]) if mdl.get("head_dim") and not mla else None, mla=mla,
+        attention_window=window, mtp_layers=int(mdl.get("mtp_layers", 0)))
+
+
+# A run's MoE dispatcher as the model names it: Megatron's all-to-all, the flex dispatcher with
+# DeepEP or HybridEP, and DeepSeek's own node-deduplicating IB+NVLink all-to-all (sec. 3.2.2:
+# a token crosses IB once per destination node and is forwarded over NVLink), timed as DeepEP.
+DISPATCHER_WORDS = (("hybridep", "hybridep"), ("deepep", "deepep"), ("ib+nvlink", "deepep"),
+                    ("alltoall", "alltoall"), ("all-to-all", "alltoall"))
+FORCE_BALANCED = ("force-balance", "moe_router_force_load_balancing=true")
+
+
+def _dispatcher(run: dict[str, Any]) -> str | None:
+    text = str(run["parallelism"].get("moe_dispatcher") or "").lower()
+    return next((name for word, name in DISPATCHER_WORDS if word in text), None)
+
+
+def _node_limit(run: dict[str, Any]) -> int | None:
+    """Node-limited routing stated with the dispatcher ("max 4 nodes/token")."""
+    found = re.search(r"max (\d+) nodes", str(run["parallelism"].get("moe_dispatcher") or ""))
+    return int(found.group(1)) if found else None
+
+
+def _imbalance(run: dict[str, Any]) -> float | None:
+    """1.0 for a run whose router was force-balanced (vendor benchmark tables say so in their
+    footnote, recorded in the run's notes); None (the model's prior) otherwise."""
+    notes = str(run.get("notes", "")).lower().replace(" ", "")
+    return 1.0 if any(word.replace(" ", "") in notes for word in FORCE_BALANCED) else None
 
 
 def run_network(gbps: float, networks_by_gbps: dict[float, Network] | None) -> Network:
@@ -129,9 +161,16 @@ def run_software(run: dict[str, Any]) -> SoftwareStack | None:
     if not sw:
         return None
     version = sw.get("version")
-    if version is not None and str(version) not in known_versions(sw["stack"]):
-        version = None
     when = sw.get("date") or (f"{_year(run)}-12" if _year(run) else None)
+    if version is not None and str(version) not in known_versions(sw["stack"]):
+        # A container release the catalog lacks (NeMo "24.03.01"): its own YY.MM says when it was
+        # built, which the document date ("2024-10", when a table was read) does not.
+        named = re.match(r"^(\d{2})\.(\d{2})\b", str(version))
+        version = None
+        if named and named.group(0) in known_versions(sw["stack"]):
+            version = named.group(0)
+        elif named:
+            when = f"20{named.group(1)}-{named.group(2)}"
     return resolve_software(sw["stack"], version, when)
 
 
@@ -142,7 +181,9 @@ def _plan_features(plan: PlanSpec, precision: str) -> set[str]:
             "tp_comm_overlap": bool(plan.tp_comm_overlap),
             "distributed_optimizer": plan.zero_stage == 1, "zero2": plan.zero_stage == 2,
             "zero3": plan.zero_stage == 3, "selective_recompute": plan.recompute == "selective",
-            "full_recompute": plan.recompute == "full", "activation_offload": bool(plan.activation_offload)}
+            "full_recompute": plan.recompute == "full", "activation_offload": bool(plan.activation_offload),
+            "ep_a2a_overlap": bool(plan.a2a_overlap), "cp_a2a": plan.cp_comm == "a2a",
+            "deepep": plan.moe_dispatcher == "deepep", "hybridep": plan.moe_dispatcher == "hybridep"}
     return {k for k, v in used.items() if v}
 
 
@@ -177,7 +218,7 @@ def run_case(run: dict[str, Any], accelerators: dict[str, Accelerator],
     precision = str(run.get("precision", "bf16"))
     workload = Workload(seq_len=int(run["model"]["seq_len"]), global_batch=int(par["global_batch"]),
                         precision=precision, attention=attention,
-                        frozen_base=bool(run.get("finetune")))
+                        frozen_base=bool(run.get("finetune")), moe_imbalance=_imbalance(run))
     zero = 3 if par.get("fsdp") else int(par.get("zero_stage", 0))
     plan = PlanSpec(
         tp=int(par["tp"]), pp=int(par["pp"]), dp=int(par["dp"]), cp=int(par.get("cp", 1)),
@@ -186,10 +227,35 @@ def run_case(run: dict[str, Any], accelerators: dict[str, Accelerator],
         sequence_parallel=bool(par.get("sequence_parallel", False)),
         tp_comm_overlap=bool(par.get("tp_comm_overlap", False)), overlap_grad_reduce=overlap,
         activation_offload=bool(par.get("activation_offload", False)),
-        fsdp_shard_group=par.get("fsdp_shard_group"), recompute_layers=par.get("recompute_layers"))
+        fsdp_shard_group=par.get("fsdp_shard_group"), recompute_layers=par.get("recompute_layers"),
+        etp=par.get("etp"), a2a_overlap=par.get("a2a_overlap"), moe_dispatcher=_dispatcher(run),
+        cp_comm=_cp_comm(par.get("cp_comm")), recompute_modules=_modules(par.get("recompute_modules")),
+        uneven_stages=_custom_layout(par))
     network = run_network(float(hw["scale_out_gbps_per_gpu"]), networks_by_gbps)
     software, note = _what_ran(stated, plan, precision, accel)
     return Case(run_arch(run), accel, network, int(hw["gpus"]), workload, plan, software), note
+
+
+def _custom_layout(par: dict[str, Any]) -> bool | None:
+    """A stated pipeline layout, or a schedule that lays the stages out itself (DeepSeek's
+    DualPipe puts a chunk from each end of the model on every rank)."""
+    schedule = str(par.get("pp_schedule") or "").lower()
+    return True if par.get("pp_layout") or "dualpipe" in schedule else None
+
+
+def _cp_comm(value: Any) -> str | None:
+    """The corpus's cp_comm (ring = Megatron/TE p2p) as the model names it; unknown: the default."""
+    text = str(value or "").lower()
+    return {"ring": "p2p", "p2p": "p2p", "a2a": "a2a", "allgather": "allgather",
+            "all-gather": "allgather"}.get(text)
+
+
+def _modules(value: Any) -> tuple[str, ...] | None:
+    """Megatron --recompute-modules of a run (rmsnorm is Megatron's layernorm module)."""
+    if not value:
+        return None
+    names = tuple("layernorm" if m == "rmsnorm" else str(m) for m in value)
+    return names
 
 
 def run_inputs(run: dict[str, Any], accelerators: dict[str, Accelerator],

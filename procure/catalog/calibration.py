@@ -41,6 +41,9 @@ class KnobBlock(Strict):
     attention_ratio: Optional[Finite] = Field(None, gt=0.0, le=1.0)
     fp8_gemm_scale: Optional[Finite] = Field(None, gt=0.0, le=1.5)
     ceiling_scale: Optional[Finite] = Field(None, gt=0.0, le=1.0)
+    grouped_gemm_scale: Optional[Finite] = Field(None, gt=0.0, le=1.0)
+    moe_overhead_s: Optional[Finite] = Field(None, ge=0.0, le=0.1)
+    a2a_overlap_efficiency: Optional[Finite] = Field(None, ge=0.0, le=1.0)
     fitted: bool = False
     fitted_on: list[str] = Field(default_factory=list)
     sources: list[str] = Field(default_factory=list)
@@ -82,7 +85,7 @@ class CalibrationDocument(Strict):
 
 _SCALARS = ("gemm_top", "membound_factor", "launch_overhead_s", "scale_up_bw_eff",
             "scale_out_bw_eff", "overlap_efficiency", "step_time_cv", "attention_ratio", "fp8_gemm_scale",
-            "ceiling_scale")
+            "ceiling_scale", "grouped_gemm_scale", "moe_overhead_s", "a2a_overlap_efficiency")
 
 
 def _accel_knobs(block: KnobBlock, base: AccelKnobs) -> AccelKnobs:

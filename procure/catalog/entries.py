@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import date
 from typing import Literal, Optional, Union
 
-from pydantic import Field, field_validator
+from pydantic import Field, ValidationInfo, field_validator
 
 from procure.sources.fields import Finite, Money, Strict
 
@@ -17,8 +17,34 @@ class MoESpec(Strict):
     top_k: int = Field(ge=1, le=64)
     expert_ffn_hidden: int = Field(gt=0)
     shared_experts: int = Field(0, ge=0)
+    shared_expert_ffn_hidden: Optional[int] = Field(None, gt=0)
     dense_layers: int = Field(0, ge=0)
-    capacity_factor: Finite = Field(1.0, ge=1.0, le=8.0)
+    layer_freq: int = Field(1, ge=1, le=64)
+    capacity_factor: Optional[Finite] = Field(None, ge=1.0, le=8.0)
+    groups: Optional[int] = Field(None, ge=1, le=4096)
+    group_topk: Optional[int] = Field(None, ge=1, le=4096)
+
+    @field_validator("top_k")
+    @classmethod
+    def _top_k_le_experts(cls, value: int, info: ValidationInfo) -> int:
+        experts = info.data.get("experts")
+        if experts is not None and value > experts:
+            raise ValueError(f"top_k {value} exceeds the {experts} experts")
+        return value
+
+
+class MLASpec(Strict):
+    q_lora_rank: Optional[int] = Field(None, gt=0)
+    kv_lora_rank: int = Field(gt=0)
+    qk_nope_head_dim: int = Field(gt=0)
+    qk_rope_head_dim: int = Field(gt=0)
+    v_head_dim: int = Field(gt=0)
+
+
+class AttentionWindowSpec(Strict):
+    size: int = Field(gt=0, le=100_000_000)
+    global_every: Optional[int] = Field(None, ge=1, le=1000)
+    kind: Literal["sliding", "chunked"] = "sliding"
 
 
 class ArchitectureSpec(Strict):
@@ -35,6 +61,9 @@ class ArchitectureSpec(Strict):
     gated_mlp: bool = False
     tied_embeddings: bool = False
     moe: Optional[MoESpec] = None
+    mla: Optional[MLASpec] = None
+    attention_window: Optional[AttentionWindowSpec] = None
+    mtp_layers: int = Field(0, ge=0, le=16)
 
 
 class SourcedEntry(Strict):
@@ -97,6 +126,9 @@ class ModelEntry(SourcedEntry):
     tied_embeddings: bool = False
     max_seq_len: Optional[int] = None
     moe: Optional[MoESpec] = None
+    mla: Optional[MLASpec] = None
+    attention_window: Optional[AttentionWindowSpec] = None
+    mtp_layers: int = Field(0, ge=0, le=16)
 
 
 class SystemEntry(SourcedEntry):

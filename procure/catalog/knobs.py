@@ -65,6 +65,14 @@ class AccelKnobs:
     # Fraction of the measured 16-bit matmul ceiling (MAMF) the largest training GEMMs reach: it
     # carries over to a part of the same family with its own ceiling (MI355X from MI300X/MI325X).
     ceiling_scale: float = 1.0
+    # MoE (issue 11): the share of the plain-GEMM efficiency of the same per-expert shape that a
+    # grouped expert GEMM keeps (per-expert launches or tile tails, the grouped-GEMM setup);
+    # host/synchronisation time of one MoE layer pass that nothing hides (the dropless
+    # dispatcher's device-to-host token count, the permute and grouped-GEMM launches); and the
+    # share of EP all-to-all that an overlap schedule hides (Megatron's EP A2A overlap, DualPipe).
+    grouped_gemm_scale: float = 1.0
+    moe_overhead_s: float = 0.0
+    a2a_overlap_efficiency: float = 0.8
     fitted: bool = False                    # fitted on this part's own runs
     fitted_on: tuple[str, ...] = ()         # what it was fitted on (files or source families)
     sources: tuple[str, ...] = ()           # where the priors it was not fitted on come from
@@ -100,7 +108,8 @@ class Knobs:
             out: dict[str, Any] = {name: getattr(k, name) for name in (
                 "gemm_top", "membound_factor", "launch_overhead_s", "scale_up_bw_eff",
                 "scale_out_bw_eff", "overlap_efficiency", "step_time_cv", "attention_ratio",
-                "fp8_gemm_scale", "ceiling_scale")}
+                "fp8_gemm_scale", "ceiling_scale", "grouped_gemm_scale", "moe_overhead_s",
+                "a2a_overlap_efficiency")}
             out["gemm_curve"] = [list(p) for p in k.gemm_curve]
             return out
 

@@ -6,22 +6,28 @@ from dataclasses import dataclass, field
 from datetime import date
 from functools import lru_cache
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from procure.catalog.batch_scaling import load_batch_scaling
-from procure.catalog.entries import (AcceleratorEntry, FxEntry, ModelEntry, NetworkEntry, PriceBookEntry,
-                                     SourcedEntry, SystemEntry)
-from procure.catalog.types import (Accelerator, BatchScalingLaw, FxTable, ModelArch, MoE, Network, PriceBook, PriceLine,
-                                   Sourced, System)
+from procure.catalog.types import (MLA, Accelerator, AttentionWindow, BatchScalingLaw, FxTable, ModelArch, MoE,
+                                   Network, PriceBook, PriceLine, Sourced, System)
 from procure.errors import Diagnostic, InputError
 from procure.sources.suggest import suggest
-from procure.sources.validate import validate_document
-from procure.sources.yamlpos import read_yaml
 from procure.resources import catalog_dir, price_books_dir
+
+if TYPE_CHECKING:   # parsing needs pydantic and YAML; a catalog read from the cache needs neither
+    from procure.catalog.entries import (AcceleratorEntry, NetworkEntry, PriceBookEntry, SourcedEntry,
+                                         SystemEntry)
 
 
 def _sourced(entry: SourcedEntry) -> Sourced:
-    items = [entry.source] if isinstance(entry.source, str) else entry.source
-    return Sourced(tuple(str(s) for s in items), str(entry.as_of), entry.verified)
+    """An entry counts as verified only when all of it is: a source it cites as `verified: false`
+    or a field it lists as unverified makes the whole entry unverified in every report."""
+    items = tuple(str(s) for s in ([entry.source] if isinstance(entry.source, str) else entry.source))
+    partly = bool(entry.unverified_fields) or any(UNVERIFIED_MARK in s.lower().replace(" ", "") for s in items)
+    return Sourced(items, str(entry.as_of), entry.verified and not partly)
+
+
+UNVERIFIED_MARK = "verified:false"
 
 
 def _accelerator(e: AcceleratorEntry) -> Accelerator:
@@ -40,16 +46,24 @@ def _network(e: NetworkEntry) -> Network:
 
 def model_arch(e, sourced: Sourced | None = None, model_id: str | None = None) -> ModelArch:
     """A ModelArch from a catalog ModelEntry or an inline ArchitectureSpec."""
-    moe = None
+    moe = mla = window = None
     if e.moe is not None:
         m = e.moe
-        moe = MoE(m.experts, m.top_k, m.expert_ffn_hidden, m.shared_experts, m.dense_layers, m.capacity_factor)
+        moe = MoE(m.experts, m.top_k, m.expert_ffn_hidden, m.shared_experts, m.dense_layers,
+                  m.capacity_factor, m.layer_freq, m.shared_expert_ffn_hidden, m.groups, m.group_topk)
+    if e.mla is not None:
+        a = e.mla
+        mla = MLA(a.kv_lora_rank, a.qk_nope_head_dim, a.qk_rope_head_dim, a.v_head_dim, a.q_lora_rank)
+    if e.attention_window is not None:
+        w = e.attention_window
+        window = AttentionWindow(w.size, w.global_every, w.kind)
     kv_heads = e.kv_heads or e.heads
     ffn = e.ffn_hidden or (int(8 * e.hidden / 3 / 256 + 0.999) * 256 if e.gated_mlp else 4 * e.hidden)
     return ModelArch(id=model_id or getattr(e, "id", "custom"), name=e.name, layers=e.layers, hidden=e.hidden,
                      heads=e.heads, kv_heads=kv_heads, ffn_hidden=ffn, vocab=e.vocab, gated_mlp=e.gated_mlp,
                      tied_embeddings=e.tied_embeddings, moe=moe, max_seq_len=getattr(e, "max_seq_len", None),
-                     sourced=sourced, notes=getattr(e, "notes", ""), head_dim=e.head_dim)
+                     sourced=sourced, notes=getattr(e, "notes", ""), head_dim=e.head_dim, mla=mla,
+                     attention_window=window, mtp_layers=e.mtp_layers)
 
 
 def _price_book(e: PriceBookEntry) -> PriceBook:
@@ -114,6 +128,9 @@ class Catalog:
 
 def _load_folder(folder: Path, entry_cls, convert, kind: str, files: dict, diagnostics: list,
                  skip: tuple[str, ...] = ()) -> dict:
+    from procure.sources.validate import validate_document
+    from procure.sources.yamlpos import read_yaml
+
     result: dict = {}
     if not folder.is_dir():
         return result
@@ -136,6 +153,10 @@ def _load_folder(folder: Path, entry_cls, convert, kind: str, files: dict, diagn
 
 
 def _fx_tables(path: Path, diagnostics: list) -> tuple[FxTable, ...]:
+    from procure.catalog.entries import FxEntry
+    from procure.sources.validate import validate_document
+    from procure.sources.yamlpos import read_yaml
+
     if not path.is_file():
         return ()
     try:
@@ -170,6 +191,8 @@ def _cross_check(cat: Catalog, diagnostics: list) -> None:
 
 def load_catalog(catalog_root: Path | None = None, books_root: Path | None = None) -> Catalog:
     """Read every catalog and price-book file; raise InputError listing every problem at once."""
+    from procure.catalog.entries import AcceleratorEntry, ModelEntry, NetworkEntry, PriceBookEntry, SystemEntry
+
     catalog_root = Path(catalog_root or catalog_dir())
     books_root = Path(books_root or price_books_dir())
     diagnostics: list[Diagnostic] = []
@@ -182,6 +205,8 @@ def load_catalog(catalog_root: Path | None = None, books_root: Path | None = Non
     books = _load_folder(books_root, PriceBookEntry, _price_book, "price book", files, diagnostics,
                          skip=("fx.yaml",))
     systems = _load_folder(catalog_root / "systems", SystemEntry, _system, "system", files, diagnostics)
+    from procure.catalog.batch_scaling import load_batch_scaling   # pydantic: only when parsing
+
     batch_scaling = load_batch_scaling(catalog_root / "batch_scaling", files, diagnostics)
     cat = Catalog(accelerators, networks, models, books, _fx_tables(books_root / "fx.yaml", diagnostics), files,
                   systems, batch_scaling=batch_scaling)
@@ -193,7 +218,10 @@ def load_catalog(catalog_root: Path | None = None, books_root: Path | None = Non
 
 @lru_cache(maxsize=4)
 def default_catalog() -> Catalog:
-    return load_catalog()
+    """The shipped catalog, parsed once per change of its files (see ``procure.catalog.cache``)."""
+    from procure.catalog.cache import cached, default_roots
+
+    return cached("parsed", default_roots(), load_catalog)
 
 
 def load_user_price_books(folder: Path, cat: Catalog) -> tuple[dict[str, PriceBook], dict[str, str], list[Diagnostic]]:
@@ -202,6 +230,10 @@ def load_user_price_books(folder: Path, cat: Catalog) -> tuple[dict[str, PriceBo
     Returns the books, their files and every problem at its file:line:col, all at once: a bad
     file, an id that is not its file name, an id the shipped books already use, a line for an
     accelerator the catalog lacks."""
+    from procure.catalog.entries import PriceBookEntry
+    from procure.sources.validate import validate_document
+    from procure.sources.yamlpos import read_yaml
+
     folder = Path(folder)
     if not folder.is_dir():
         return {}, {}, [Diagnostic(str(folder), 0, 0, "not-found", f"price-book folder {folder} does not exist")]

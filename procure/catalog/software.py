@@ -36,6 +36,9 @@ FEATURES = (
     "ep", "distributed_optimizer", "zero2", "zero3", "zero3_with_pp", "dp_overlap",
     "param_gather_overlap", "fp8_delayed", "fp8_current", "mxfp8", "fp8_blockwise",
     "selective_recompute", "full_recompute", "activation_offload", "cuda_graphs",
+    # issue 11: MoE dispatchers (DeepEP, HybridEP), EP all-to-all overlap, fp8 dispatch, and
+    # all-to-all (Ulysses-style) context parallelism
+    "deepep", "hybridep", "ep_a2a_overlap", "fp8_dispatch", "cp_a2a",
 )
 FP8_RECIPES = ("mxfp8", "fp8_current", "fp8_delayed", "fp8_blockwise")   # preference order
 ATTENTION_KERNELS = ("fa2", "fa3", "cudnn", "ck", "unfused")
@@ -70,6 +73,9 @@ class SoftwareStack:
     # Bytes per logit held for the cross entropy: fp32 logits and gradient (8), or a fused
     # cross entropy on bf16 logits computing the gradient in place (Transformer Engine's: 4).
     logit_bytes: float = 8.0
+    # FSDP keeps the sharded parameters in fp32 and casts them to 16 bits when it gathers them
+    # (FSDP2 MixedPrecisionPolicy, FSDP1 mixed precision): no separate fp32 master copy.
+    fp32_params: bool = False
     sourced: Sourced = Sourced(("",), "")
     notes: str = ""
 
@@ -111,6 +117,7 @@ class ReleaseEntry(Strict):
     fp8_params: bool = False
     selective_policy: Literal["attention_core", "dots_except_mlp_in", "qkv_proj"] = "attention_core"
     logit_bytes: float = Field(8.0, gt=0.0, le=16.0)
+    fp32_params: bool = False
     source: Union[str, list[str]]
     verified: bool = True
     notes: str = ""
@@ -136,6 +143,7 @@ def _release(stack: str, e: ReleaseEntry) -> SoftwareStack:
         attention_kernel=e.attention_kernel, host_overhead_factor=e.host_overhead_factor,
         zero3_prefetch_efficiency=e.zero3_prefetch_efficiency, fp32_grads=e.fp32_grads,
         fp8_params=e.fp8_params, selective_policy=e.selective_policy, logit_bytes=e.logit_bytes,
+        fp32_params=e.fp32_params,
         sourced=Sourced(sources, e.released.isoformat(), e.verified), notes=e.notes)
 
 

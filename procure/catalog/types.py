@@ -73,7 +73,60 @@ class MoE:
     expert_ffn_hidden: int
     shared_experts: int = 0
     dense_layers: int = 0                     # leading layers with a dense MLP instead of MoE
-    capacity_factor: float = 1.0
+    # Expert capacity as a multiple of the balanced load: tokens over it are dropped and experts
+    # are padded to it (Megatron --moe-expert-capacity-factor with pad-to-capacity). None:
+    # dropless routing (every token reaches its experts; the hot expert sets the pace).
+    capacity_factor: float | None = None
+    layer_freq: int = 1                       # every n-th layer after the dense ones is MoE
+    shared_expert_ffn_hidden: int | None = None   # None: shared_experts x expert_ffn_hidden
+    # Group-limited routing (DeepSeek-V3: 8 groups, top 4): a token's experts come from at most
+    # ``group_topk`` of ``groups`` expert groups; laid out one group per node, a token crosses to
+    # at most that many nodes (DeepSeek-V3 sec. 2.1.2 "node-limited routing").
+    groups: int | None = None
+    group_topk: int | None = None
+
+    def moe_layers(self, layers: int) -> int:
+        """MoE layers of a ``layers``-layer model (the rest have a dense MLP)."""
+        dense = min(self.dense_layers, layers)
+        return -(-(layers - dense) // max(1, self.layer_freq))
+
+    @property
+    def shared_ffn(self) -> int:
+        """Total MLP width of the shared experts (0 without)."""
+        if self.shared_experts == 0:
+            return 0
+        return self.shared_expert_ffn_hidden or self.shared_experts * self.expert_ffn_hidden
+
+
+@dataclass(frozen=True)
+class MLA:
+    """Multi-head latent attention (DeepSeek-V2/V3, Kimi K2): queries and keys/values go through
+    low-rank latents; per head, q and k are ``qk_nope + qk_rope`` wide, v is ``v_head_dim``."""
+
+    kv_lora_rank: int
+    qk_nope_head_dim: int
+    qk_rope_head_dim: int
+    v_head_dim: int
+    q_lora_rank: int | None = None            # None: queries projected directly from the hidden
+
+    @property
+    def qk_head_dim(self) -> int:
+        return self.qk_nope_head_dim + self.qk_rope_head_dim
+
+
+@dataclass(frozen=True)
+class AttentionWindow:
+    """Local attention on some layers: ``sliding`` (each query sees the ``size`` keys before it:
+    GPT-OSS, Mistral, Gemma) or ``chunked`` (causal inside fixed chunks of ``size``: Llama 4).
+    ``global_every`` n: every n-th layer attends to the whole sequence (None: none does)."""
+
+    size: int
+    global_every: int | None = None
+    kind: str = "sliding"
+
+    @property
+    def global_fraction(self) -> float:
+        return 1.0 / self.global_every if self.global_every else 0.0
 
 
 @dataclass(frozen=True)
@@ -93,11 +146,22 @@ class ModelArch:
     sourced: Sourced | None = None
     notes: str = ""
     head_dim: int | None = None               # None: hidden / heads (Qwen3, Gemma decouple it)
+    mla: MLA | None = None
+    attention_window: AttentionWindow | None = None
+    # Multi-token prediction modules (DeepSeek-V3: 1): each one more transformer layer, a 2h x h
+    # projection and one more pass through the shared output head per token.
+    mtp_layers: int = 0
 
     @property
     def head_width(self) -> int:
-        """The per-head width of Q, K and V."""
+        """The per-head width of Q, K and V (MLA: of Q and K)."""
+        if self.mla is not None:
+            return self.mla.qk_head_dim
         return self.head_dim or self.hidden // self.heads
+
+    @property
+    def moe_layer_count(self) -> int:
+        return 0 if self.moe is None else self.moe.moe_layers(self.layers)
 
 
 @dataclass(frozen=True)

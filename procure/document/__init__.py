@@ -15,6 +15,7 @@ from pydantic_core import ErrorDetails
 from procure.document.quote import SCHEMA, QuoteDocument
 from procure.document.upgrade import upgrade
 from procure.errors import Diagnostic, InputError
+from procure.jsonpos import json_position
 from procure.jsontext import parse_json
 
 __all__ = ["SCHEMA", "QuoteDocument", "json_schema", "load_quote", "validate_quote"]
@@ -34,24 +35,32 @@ def _said(error: ErrorDetails) -> str:
     return f"{error['msg']} (got {str(error.get('input'))[:60]!r})"
 
 
-def validate_quote(data: Any, source: str) -> QuoteDocument:
+def validate_quote(data: Any, source: str, text: str | None = None) -> QuoteDocument:
     """A QuoteDocument from parsed JSON data (any known version), or one InputError listing every
-    problem with its path in the document."""
+    problem with its path in the document (and its line:col when the JSON ``text`` is given)."""
     found = data.get("schema") if isinstance(data, dict) else None
     if found not in KNOWN_SCHEMAS:
-        raise InputError(Diagnostic(source, 0, 0, "bad-schema",
+        line, col = json_position(text, ("schema",)) if text else (0, 0)
+        raise InputError(Diagnostic(source, line, col, "bad-schema",
                                     f"expected schema {SCHEMA!r} (or procure.quote/v1), found {str(found)[:80]!r}"))
     try:
         return QuoteDocument.model_validate(upgrade(data))
     except ValidationError as exc:
-        problems = [Diagnostic(source, 0, 0, "bad-document", f"{_where(tuple(e['loc']))}: {_said(e)}")
+        problems = [Diagnostic(source, *_position(text, e), "bad-document", f"{_where(tuple(e['loc']))}: {_said(e)}")
                     for e in exc.errors()[:50]]
         raise InputError(problems) from None
 
 
+def _position(text: str | None, error: ErrorDetails) -> tuple[int, int]:
+    """Where the error is in the saved text; a v1 document is validated after its upgrade, so
+    its paths may not exist in the text (the nearest container that does is named)."""
+    return json_position(text, tuple(error["loc"])) if text else (0, 0)
+
+
 def load_quote(data: bytes, source: str) -> QuoteDocument:
     """Parse and validate a saved result document."""
-    return validate_quote(parse_json(data, source), source)
+    parsed = parse_json(data, source)
+    return validate_quote(parsed, source, data.decode("utf-8-sig", errors="replace"))
 
 
 def json_schema() -> dict[str, Any]:

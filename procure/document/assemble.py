@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import timedelta
 from decimal import Decimal
 from pathlib import Path
@@ -54,6 +54,7 @@ class BidOutcome:
     tuned_recipe: dict[str, Any] | None = None
     batch: BatchChoice | None = None
     commitment: Commitment | None = None
+    phases: list[tuple[Any, Estimate]] = field(default_factory=list)   # (PhaseSpec, its estimate)
 
 
 def quote_document(inputs: Inputs, outcomes: list[BidOutcome], comparison: Comparison,
@@ -122,9 +123,14 @@ def _workload(inputs: Inputs, critical: CriticalBatch | None = None) -> Q.Worklo
                            active_params=active_param_count(arch), layers=arch.layers, hidden=arch.hidden,
                            heads=arch.heads, kv_heads=arch.kv_heads, ffn_hidden=arch.ffn_hidden,
                            vocab=arch.vocab, gated_mlp=arch.gated_mlp, moe=moe)
+    phases = [Q.PhaseSummary(name=w.name, seq_len=w.seq_len, global_batch_seqs=w.global_batch_seqs,
+                             train_tokens=float(w.train_tokens))] + [
+        Q.PhaseSummary(name=p.name, seq_len=p.seq_len, global_batch_seqs=p.global_batch_seqs, train_tokens=p.tokens)
+        for p in w.phases]
     return Q.WorkloadSummary(
         model=model, seq_len=w.seq_len, global_batch_seqs=w.global_batch_seqs,
-        global_batch_tokens=w.tokens_per_step, train_tokens=float(w.train_tokens), precision=w.precision,
+        global_batch_tokens=w.tokens_per_step, train_tokens=sum(p.train_tokens for p in phases),
+        precision=w.precision, phases=phases if w.phases else [],
         deadline_days=w.deadline_days, model_flops_per_token=model_flops_per_token(arch, w.seq_len),
         attention_flops_convention=ATTENTION_CONVENTION, global_batch_range=_batch_range(inputs),
         critical_batch=_critical(critical))
@@ -215,9 +221,19 @@ def _methodology(inputs: Inputs, knobs: Knobs, critical: CriticalBatch | None = 
     return Q.Methodology(model=MODEL_NAME, fitted_on=list(knobs.fitted_on), fitted_at=knobs.fitted_at,
                          fit_mape=dict(knobs.fit_mape), knobs=rows,
                          notes=[CHECKPOINT_NOTE, MFU_CONVENTION],
-                         ratios=[Q.RatioDefinition(key=k, label=label, formula=formula, description=text)
+                         ratios=[Q.RatioDefinition(key=k, label=label, formula=formula,
+                                                   description=text + _main_phase_note(inputs))
                                  for k, label, formula, text in RATIO_DEFINITIONS],
                          statistical_efficiency=_statistical_efficiency(inputs))
+
+
+def _main_phase_note(inputs: Inputs) -> str:
+    """With workload phases, the ratios (and the batch a range chooses) are the main phase's."""
+    w = inputs.cluster.workload
+    if not w.phases:
+        return ""
+    return (f" The workload trains in phases: this is the main phase's ({w.name}) plan; the batch and its token "
+            "penalty are the main phase's too, while time and cost to target count every phase.")
 
 
 def _knob_values(k: AccelKnobs) -> dict[str, float | str]:
@@ -253,6 +269,9 @@ def _bid(inputs: Inputs, outcome: BidOutcome, econ: BidEconomics) -> B.BidResult
         software=B.SoftwareRef.model_validate(est.software) if getattr(est, "software", None) else None,
         calibration=B.Calibration.model_validate(est.calibration) if getattr(est, "calibration", None) else None,
         tuned_recipe=B.TunedRecipe.model_validate(outcome.tuned_recipe) if outcome.tuned_recipe else None,
+        expert_parallel=_expert_parallel(inputs, est, accel.scale_up_domain),
+        idle_gpus=getattr(est, "idle_gpus", 0) if feasible else 0,
+        phases=_phases(outcome, econ),
         step_time_terms=dict(est.terms) if feasible else {},
         modeled=(B.Modeled(step_time_s=est.step_time_s, **{f"{k}_s": v for k, v in (est.percentiles_s or {}).items()})
                  if feasible else None),
@@ -304,6 +323,25 @@ def _batch(batch: BatchChoice | None, econ: BidEconomics) -> B.BatchSection | No
         token_factor=batch.token_factor, token_penalty=batch.token_penalty,
         critical_batch_tokens=critical.effective_tokens if critical else None, note=batch.note or None,
         candidates=[B.BatchCandidate.model_validate(row.to_dict()) for row in econ.batch_candidates])
+
+
+def _expert_parallel(inputs: Inputs, est: Estimate, gpus_per_domain: int) -> B.ExpertParallel | None:
+    from procure.model.expert import expert_layout
+
+    if inputs.arch.moe is None or not est.feasible:
+        return None
+    return B.ExpertParallel(**expert_layout(est.plan, gpus_per_domain),
+                            a2a_total_s=est.terms.get("ep_comm_total_s", 0.0),
+                            a2a_exposed_s=est.terms.get("ep_comm_s", 0.0))
+
+
+def _phases(outcome: BidOutcome, econ: BidEconomics) -> list[B.PhaseResult]:
+    days = {p.name: p.time_to_train_days for p in econ.phases}
+    return [B.PhaseResult(name=spec.name, seq_len=spec.seq_len, global_batch_seqs=spec.global_batch_seqs,
+                          train_tokens=spec.tokens, plan=B.Plan(**est.plan) if est.feasible else None,
+                          step_time_s=est.step_time_s if est.feasible else None,
+                          time_to_train_days=days.get(spec.name), infeasible_reason=None if est.feasible else est.reason)
+            for spec, est in outcome.phases]
 
 
 def _pricing(rb: ResolvedBid) -> B.PricingRef:

@@ -34,7 +34,12 @@ def _exact(value: Any) -> Any:
 Real = Annotated[float, BeforeValidator(_not_bool), AfterValidator(_real),
                  Field(allow_inf_nan=False)]
 """A float, rounded to the document's declared precision (see ``precision``)."""
-Count = Annotated[int, BeforeValidator(_not_bool)]
+Count = Annotated[int, BeforeValidator(_not_bool), Field(ge=0)]
+"""A count (GPUs, steps, a rank): a whole number, never negative."""
+Degree = Annotated[int, BeforeValidator(_not_bool), Field(ge=1)]
+"""A parallel degree or a micro-batch size: at least 1."""
+Tokens = Annotated[float, BeforeValidator(_not_bool), Field(allow_inf_nan=False, ge=0)]
+"""A token count as given (not rounded): cost per million tokens divides by it, to the cent."""
 Amount = Annotated[Decimal, BeforeValidator(_exact), Field(allow_inf_nan=False)]
 """Money or a money rate: Decimal, already rounded by the money policy."""
 

@@ -14,7 +14,7 @@ from decimal import Decimal
 
 from pydantic import Field
 
-from procure.document.base import Amount, Count, Frozen, Real
+from procure.document.base import Amount, Count, Degree, Frozen, Real, Tokens
 
 
 class AcceleratorRef(Frozen):
@@ -65,14 +65,14 @@ class PricingRef(Frozen):
 
 
 class Plan(Frozen):
-    tp: Count
-    pp: Count
-    dp: Count
-    cp: Count
-    ep: Count
-    vpp: Count
-    micro_batch: Count
-    zero_stage: Count
+    tp: Degree
+    pp: Degree
+    dp: Degree
+    cp: Degree
+    ep: Degree
+    vpp: Degree
+    micro_batch: Degree
+    zero_stage: Literal[0, 1, 2, 3]
     recompute: Literal["none", "selective", "full"]
     sequence_parallel: bool
     tp_comm_overlap: bool
@@ -80,6 +80,14 @@ class Plan(Frozen):
     activation_offload: Optional[bool] = Field(None, description="Activations offloaded to host memory.")
     fsdp_shard_group: Optional[Count] = Field(None, description="Hybrid sharding: ranks one FSDP shard spans.")
     recompute_layers: Optional[Count] = Field(None, description="Layers per stage recomputed (partial recompute).")
+    etp: Optional[Count] = Field(None, description="Expert tensor parallelism (separate from attention TP; MoE).")
+    a2a_overlap: Optional[bool] = Field(None, description="EP all-to-all hidden under another micro-batch's compute.")
+    moe_dispatcher: Optional[Literal["alltoall", "deepep", "hybridep"]] = Field(
+        None, description="MoE token dispatcher: one copy per routed expert, or deduplicated per node.")
+    cp_comm: Optional[Literal["p2p", "a2a", "allgather"]] = Field(
+        None, description="Context-parallel communication: p2p ring, all-to-all over heads, or all-gather of K/V.")
+    uneven_stages: Optional[bool] = Field(None, description="A custom pipeline layout lightens the output stage.")
+    recompute_modules: Optional[list[str]] = Field(None, description="Modules re-run by selective recomputation.")
 
 
 class SoftwareRef(Frozen):
@@ -113,7 +121,7 @@ class TunedRecipe(Frozen):
     recipe_url: Optional[str]
     recipe_gpus: Count
     recipe_accelerator: str
-    recipe_plan: dict[str, Union[Count, bool, str]]
+    recipe_plan: dict[str, Union[Count, bool, str, list[str]]]
     recipe_measured_step_time_s: Real = Field(description="The recipe's published (measured) step time.")
     recipe_predicted_step_time_s: Optional[Real] = Field(description="The model's time for the recipe's own plan.")
     search_plan_at_recipe_scale: Optional[Plan]
@@ -123,6 +131,34 @@ class TunedRecipe(Frozen):
                     "claims to beat the vendor's tuning).")
     bid_plan: Plan
     bid_step_time_s: Real
+
+
+class ExpertParallel(Frozen):
+    """How the experts of an MoE model are laid out and what their all-to-all costs."""
+
+    ep: Count = Field(description="Expert-parallel size: the experts are split over this many ranks.")
+    etp: Count = Field(description="Expert tensor parallelism (each expert split over this many ranks).")
+    edp: Count = Field(description="Expert-data-parallel size (replicas of each expert).")
+    ranks_per_domain: Count = Field(description="EP ranks inside one scale-up domain (node, NVL72 rack).")
+    domains: Count = Field(description="Scale-up domains one EP group spans (1: all-to-all over NVLink only).")
+    inside_scale_up: bool
+    dispatcher: str = Field(description="Token dispatcher: alltoall, deepep or hybridep (deduplicated per node).")
+    a2a_overlap: bool = Field(description="All-to-all hidden under another micro-batch's compute.")
+    a2a_total_s: Real = Field(description="Dispatch and combine all-to-all per step, hidden or not, s.")
+    a2a_exposed_s: Real = Field(description="The part on the critical path (the ep_comm_s term), s.")
+
+
+class PhaseResult(Frozen):
+    """One further phase of the workload (a long-context extension) on this bid."""
+
+    name: str
+    seq_len: Count
+    global_batch_seqs: Count
+    train_tokens: Tokens = Field(description="Tokens the phase trains on (exact, not rounded).")
+    plan: Optional[Plan] = Field(description="The plan modeled for the phase; null when none fits.")
+    step_time_s: Optional[Real] = Field(description="Modeled step time of the phase, s.")
+    time_to_train_days: Optional[Real] = Field(description="The phase's share of the time to train, days.")
+    infeasible_reason: Optional[str]
 
 
 class RunnerUp(Frozen):
@@ -443,10 +479,12 @@ class TimeToTarget(Frozen):
     tokens at the bid's; the statistical-efficiency penalty on its own line."""
 
     basis: Literal["run", "commitment"] = Field(description="The cost basis of the costs.")
-    target_tokens: Real = Field(description="The workload's train tokens (stated at its batch).")
-    token_factor: Real
+    target_tokens: Tokens = Field(description="The workload's train tokens, every phase (stated at their batches), "
+                                  "exact.")
+    token_factor: Real = Field(description="The main phase's: its batch is the one chosen or grown.")
     token_penalty: Real
-    equivalent_tokens: Real = Field(description="target_tokens × token_factor: the tokens this bid's run processes.")
+    equivalent_tokens: Tokens = Field(description="target_tokens + the main phase's train tokens × token_penalty: "
+                                      "the tokens this bid's run processes, exact.")
     penalty_tokens: Real = Field(description="equivalent_tokens − target_tokens: the penalty in tokens.")
     days_at_target_tokens: Real = Field(description="Days to process target_tokens at this bid's throughput and goodput.")
     penalty_days: Real = Field(description="days − days_at_target_tokens: the statistical-efficiency penalty in days.")
@@ -475,6 +513,11 @@ class BidResult(Frozen):
     calibration: Optional[Calibration] = Field(None, description="Whether the model is fitted for this accelerator, "
                                                            "and its error on the bid's family.")
     tuned_recipe: Optional[TunedRecipe] = Field(None, description="The nearest published tuned recipe, when the corpus has one.")
+    expert_parallel: Optional[ExpertParallel] = Field(
+        None, description="The expert-parallel layout and its all-to-all, when the model is MoE and a plan fits.")
+    idle_gpus: Count = Field(0, description="GPUs of the bid the plan leaves idle (still billed).")
+    phases: list[PhaseResult] = Field(default_factory=list,
+                                      description="The workload's further phases (long-context extensions).")
     step_time_terms: dict[str, Real] = Field(
         description="Seconds per step by term; the additive terms sum to the modeled step time.")
     modeled: Optional[Modeled]

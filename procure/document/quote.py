@@ -12,7 +12,7 @@ from typing import Annotated, Any, Literal, Optional, Union
 
 from pydantic import Field, Strict, StrictInt
 
-from procure.document.base import Amount, Count, Frozen, Real
+from procure.document.base import Amount, Count, Frozen, Real, Tokens
 from procure.document.bid import BidResult
 
 SCHEMA = "procure.quote/v2"
@@ -68,18 +68,28 @@ class CriticalBatch(Frozen):
     b_star_sigma_log: Real = Field(description="Spread of ln(B_star) the band draws.")
 
 
+class PhaseSummary(Frozen):
+    name: str
+    seq_len: Count
+    global_batch_seqs: Count
+    train_tokens: Tokens = Field(description="Tokens the phase trains on (exact, not rounded).")
+
+
 class WorkloadSummary(Frozen):
     model: ModelSummary
     seq_len: Count
     global_batch_seqs: Count
     global_batch_tokens: Count
-    train_tokens: Real
+    train_tokens: Tokens = Field(description="Tokens of the whole workload (every phase), exact; cost per million "
+                                 "tokens divides by it.")
     precision: str
     deadline_days: Optional[Real]
     model_flops_per_token: Real
     attention_flops_convention: str
     global_batch_range: Optional[BatchRange] = Field(None, description="Batches the plan search may choose from.")
     critical_batch: Optional[CriticalBatch] = None
+    phases: list[PhaseSummary] = Field(default_factory=list, description="The main phase and the further ones "
+                                       "(empty for a single-phase workload).")
 
 
 class AssumptionRow(Frozen):

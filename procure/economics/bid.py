@@ -49,6 +49,23 @@ class BasisCost:
 
 
 @dataclass(frozen=True)
+class PhaseEconomics:
+    """One phase of the workload: its step time, tokens and share of the time to train."""
+
+    name: str
+    step_time_s: float
+    tokens_per_step: int
+    train_tokens: float
+    tokens_per_s: float
+    time_to_train_days: float
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "step_time_s": self.step_time_s, "tokens_per_step": self.tokens_per_step,
+                "train_tokens": self.train_tokens, "tokens_per_s": self.tokens_per_s,
+                "time_to_train_days": self.time_to_train_days}
+
+
+@dataclass(frozen=True)
 class BidEconomics:
     id: str
     vendor: str
@@ -75,13 +92,14 @@ class BidEconomics:
     upfront_capex: Decimal | None = None           # purchase: cash out before the run
     lead_time_days: float = 0.0
     days_to_finish: float | None = None            # lead time + time to train, from as_of
-    used_hours: Decimal | None = None              # wall-clock hours of the run
+    used_hours: Decimal | None = None              # wall-clock hours of the run (every phase)
     terms: Terms | None = None                     # the resolved terms: power, financing, resale
     negotiation: Any = None                        # procure.economics.negotiation.Negotiation
-    batch: BatchChoice | None = None               # the batch evaluated and its token factor
-    ratios: Ratios | None = None                   # the committee's ratios of the bid's plan
+    batch: BatchChoice | None = None               # the main phase's batch and its token factor
+    ratios: Ratios | None = None                   # the committee's ratios of the bid's (main phase's) plan
     time_to_target: Any = None                     # procure.economics.target.TimeToTarget (set by compare)
     batch_candidates: tuple[Any, ...] = ()         # procure.economics.target.CandidateRow (set by compare)
+    phases: tuple[PhaseEconomics, ...] = ()        # only for a workload with further phases
 
     @property
     def has_cost(self) -> bool:
@@ -133,6 +151,7 @@ class BidEconomics:
             "ratios": self.ratios and self.ratios.to_dict(),
             "time_to_target": self.time_to_target and self.time_to_target.to_dict(),
             "batch_candidates": [row.to_dict() for row in self.batch_candidates],
+            "phases": [phase.to_dict() for phase in self.phases],
         }
 
 
@@ -167,14 +186,15 @@ def basis_cost(case: BidCase, t: Terms, used_hours: Decimal, basis: str,
     billed = billed_hours(t, used_hours, basis)
     vot = assumptions.value_of_time_per_day
     time_value = None
-    ranking = per_million_tokens(total, case.train_tokens)
+    tokens = case.total_tokens                # every phase is billed, so every phase's tokens count
+    ranking = per_million_tokens(total, tokens)
     if vot is not None:
         with localcontext(MONEY_CONTEXT):
             time_value = cents(D(vot) * days_to_finish(case.lead_time_days, used_hours))
-        ranking = per_million_tokens(total + time_value, case.train_tokens)
+        ranking = per_million_tokens(total + time_value, tokens)
     resale = (resale_fraction(t, used_hours)
               if basis == "commitment" and t.pricing.kind == "purchase" else None)
-    return BasisCost(basis, lines, total, per_million_tokens(total, case.train_tokens), billed,
+    return BasisCost(basis, lines, total, per_million_tokens(total, tokens), billed,
                      billed - used_hours, time_value, ranking, resale)
 
 
@@ -187,12 +207,22 @@ def evaluate_core(case: BidCase, assumptions: Assumptions, basis: str = DEFAULT_
     missing = missing_price_reason(case.pricing)
     found = [*checks.commitment_flags(perf, case.commitment, assumptions),
              checks.price_missing(missing), checks.uncalibrated(perf, assumptions)]
-    if not perf.feasible:
+    blocked = next((p for p in case.phases if not p.performance.feasible), None)
+    if not perf.feasible or blocked is not None:
+        if blocked is not None and perf.feasible:
+            perf = replace(perf, feasible=False, infeasible_reason=f"phase {blocked.name}: "
+                           f"{blocked.performance.infeasible_reason or 'no plan fits'}")
+            case = replace(case, performance=perf)
         return _infeasible(case, found, basis)
     tp = throughput(perf)
     gp = goodput(perf.gpus, case.params, assumptions)
-    # the tokens to the target: the train tokens, times the batch's statistical-efficiency factor
-    seconds = case.train_tokens * case.token_factor / tp.tokens_per_s / gp.fraction
+    # the tokens to the target: the main phase's train tokens times its batch's statistical-efficiency
+    # factor (the batch chosen or grown is the main phase's); further phases keep their own batch
+    phase_s = [p.train_tokens * (case.token_factor if i == 0 else 1.0)
+               / throughput(p.performance).tokens_per_s / gp.fraction
+               for i, p in enumerate(case.all_phases())]
+    phases = _phases(case, phase_s)
+    seconds = sum(phase_s)
     days = seconds / 86400.0
     used_hours = hours_from_seconds(seconds)
     t = terms(case.pricing, perf.gpus, assumptions)
@@ -219,7 +249,15 @@ def evaluate_core(case: BidCase, assumptions: Assumptions, basis: str = DEFAULT_
         ratios=ratios(perf.step_time_terms, perf.modeled_step_time_s, tokens_per_step=perf.tokens_per_step,
                       step_time_s=perf.step_time_s, gpus=perf.gpus, goodput_fraction=gp.fraction,
                       token_factor=case.token_factor),
+        phases=phases if case.phases else (),
     )
+
+
+def _phases(case: BidCase, seconds: list[float]) -> tuple[PhaseEconomics, ...]:
+    """Every phase's time at its own throughput and the bid's goodput (same GPUs throughout)."""
+    return tuple(PhaseEconomics(p.name, p.performance.step_time_s, p.performance.tokens_per_step,
+                                p.train_tokens, throughput(p.performance).tokens_per_s, s / 86400.0)
+                 for p, s in zip(case.all_phases(), seconds))
 
 
 def evaluate_bid(case: BidCase, assumptions: Assumptions, basis: str = DEFAULT_BASIS) -> BidEconomics:

@@ -153,8 +153,20 @@ class Commitment:
 
 
 @dataclass(frozen=True)
+class Phase:
+    """A further training phase of the workload (a long-context extension, say): its own step
+    time and tokens per step (``performance``) and the tokens it trains on. A phase is billed like
+    the main one: time and hours add up."""
+
+    name: str
+    performance: Performance
+    train_tokens: float
+
+
+@dataclass(frozen=True)
 class BidCase:
-    """One bid: everything the economics needs."""
+    """One bid: everything the economics needs. ``train_tokens`` and ``performance`` are the
+    workload's main phase; ``phases`` the further ones (time, hours and cost are summed)."""
 
     id: str
     vendor: str
@@ -166,9 +178,20 @@ class BidCase:
     deadline_days: float | None = None
     scaling_efficiency: float | None = None  # modeled, from the scaling curve
     lead_time_days: float = 0.0              # days from as_of until the capacity is usable
-    batch: BatchChoice | None = None         # the batch evaluated and its token factor (None: 1)
+    batch: BatchChoice | None = None         # the main phase's batch and its token factor (None: 1)
+    main_phase: str = "main"
+    phases: tuple[Phase, ...] = ()
+
+    def all_phases(self) -> tuple[Phase, ...]:
+        """The main phase followed by the further ones."""
+        return (Phase(self.main_phase, self.performance, self.train_tokens),) + self.phases
 
     @property
     def token_factor(self) -> float:
-        """Tokens the run needs over the train tokens (statistical efficiency of its batch)."""
+        """Tokens the main phase needs over its train tokens (statistical efficiency of its batch)."""
         return 1.0 if self.batch is None else self.batch.token_factor
+
+    @property
+    def total_tokens(self) -> float:
+        """Tokens of every phase: what cost per million tokens divides by."""
+        return sum(p.train_tokens for p in self.all_phases())

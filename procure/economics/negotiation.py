@@ -84,6 +84,16 @@ def break_even_price(case: BidCase, assumptions: Assumptions, basis: str,
     return None if price < 0 else trim(quantize(price, CONVERTED_QUANTUM))
 
 
+def at_step_time(case: BidCase, step_s: float) -> BidCase:
+    """The bid at a main-phase step time of ``step_s``; a workload's further phases move by the
+    same factor (the same cluster and software, so the same speed-up or slow-down)."""
+    perf = case.performance
+    scale = step_s / perf.step_time_s
+    phases = tuple(replace(p, performance=replace(p.performance, step_time_s=p.performance.step_time_s * scale))
+                   for p in case.phases)
+    return replace(case, performance=replace(perf, step_time_s=step_s), phases=phases)
+
+
 def step_time_to_win(case: BidCase, assumptions: Assumptions, basis: str,
                      target_total: Decimal) -> float | None:
     """The slowest step time at which this bid's ranking total does not exceed ``target_total``."""
@@ -93,8 +103,7 @@ def step_time_to_win(case: BidCase, assumptions: Assumptions, basis: str,
         return None
 
     def fits(step_s: float) -> bool:
-        moved = replace(case, performance=replace(perf, step_time_s=step_s))
-        total = ranking_total(moved, assumptions, basis)
+        total = ranking_total(at_step_time(case, step_s), assumptions, basis)
         return total is not None and total <= target_total
 
     lo, hi = (current, current * SEARCH_RANGE) if fits(current) else (current / SEARCH_RANGE, current)

@@ -11,7 +11,7 @@ from decimal import Decimal
 from typing import Any
 
 from procure.economics.cost import power_basis
-from procure.economics.inputs import Assumptions, BidCase
+from procure.economics.inputs import Assumptions, BidCase, Performance
 from procure.economics.throughput import step_time_at_efficiency
 from procure.money import D
 
@@ -68,10 +68,14 @@ def _lead_time(case: BidCase, change: float) -> BidCase:
     return replace(case, lead_time_days=case.lead_time_days * (1.0 + change))
 
 
+def _at_efficiency(perf: Performance, change: float) -> Performance:
+    return replace(perf, step_time_s=float(step_time_at_efficiency(perf, 1.0 + change)))
+
+
 def _efficiency(case: BidCase, change: float) -> BidCase:
-    perf = case.performance
-    step_s = float(step_time_at_efficiency(perf, 1.0 + change))
-    return replace(case, performance=replace(perf, step_time_s=step_s))
+    """Compute efficiency moves every phase of the workload (one model, one cluster)."""
+    phases = tuple(replace(p, performance=_at_efficiency(p.performance, change)) for p in case.phases)
+    return replace(case, performance=_at_efficiency(case.performance, change), phases=phases)
 
 
 def perturb(case: BidCase, assumptions: Assumptions, factor: str,

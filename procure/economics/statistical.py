@@ -254,5 +254,6 @@ def choose_batch(options: Sequence[BatchOption], critical: CriticalBatch) -> int
 
 def chosen_batch(options: Sequence[BatchOption], critical: CriticalBatch, index: int) -> BatchChoice:
     option = options[index]
+    # at the document's precision, as the step time: the workbook rebuilds time and cost from it exactly
     return BatchChoice(option.global_batch_seqs, option.tokens_per_step, "range", critical,
-                       critical.factor(option.tokens_per_step), tuple(options))
+                       round_sig(critical.factor(option.tokens_per_step)), tuple(options))

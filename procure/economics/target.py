@@ -6,6 +6,9 @@ lets the search choose) the run needs the *equivalent* tokens, train tokens × t
 (``procure.economics.statistical``); the difference is the statistical-efficiency penalty,
 reported on its own line in days and in cost (negative when the batch is smaller than the
 workload's: the same loss in fewer tokens, at more steps).
+
+With workload phases the batch chosen (or grown) is the main phase's, so the factor applies to the
+main phase's tokens; time and cost to the target count every phase.
 """
 
 from __future__ import annotations
@@ -23,9 +26,9 @@ from procure.economics.statistical import days_to_target
 @dataclass(frozen=True)
 class TimeToTarget:
     basis: str                               # the cost basis of the costs below
-    target_tokens: float                     # the workload's train tokens (at its reference batch)
-    token_factor: float
-    equivalent_tokens: float                 # target tokens × token factor: what the run processes
+    target_tokens: float                     # the workload's train tokens, every phase (at their batches)
+    token_factor: float                      # the main phase's (its batch is the one chosen)
+    equivalent_tokens: float                 # what the run processes: main phase × token factor + the rest
     days_at_target_tokens: float             # at this bid's throughput, the target tokens alone
     penalty_days: float                      # days − days_at_target_tokens
     days: float                              # time to target (= time to train)
@@ -57,8 +60,8 @@ def time_to_target(case: BidCase, econ: BidEconomics, assumptions: Assumptions) 
     days_plain = plain.time_to_train_days if plain.time_to_train_days is not None else econ.time_to_train_days
     cost, cost_plain = econ.total_cost, plain.total_cost
     return TimeToTarget(
-        basis=econ.basis, target_tokens=case.train_tokens, token_factor=factor,
-        equivalent_tokens=case.train_tokens * factor, days_at_target_tokens=days_plain,
+        basis=econ.basis, target_tokens=case.total_tokens, token_factor=factor,
+        equivalent_tokens=case.total_tokens + case.train_tokens * (factor - 1.0), days_at_target_tokens=days_plain,
         penalty_days=econ.time_to_train_days - days_plain, days=econ.time_to_train_days,
         cost_at_target_tokens=cost_plain,
         penalty_cost=None if cost is None or cost_plain is None else cost - cost_plain, cost=cost)
@@ -88,16 +91,18 @@ class CandidateRow:
 
 
 def candidate_rows(case: BidCase, econ: BidEconomics) -> tuple[CandidateRow, ...]:
-    """Every batch tried for this bid (a batch range only), at the bid's goodput."""
+    """Every batch tried for this bid (a batch range only), at the bid's goodput; the batch is the
+    main phase's, and time to target adds the further phases' days (their batch is their own)."""
     batch = case.batch
     if batch is None or not batch.options or batch.critical is None:
         return ()
     fraction = econ.goodput.fraction if econ.goodput else None
+    further_days = sum(phase.time_to_train_days for phase in econ.phases[1:])
     rows = []
     for option in batch.options:
         factor = batch.critical.factor(option.tokens_per_step)
         feasible = option.feasible and option.step_time_s is not None
-        days = (days_to_target(option, factor, case.train_tokens, fraction)
+        days = (days_to_target(option, factor, case.train_tokens, fraction) + further_days
                 if feasible and fraction else None)
         found = (ratios(option.terms, option.step_time_s, tokens_per_step=option.tokens_per_step,
                         step_time_s=option.step_time_s, gpus=case.performance.gpus, goodput_fraction=fraction,

@@ -25,7 +25,7 @@ from typing import Any
 from procure.economics.cost import DEFAULT_BASIS, missing_price_reason, terms, total_cost_float
 from procure.economics.goodput import (MAX_LOST_FRACTION, checkpoint_write_s, interval_s,
                                       lost_fraction)
-from procure.economics.inputs import Assumptions, BidCase, Performance
+from procure.economics.inputs import Assumptions, BidCase, Performance, Phase
 from procure.economics.statistical import token_factor
 from procure.money import RATE_QUANTUM, D, quantize
 
@@ -132,7 +132,8 @@ def _draws(assumptions: Assumptions) -> tuple[Any, Any, Any, Any, Any]:
 
 
 def token_factors(case: BidCase, batch_z: Any) -> tuple[Any, float | None]:
-    """The token factor per sample, and the spread drawn (None: the workload's batch, factor 1)."""
+    """The main phase's token factor per sample, and the spread drawn (None: the workload's batch,
+    factor 1)."""
     import numpy as np
 
     batch = case.batch
@@ -144,20 +145,34 @@ def token_factors(case: BidCase, batch_z: Any) -> tuple[Any, float | None]:
                          critical.effective_tokens * scale), critical.sigma_log)
 
 
-def _training_hours(case: BidCase, assumptions: Assumptions, step_scale: Any, failures: Any,
+def _phase_seconds(phase: Phase, assumptions: Assumptions, step_z: Any, factors: Any = 1.0) -> Any:
+    """Compute seconds of one phase per sample (before goodput), each step time drawn with the
+    phase's own model error on the shared draw ``step_z``: one model, one bid, so the phases'
+    errors move together. ``factors``: the phase's token factor per sample (its batch's statistical
+    efficiency; 1 for a phase whose batch is the workload's)."""
+    import numpy as np
+
+    perf = phase.performance
+    error = step_error(perf, assumptions)
+    step_s = perf.step_time_s * np.exp(error.bias + error.sigma_log * step_z)
+    return phase.train_tokens * factors * step_s / perf.tokens_per_step
+
+
+def _training_hours(case: BidCase, assumptions: Assumptions, step_z: Any, failures: Any,
                     factors: Any = 1.0) -> Any:
-    """Wall-clock hours per sample; the checkpoint interval stays at the base plan's choice."""
+    """Wall-clock hours per sample over every phase; the checkpoint interval stays at the base
+    plan's choice. ``factors`` apply to the main phase (the one whose batch is chosen)."""
     import numpy as np
 
     perf = case.performance
-    step_s = perf.step_time_s * step_scale
     write_s = checkpoint_write_s(case.params, assumptions.checkpoint_bytes_per_param,
                                  assumptions.checkpoint_write_gbs)
     tau_s = interval_s(perf.gpus, case.params, assumptions)
     job_rate_s = perf.gpus * assumptions.failures_per_gpu_hour * failures / 3600.0
     lost = lost_fraction(write_s, tau_s, job_rate_s, assumptions.restart_min * 60.0)
     goodput = 1.0 - np.clip(lost, 0.0, MAX_LOST_FRACTION)
-    seconds = case.train_tokens * factors * step_s / perf.tokens_per_step / goodput
+    seconds = sum(_phase_seconds(phase, assumptions, step_z, factors if i == 0 else 1.0)
+                  for i, phase in enumerate(case.all_phases())) / goodput
     return seconds / 3600.0
 
 
@@ -184,23 +199,24 @@ def _rounded(values: Any, quantum: float, floor: float) -> tuple[float, float, f
 
 
 def band(case: BidCase, assumptions: Assumptions, basis: str = DEFAULT_BASIS) -> Uncertainty | None:
-    """P10/P50/P90 of cost per million tokens (on ``basis``) and days to train; None if infeasible."""
+    """P10/P50/P90 of cost per million tokens (on ``basis``, over the tokens of every phase) and
+    days to train (every phase); None if infeasible (the main phase or a further one)."""
     import numpy as np
 
-    if not case.performance.feasible or assumptions.monte_carlo_samples <= 0:
+    feasible = all(phase.performance.feasible for phase in case.all_phases())
+    if not feasible or assumptions.monte_carlo_samples <= 0:
         return None
     error = step_error(case.performance, assumptions)
     price, step_z, failures, power, batch_z = _draws(assumptions)
-    step_scale = np.exp(error.bias + error.sigma_log * step_z)
     factors, batch_sigma = token_factors(case, batch_z)
-    hours = _training_hours(case, assumptions, step_scale, failures, factors)
+    hours = _training_hours(case, assumptions, step_z, failures, factors)
     day_samples = hours / 24.0
     days_q = max(max(supported_quantum(day_samples, p) for p in PERCENTILES), DAYS_QUANTUM_FLOOR)
     days = _rounded(np.percentile(day_samples, PERCENTILES), days_q, DAYS_QUANTUM_FLOOR)
     cost, cost_q = None, None
     if missing_price_reason(case.pricing) is None:
         t = terms(case.pricing, case.performance.gpus, assumptions)
-        per_mtok = total_cost_float(t, hours, price, power, basis) / case.train_tokens * 1e6
+        per_mtok = total_cost_float(t, hours, price, power, basis) / case.total_tokens * 1e6
         worst = max(supported_quantum(per_mtok, p) for p in PERCENTILES)
         cost_q = max(D(repr(worst)), RATE_QUANTUM) if worst > 0 else RATE_QUANTUM
         cost = tuple(quantize(D(float(v)), cost_q) for v in np.percentile(per_mtok, PERCENTILES))

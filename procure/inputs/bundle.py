@@ -9,6 +9,7 @@ from procure.catalog.load import Catalog, default_catalog, load_user_price_books
 from procure.catalog.types import ModelArch
 from procure.errors import Diagnostic, InputError
 from procure.inputs.checks import check_cluster, price_book_folders
+from procure.inputs.crossfield import check_cross_fields, superseded
 from procure.inputs.resolve import ResolvedBid, resolve_bids, workload_arch
 from procure.inputs.schema import Cluster
 from procure.sources.validate import validate_document
@@ -54,6 +55,8 @@ def load_inputs(path: Path | str, allow_paths: list[Path] | None = None,
         cluster = validate_document(doc, Cluster)
     except InputError as exc:
         problems.extend(exc.diagnostics)
+    across = check_cross_fields(doc)    # in the same pass, not after the fields are fixed
+    problems = [p for p in problems if not superseded(p, across)] + across
     problems.extend(check_cluster(doc, cat, base, allowed))
     if problems or cluster is None:
         raise InputError(sorted(set(problems)))

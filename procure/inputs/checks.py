@@ -9,11 +9,15 @@ flag and stays in the comparison.
 
 from __future__ import annotations
 
-from datetime import date
+import os
+import stat
+from datetime import date, datetime
 from pathlib import Path
+from typing import Any
 
 from procure.catalog.load import Catalog
 from procure.errors import Diagnostic
+from procure.sources.files import kind_of, walk_files, within
 from procure.sources.suggest import suggest
 from procure.sources.yamlpos import YamlDocument
 
@@ -154,38 +158,103 @@ def check_plan(i: int, bid: dict, doc: YamlDocument, out: list[Diagnostic]) -> N
                                       f"tp×pp×dp×cp = {product} but the bid has {gpus} GPUs"))
 
 
+MAX_PATH_CHARS = 4096               # PATH_MAX: a longer text is refused before touching the disk
+MAX_FILES_PER_FOLDER = 100_000      # a `measured:` folder with more files is refused, not walked to the end
+
+
+class MeasuredProblem(ValueError):
+    """One `measured:` entry that cannot be used: ``code`` is the diagnostic code."""
+
+    def __init__(self, code: str, message: str):
+        super().__init__(message)
+        self.code = code
+
+
+def _shown(text: str) -> str:
+    return repr(text) if len(text) <= 80 else repr(text[:60] + "...") + f" ({len(text):,} characters)"
+
+
 def resolve_measured(path_text: str, base: Path, allowed: list[Path]) -> Path:
-    """The measured-log path relative to the cluster.yaml folder; raise if missing or not allowed."""
-    candidate = Path(path_text).expanduser()
-    resolved = (candidate if candidate.is_absolute() else base / candidate).resolve()
-    if not any(resolved == root or root in resolved.parents for root in allowed):
-        roots = ", ".join(str(r) for r in allowed)
-        raise PermissionError(f"{path_text!r} resolves to {resolved}, outside the allowed folders ({roots}); "
-                              "pass --allow-path to permit it")
-    if not resolved.exists():
-        raise FileNotFoundError(f"measured log {path_text!r} does not exist ({resolved})")
-    return resolved
+    """The measured-log path relative to the cluster.yaml folder, resolved (symlinks followed);
+    MeasuredProblem when it is too long, missing, outside the allowed folders or not a file/folder."""
+    if len(path_text) > MAX_PATH_CHARS or "\0" in path_text:
+        raise MeasuredProblem("bad-path", f"measured log {_shown(path_text)} is not a usable path "
+                                          f"(longer than {MAX_PATH_CHARS} characters or holds a NUL byte)")
+    try:
+        candidate = Path(path_text).expanduser()
+        resolved = os.path.realpath(candidate if candidate.is_absolute() else base / candidate)
+    except (OSError, ValueError, RuntimeError) as exc:   # ~nosuchuser, a symlink loop
+        raise MeasuredProblem("bad-path", f"measured log {_shown(path_text)} is not a usable path: "
+                                          f"{getattr(exc, 'strerror', None) or exc}") from None
+    roots = [str(r) for r in allowed]
+    if not within(resolved, roots):
+        raise MeasuredProblem("path-not-allowed",
+                              f"{_shown(path_text)} resolves to {resolved}, outside the allowed folders "
+                              f"({', '.join(roots)}); pass --allow-path to permit it")
+    try:
+        mode = os.stat(resolved).st_mode
+    except FileNotFoundError:
+        raise MeasuredProblem("not-found", f"measured log {_shown(path_text)} does not exist ({resolved})") from None
+    except OSError as exc:
+        raise MeasuredProblem("bad-path", f"measured log {_shown(path_text)} is not a usable path: "
+                                          f"{exc.strerror or exc}") from None
+    if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
+        raise MeasuredProblem("not-a-file", f"measured log {_shown(path_text)} is {kind_of(mode)}, "
+                                            "not a regular file or a folder")
+    return Path(resolved)
+
+
+def measured_files(path_text: str, base: Path, allowed: list[Path]) -> list[Path]:
+    """The files one `measured:` entry stands for: the file itself, or every regular file in the folder
+    and its subfolders (sorted; hidden ones skipped), each resolved and confined to the allowed folders
+    (a symbolic link inside the folder that leads out of them is refused, never followed)."""
+    top = resolve_measured(path_text, base, allowed)
+    if not top.is_dir():
+        return [top]
+    try:
+        files, refused = walk_files(str(top), [str(r) for r in allowed], MAX_FILES_PER_FOLDER)
+    except OverflowError:
+        raise MeasuredProblem("too-large", f"measured folder {_shown(path_text)} holds more than "
+                                           f"{MAX_FILES_PER_FOLDER:,} files") from None
+    except OSError as exc:
+        raise MeasuredProblem("bad-path", f"cannot list measured folder {_shown(path_text)}: "
+                                          f"{exc.strerror or exc}") from None
+    if refused:
+        where, outside, why = refused[0]
+        code = "path-not-allowed" if outside else "not-a-file"
+        more = f" (and {len(refused) - 1} more)" if len(refused) > 1 else ""
+        hint = "; remove it or pass --allow-path" if code == "path-not-allowed" else ""
+        raise MeasuredProblem(code, f"{where} in measured folder {_shown(path_text)} is {why}{more}{hint}")
+    return [Path(f) for f in files]
+
+
+def expand_measured(texts: list[str], base: Path, allowed: list[Path]) -> tuple[Path, ...]:
+    """Every file a bid's `measured:` list stands for, each once (duplicates and overlapping folders
+    are read once), in the order first named. Raises MeasuredProblem (check_measured reports them all)."""
+    found: dict[Path, None] = {}
+    cache: dict[str, list[Path]] = {}
+    for text in texts:
+        if text not in cache:
+            cache[text] = measured_files(text, base, allowed)
+            found.update(dict.fromkeys(cache[text]))
+    return tuple(found)
 
 
 def check_measured(i: int, bid: dict, doc: YamlDocument, base: Path, allowed: list[Path],
                    out: list[Diagnostic]) -> None:
     measured = bid.get("measured")
+    seen: set[str] = set()
     for j, text in enumerate(measured if isinstance(measured, list) else []):
-        if not _str(text):
+        if not _str(text) or text in seen:
             continue
+        seen.add(text)
         try:
-            resolve_measured(text, base, allowed)
-        except FileNotFoundError as exc:
-            out.append(doc.diagnostic(("bids", i, "measured", j), "not-found", str(exc)))
-        except PermissionError as exc:
-            out.append(doc.diagnostic(("bids", i, "measured", j), "path-not-allowed", str(exc)))
-        except (OSError, ValueError, RuntimeError) as exc:   # name too long, NUL byte, symlink loop
-            out.append(doc.diagnostic(("bids", i, "measured", j), "bad-path",
-                                      f"measured log {text[:80]!r} is not a usable path: "
-                                      f"{getattr(exc, 'strerror', None) or exc}"))
+            measured_files(text, base, allowed)
+        except MeasuredProblem as exc:
+            out.append(doc.diagnostic(("bids", i, "measured", j), exc.code, str(exc)))
 
 
-def check_commitment(i: int, bid: dict, data: dict, doc: YamlDocument, out: list[Diagnostic]) -> None:
+def check_commitment(i: int, bid: dict[str, Any], data: dict[str, Any], doc: YamlDocument, out: list[Diagnostic]) -> None:
     """A commitment's batch in tokens is a whole number of its sequences (its own length, else the
     workload's), as the workload's batch must be."""
     committed = bid.get("committed")
@@ -202,7 +271,8 @@ def check_commitment(i: int, bid: dict, data: dict, doc: YamlDocument, out: list
 
 def check_cluster(doc: YamlDocument, cat: Catalog, base: Path, allowed: list[Path]) -> list[Diagnostic]:
     data = doc.data if isinstance(doc.data, dict) else {}
-    as_of = data.get("as_of") if isinstance(data.get("as_of"), date) else None
+    raw_as_of = data.get("as_of")   # a datetime is a date too, but the schema refuses it: no FX look-up
+    as_of = raw_as_of if isinstance(raw_as_of, date) and not isinstance(raw_as_of, datetime) else None
     out: list[Diagnostic] = []
     check_workload(data, doc, cat, out)
     check_currency(data, doc, cat, as_of, out)

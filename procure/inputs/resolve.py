@@ -17,7 +17,7 @@ from typing import Any
 
 from procure.catalog.load import Catalog, model_arch
 from procure.catalog.types import Accelerator, ModelArch, Network, PriceBook, PriceLine, System
-from procure.inputs.checks import resolve_measured
+from procure.inputs.checks import expand_measured
 from procure.inputs.schema import Bid, Cluster
 from procure.money import convert, fx
 
@@ -179,7 +179,7 @@ def resolve_bids(cluster: Cluster, cat: Catalog, base: Path, allowed: list[Path]
     for bid in cluster.bids:
         accel = cat.accelerators[bid.accelerator]
         network = cat.networks[bid.network or accel.default_network]
-        paths = tuple(resolve_measured(text, base, allowed) for text in bid.measured)
+        paths = expand_measured(bid.measured, base, allowed)   # folders as their files, each once
         choice = _price(bid, cluster, cat)
         lead, origin = _lead_time(bid, cluster, choice)
         resolved.append(ResolvedBid(bid, accel, network, choice, paths, cat.system_for(accel.id), lead, origin))

@@ -7,7 +7,7 @@ has a documented default (see ``procure.economics.inputs.Assumptions``).
 from __future__ import annotations
 
 import re
-from typing import Literal, Optional, Union
+from typing import Any, Literal, Optional, Union
 
 from pydantic import Field, field_validator, model_validator
 
@@ -41,17 +41,128 @@ class SoftwareSpec(Strict):
         return self
 
 
+# Magnitudes the arithmetic takes (numpy int64 plan grids, float64 FLOPs): far beyond any real run
+MAX_TOKENS_PER_STEP = 10**12
+MAX_ARCH_DIMENSION = 10**7          # ffn_hidden, expert_ffn_hidden, kv_heads ...
+MAX_PARAMS = 10**16
+MAX_TRAIN_TOKENS = 1e18
+
+
+# Smallest values the goodput arithmetic takes (checkpoint time = bytes / bandwidth; a 1e-300 GB/s
+# bandwidth makes every checkpoint last forever and the interval infinite): far below any real system
+MIN_ASSUMPTIONS = {"checkpoint_write_gbs": (1e-3, "1 MB/s"), "checkpoint_interval_min": (0.01, "under a second")}
+
+
+def check_assumption_magnitudes(spec) -> None:
+    for name, (low, words) in MIN_ASSUMPTIONS.items():
+        value = getattr(spec, name)
+        if value is not None and value < low:
+            raise ValueError(f"`{name}` {value:g} is below {low:g} ({words}): the goodput arithmetic cannot "
+                             "take it")
+
+
+def check_tokens_per_step(step: Workload | PhaseSpec) -> None:
+    """The workload's (or a phase's) batch: sequences x seq_len within what the arithmetic takes."""
+    if step.tokens_per_step > MAX_TOKENS_PER_STEP:
+        raise ValueError(f"global batch of {step.global_batch_seqs:,} sequences x seq_len "
+                         f"{step.seq_len:,} is more than {MAX_TOKENS_PER_STEP:.0e} tokens per step")
+
+
+def check_magnitudes(workload) -> None:
+    """Refuse values that validate one by one but overflow the model's arithmetic together."""
+    check_tokens_per_step(workload)
+    arch = workload.architecture
+    if arch is None:
+        return
+    moe = arch.moe
+    dims = {"architecture.ffn_hidden": arch.ffn_hidden, "architecture.kv_heads": arch.kv_heads,
+            "architecture.moe.expert_ffn_hidden": moe.expert_ffn_hidden if moe else None,
+            "architecture.moe.shared_expert_ffn_hidden": moe.shared_expert_ffn_hidden if moe else None,
+            "architecture.moe.shared_experts": moe.shared_experts if moe else None,
+            "architecture.moe.dense_layers": moe.dense_layers if moe else None}
+    for name, value in dims.items():
+        if value is not None and value > MAX_ARCH_DIMENSION:
+            raise ValueError(f"`{name}` {value:.3g} is beyond what the model's arithmetic takes "
+                             f"(at most {MAX_ARCH_DIMENSION:,})")
+    ffn = max(arch.ffn_hidden or 4 * arch.hidden, moe.expert_ffn_hidden * (moe.experts + moe.shared_experts)
+              if moe else 0)
+    params = arch.layers * arch.hidden * (4 * arch.hidden + 3 * ffn) + 2 * arch.vocab * arch.hidden
+    if params > MAX_PARAMS:
+        raise ValueError(f"the architecture has about {params:.2g} parameters, more than the {MAX_PARAMS:.0e} "
+                         "the model's arithmetic takes")
+
+
+class PlanSpecModel(Strict):
+    tp: Optional[int] = Field(None, ge=1, le=1024)
+    pp: Optional[int] = Field(None, ge=1, le=4096)
+    dp: Optional[int] = Field(None, ge=1, le=10_000_000)
+    cp: Optional[int] = Field(None, ge=1, le=1024)
+    ep: Optional[int] = Field(None, ge=1, le=4096)
+    vpp: Optional[int] = Field(None, ge=1, le=128)
+    micro_batch: Optional[int] = Field(None, ge=1, le=65536)
+    zero_stage: Optional[Literal[0, 1, 2, 3]] = None
+    recompute: Optional[Literal["none", "selective", "full"]] = None
+    sequence_parallel: Optional[bool] = None
+    tp_comm_overlap: Optional[bool] = None
+    etp: Optional[int] = Field(None, ge=1, le=1024)
+    a2a_overlap: Optional[bool] = None
+    moe_dispatcher: Optional[Literal["alltoall", "deepep", "hybridep"]] = None
+    cp_comm: Optional[Literal["p2p", "a2a", "allgather"]] = None
+
+
+class PhaseSpec(Strict):
+    """A further training phase after the workload's main one (a long-context extension, for
+    example): its own sequence length, batch and tokens; time to train and cost add up."""
+
+    name: str = Field(min_length=1, max_length=100)
+    seq_len: int = Field(gt=0, le=10_000_000)
+    global_batch_tokens: Optional[int] = Field(None, gt=0, le=MAX_TOKENS_PER_STEP)
+    global_batch: Optional[int] = Field(None, gt=0, le=MAX_TOKENS_PER_STEP, description="sequences per step")
+    train_tokens: Optional[Finite] = Field(None, gt=0, le=MAX_TRAIN_TOKENS)
+    steps: Optional[int] = Field(None, gt=0, le=1_000_000_000)
+    plan: Optional[PlanSpecModel] = None
+
+    @model_validator(mode="after")
+    def _one_batch_one_length(self) -> PhaseSpec:
+        if (self.global_batch_tokens is None) == (self.global_batch is None):
+            raise ValueError("give exactly one of `global_batch_tokens` or `global_batch` (sequences)")
+        if self.global_batch_tokens is not None and self.global_batch_tokens % self.seq_len:
+            raise ValueError(f"global_batch_tokens {self.global_batch_tokens} is not a multiple of "
+                             f"seq_len {self.seq_len}")
+        if (self.train_tokens is None) == (self.steps is None):
+            raise ValueError("give exactly one of `train_tokens` or `steps`")
+        check_tokens_per_step(self)
+        if self.tokens > MAX_TRAIN_TOKENS:
+            raise ValueError(f"{self.steps:,} steps of {self.tokens_per_step:,} tokens is more than "
+                             f"{MAX_TRAIN_TOKENS:.0e} training tokens")
+        return self
+
+    @property
+    def global_batch_seqs(self) -> int:
+        if self.global_batch is not None:
+            return self.global_batch
+        return (self.global_batch_tokens or 0) // self.seq_len
+
+    @property
+    def tokens_per_step(self) -> int:
+        return self.global_batch_seqs * self.seq_len
+
+    @property
+    def tokens(self) -> float:
+        return float(self.train_tokens) if self.train_tokens is not None else float(self.steps or 0) * self.tokens_per_step
+
+
 class BatchRangeSpec(Strict):
     """The global batches the search may choose from, in tokens or in sequences (each end one way);
     `min` defaults to the workload's batch ("grow with the cluster up to `max`")."""
 
-    min_tokens: Optional[int] = Field(None, gt=0, le=10**12)
-    max_tokens: Optional[int] = Field(None, gt=0, le=10**12)
+    min_tokens: Optional[int] = Field(None, gt=0, le=MAX_TOKENS_PER_STEP)
+    max_tokens: Optional[int] = Field(None, gt=0, le=MAX_TOKENS_PER_STEP)
     min: Optional[int] = Field(None, gt=0, le=10**9, description="sequences")
     max: Optional[int] = Field(None, gt=0, le=10**9, description="sequences")
 
     @model_validator(mode="after")
-    def _one_form_per_end(self):
+    def _one_form_per_end(self) -> BatchRangeSpec:
         if self.min is not None and self.min_tokens is not None:
             raise ValueError("give `min` (sequences) or `min_tokens`, not both")
         if self.max is not None and self.max_tokens is not None:
@@ -65,9 +176,9 @@ class Workload(Strict):
     model: Optional[str] = None
     architecture: Optional[ArchitectureSpec] = None
     seq_len: int = Field(gt=0, le=10_000_000)
-    global_batch_tokens: Optional[int] = Field(None, gt=0)
-    global_batch: Optional[int] = Field(None, gt=0, description="sequences per step")
-    train_tokens: Finite = Field(gt=0, le=1e18)
+    global_batch_tokens: Optional[int] = Field(None, gt=0, le=MAX_TOKENS_PER_STEP)
+    global_batch: Optional[int] = Field(None, gt=0, le=MAX_TOKENS_PER_STEP, description="sequences per step")
+    train_tokens: Finite = Field(gt=0, le=MAX_TRAIN_TOKENS)
     precision: Literal["bf16", "fp16", "fp8"] = "bf16"
     deadline_days: Optional[Finite] = Field(None, gt=0, le=36500)
     software: Optional[SoftwareSpec] = None
@@ -77,6 +188,10 @@ class Workload(Strict):
     global_batch_range: Optional[BatchRangeSpec] = Field(
         None, description="global batches the plan search may choose from; train_tokens stays stated at the "
                           "workload's batch, and a bid at another batch needs the equivalent tokens")
+    name: str = Field("main", min_length=1, max_length=100)
+    phases: list[PhaseSpec] = Field(default_factory=list, max_length=20)
+    moe_imbalance: Optional[Finite] = Field(None, ge=1.0, le=4.0)
+    fp8_dispatch: Optional[bool] = None
 
     @model_validator(mode="after")
     def _one_model_one_batch(self):
@@ -89,6 +204,10 @@ class Workload(Strict):
         if self.global_batch_tokens is not None and self.global_batch_tokens % self.seq_len:
             raise ValueError(f"global_batch_tokens {self.global_batch_tokens} is not a multiple of "
                              f"seq_len {self.seq_len}")
+        names = [self.name] + [p.name for p in self.phases]
+        if len(set(names)) != len(names):
+            raise ValueError(f"phase names must be unique (the main phase is {self.name!r})")
+        check_magnitudes(self)
         self._check_range()
         return self
 
@@ -155,6 +274,11 @@ class AssumptionsSpec(Strict):
     resale_decline_per_year: Optional[Money] = _assumption("resale_decline_per_year")
     value_of_time_per_day: Optional[Money] = _assumption("value_of_time_per_day")
 
+    @model_validator(mode="after")
+    def _arithmetic(self):
+        check_assumption_magnitudes(self)
+        return self
+
 
 RENTAL_TERMS = ("min_commit_months", "discount_fraction", "prepay_fraction", "storage_per_gpu_hour",
                 "network_per_gpu_hour", "support_fraction")
@@ -211,6 +335,9 @@ class PricingSpec(Strict):
             raise ValueError("a `price_book` needs a `term` (a line of that book)")
         if self.price_per_gpu_hour is not None and self.currency is None:
             raise ValueError("`price_per_gpu_hour` needs a `currency`")
+        for name in ("usd_per_gpu_hour", "price_per_gpu_hour"):
+            if getattr(self, name) is not None and getattr(self, name) <= 0:
+                raise ValueError(f"`{name}` must be above zero (the cost per token divides by it)")
         if self.kind == "purchase":
             return self._purchase()
         return self._rental(inline)
@@ -251,7 +378,7 @@ class CommittedSpec(Strict):
     precision: Optional[Literal["bf16", "fp16", "fp8"]] = Field(None, description="the precision they were measured at")
 
     @model_validator(mode="after")
-    def _one_batch(self):
+    def _one_batch(self) -> CommittedSpec:
         if self.global_batch_tokens is not None and self.global_batch is not None:
             raise ValueError("give `global_batch_tokens` or `global_batch` (sequences), not both")
         if self.has_conditions and self.step_time_s is None and self.p99_step_time_s is None:
@@ -263,24 +390,10 @@ class CommittedSpec(Strict):
     def has_conditions(self) -> bool:
         return any(v is not None for v in (self.global_batch_tokens, self.global_batch, self.seq_len, self.precision))
 
-    def figures(self) -> dict:
+    def figures(self) -> dict[str, Any]:
         """The committed figures alone (what the economics' Commitment takes)."""
         return {"step_time_s": self.step_time_s, "p99_step_time_s": self.p99_step_time_s,
                 "scaling_efficiency": self.scaling_efficiency}
-
-
-class PlanSpecModel(Strict):
-    tp: Optional[int] = Field(None, ge=1, le=1024)
-    pp: Optional[int] = Field(None, ge=1, le=4096)
-    dp: Optional[int] = Field(None, ge=1, le=10_000_000)
-    cp: Optional[int] = Field(None, ge=1, le=1024)
-    ep: Optional[int] = Field(None, ge=1, le=4096)
-    vpp: Optional[int] = Field(None, ge=1, le=128)
-    micro_batch: Optional[int] = Field(None, ge=1, le=65536)
-    zero_stage: Optional[Literal[0, 1, 2, 3]] = None
-    recompute: Optional[Literal["none", "selective", "full"]] = None
-    sequence_parallel: Optional[bool] = None
-    tp_comm_overlap: Optional[bool] = None
 
 
 class Bid(Strict):
@@ -306,7 +419,10 @@ class Bid(Strict):
     @field_validator("vendor")
     @classmethod
     def _printable(cls, value: str) -> str:
-        return "".join(ch for ch in value if ch.isprintable() or ch == " ")
+        value = "".join(ch for ch in value if ch.isprintable() or ch == " ").strip()
+        if not value:
+            raise ValueError("must contain visible characters (it holds only invisible or control characters)")
+        return value
 
 
 class Cluster(Strict):

@@ -17,9 +17,8 @@ from typing import Callable
 import numpy as np
 
 from procure.measure import readers
-from procure.measure.detect import FORMATS, TABLE_FORMATS, detect_format
+from procure.measure.detect import FORMATS, TABLE_FORMATS, detect_format, detect_in_body
 from procure.measure.errors import LogError
-from procure.measure.parsers import TEXT_PARSERS
 from procure.measure.ranktable import reduce_arrays, schema_for, step_rank_times
 from procure.measure.result import IngestResult
 from procure.measure.samples import Parsed, RankReduction, SampleArrays
@@ -40,13 +39,12 @@ def ingest(paths: list[str | Path] | str | Path, fmt: str | None = None,
     """
     if fmt is not None and fmt not in FORMATS:
         raise LogError(f"unknown log format {fmt!r}; known formats: {', '.join(FORMATS)}")
-    files, missing = readers.expand([paths] if isinstance(paths, (str, Path)) else list(paths))
+    files, missing, skipped = readers.expand(_as_list(paths), limits.max_files)
     if missing:
         raise LogError("\n".join(missing))
     if not files:
         raise LogError(f"no files found in {', '.join(str(p) for p in _as_list(paths))}")
     sources: list[SourceSummary] = []
-    skipped: list[dict[str, str]] = []
     for done, path in enumerate(files, start=1):
         parsed = _parse_file(path, fmt, scheduler, limits)
         if parsed is None:
@@ -73,15 +71,22 @@ def _parse_file(path: Path, fmt: str | None, scheduler: str | None,
         return None
     if fmt in TABLE_FORMATS:
         return _parse_table(path, scheduler, limits)
-    text = readers.read_text(path, limits)
-    return TEXT_PARSERS[fmt](text, str(path))
+    from procure.measure.parsers import TEXT_PARSERS   # a table ingest never loads the text parsers
+
+    text = readers.read_text(path, limits, fmt)
+    try:
+        return TEXT_PARSERS[fmt](text, str(path))
+    except RecursionError:   # JSON nested thousands deep: the decoder's own recursion limit
+        raise LogError(f"{path}: nested too deeply to be a {fmt} file") from None
 
 
 def _detect(path: Path, limits: readers.Limits) -> str | None:
     head = readers.read_head(path)
     fmt = detect_format(path.name, head)
     if fmt is None and len(head) >= readers.HEAD_BYTES and not readers.is_table(path):
-        fmt = detect_format(path.name, readers.read_bytes(path, limits))
+        data = readers.read_bytes(path, limits)
+        readers.check_parse_budget(data, "", str(path), limits)
+        fmt = detect_in_body(path.name, data)
     return fmt
 
 

@@ -1,38 +1,40 @@
-"""Format detection from a file name and its first bytes (order matters: most specific first)."""
+"""Format detection from a file name and its first bytes, by the signatures of procure.measure.formats."""
 
 from __future__ import annotations
 
 import re
+from typing import Iterator
 
-FORMATS: tuple[str, ...] = (
-    "mlperf", "mlperf-system", "megatron", "nemo", "torchtitan", "deepspeed", "hf-trainer",
-    "ms-swift", "maxtext", "nanochat", "internevo", "kineto", "nccl-tests", "rank-table",
-    "straggler-meta",
-)
+from procure.measure.formats import FORMATS, SIGNATURES, TABLE_FORMATS
 
-TABLE_FORMATS = ("rank-table",)
+__all__ = ["FORMATS", "TABLE_FORMATS", "detect_format", "detect_in_body"]
+MAX_OCCURRENCES = 200      # lines tried per word: a word that is everywhere but never matches stops here
+MAX_LINE_BYTES = 1 << 16
 
-_RULES: tuple[tuple[str, re.Pattern[bytes]], ...] = (
-    ("kineto", re.compile(rb'"traceEvents"\s*:')),
-    ("mlperf", re.compile(rb":::MLLOG")),
-    ("mlperf-system", re.compile(rb'"accelerators_per_node"\s*:')),
-    ("ms-swift", re.compile(rb"""['"]global_step/max_steps['"]|['"]train_speed\(iter/s\)['"]""")),
-    ("hf-trainer", re.compile(rb'"current_steps"\s*:|"log_history"\s*:|"train_runtime"\s*:'
-                              rb"|'train_runtime':")),
-    ("nccl-tests", re.compile(rb"#\s+size\s+count\s+type|# Avg bus bandwidth")),
-    ("torchtitan", re.compile(rb"\[titan\]|\bstep:\s*\d+\s+loss:\s*[-\d.]+.*\b(?:tps|wps):")),
-    ("megatron", re.compile(rb"elapsed time per iteration|elapsed_time_per_iteration_ms=")),
-    ("nemo", re.compile(rb"train_step_timing in s|Training epoch \d+, iteration \d+")),
-    ("maxtext", re.compile(rb"completed step: \d+, seconds:")),
-    ("nanochat", re.compile(rb"step\s+\d+(?:/\d+)?\b[^\n]*\|\s*dt:\s*[\d.]+\s*m?s"
-                            rb"|(?m:^iter \d+: loss [-\d.]+, time [\d.]+m?s)"
-                            rb"|step\s+\d+/\d+\s*\|\s*train loss")),
-    ("internevo", re.compile(rb"tgs \(tokens/gpu/second\)=|record_current_batch_training_metrics")),
-    ("deepspeed", re.compile(rb"RunningAvgSamplesPerSec|CurrSamplesPerSec|"
-                             rb"time \(ms\) \| fwd_microstep:|time \(ms\) \| fwd:")),
-    ("nemo", re.compile(rb"reduced_train_loss=|train_step_timing")),
-    ("megatron", re.compile(rb"-+ arguments -+|using world size: \d+")),
-)
+
+def detect_in_body(name: str, data: bytes) -> str | None:
+    """``detect_format`` for a whole file, in time linear in its size (see ``Signature.words``)."""
+    lower = name.lower()
+    if lower.endswith(NOT_LOGS):
+        return None
+    for fmt, sig in SIGNATURES:
+        for word in sig.words:
+            if any(sig.pattern.search(line) for line in _lines_with(data, word)):
+                return fmt
+    return None
+
+
+def _lines_with(data: bytes, word: bytes) -> Iterator[bytes]:
+    at = data.find(word)
+    for _ in range(MAX_OCCURRENCES):
+        if at < 0:
+            return
+        start = max(data.rfind(b"\n", max(0, at - MAX_LINE_BYTES), at) + 1, at - MAX_LINE_BYTES)
+        end = data.find(b"\n", at, at + MAX_LINE_BYTES)
+        end = at + MAX_LINE_BYTES if end < 0 else end
+        yield data[start:end + 1]
+        at = data.find(word, end)
+
 
 _META = re.compile(rb"^\s*world_size:\s*\d+", re.MULTILINE)
 _META_PARALLEL = re.compile(rb"^\s*(?:pp|dp|tp)_size:\s*\d+", re.MULTILINE)
@@ -58,7 +60,7 @@ def detect_format(name: str, head: bytes) -> str | None:
         return "rank-table"
     if lower.endswith((".yaml", ".yml")) and _META.search(head) and _META_PARALLEL.search(head):
         return "straggler-meta"
-    for fmt, pattern in _RULES:
-        if pattern.search(head):
+    for fmt, sig in SIGNATURES:
+        if sig.pattern.search(head):
             return fmt
     return None

@@ -15,8 +15,8 @@ from datetime import datetime, timezone
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07]*\x07")
 _NBSP = re.compile("[\u00a0\u2007\u202f\ufeff]")
 
-_OMPI = re.compile(r"\[\d+,(\d+)\]<(?:stdout|stderr)>:\s?")
-_RANK_TAG = re.compile(r"\[(?:rank|default|local_rank)\s*(\d+)\]:\s?", re.IGNORECASE)
+_OMPI = re.compile(r"\[\d+,(\d{1,18})(?!\d)\]<(?:stdout|stderr)>:\s?")
+_RANK_TAG = re.compile(r"\[(?:rank|default|local_rank)\s*(\d{1,18})(?!\d)\]:\s?", re.IGNORECASE)
 _SRUN = re.compile(r"(\d{1,6}):\s")
 _STREAM = re.compile(r"(?:stdout|stderr):\s?|\[titan\]\s?")
 _GLOG = re.compile(r"[IWEF]\d{4}\s+(?:\d\d:\d\d:\d\d\.\d+\s+\d+\s+)?\S+:\d+\]\s")
@@ -89,7 +89,10 @@ def parse_number(token: str | float | int | None) -> float | None:
     if token is None or isinstance(token, bool):
         return None
     if isinstance(token, (int, float)):
-        value = float(token)
+        try:
+            value = float(token)
+        except OverflowError:   # a JSON integer of hundreds of digits
+            return None
         return value if math.isfinite(value) else None
     text = str(token).strip().strip("'\"")
     if text.lower() in _MISSING:
@@ -118,7 +121,7 @@ def parse_pair(token: str) -> tuple[float | None, float | None]:
     return first, second
 
 
-_DAYS = re.compile(r"^\s*(\d+)\s+days?,\s*")
+_DAYS = re.compile(r"^\s*(\d{1,18})(?!\d)\s+days?,\s*")
 _UNIT_DURATION = re.compile(r"(\d+(?:\.\d+)?)\s*(d|h|m|s|ms)\b")
 _UNIT_SECONDS = {"d": 86400.0, "h": 3600.0, "m": 60.0, "s": 1.0, "ms": 0.001}
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -9,6 +10,19 @@ import numpy as np
 
 AGGREGATIONS = ("per-step", "interval-mean", "whole-run", "cumulative")
 MAX_STEP_TIME_S = 1e6  # 11.6 days: anything slower is a corrupt value, not a step
+MAX_RANK = 2**31 - 1   # ranks and GPU counts beyond this are corrupt fields (they must fit int64 maths)
+MAX_GPUS = 10_000_000  # the schema's bound on a bid's GPUs
+
+
+def _finite(value: object) -> float | None:
+    """``float(value)`` when it is a finite number, else None (never an exception)."""
+    if value is None or isinstance(value, bool):
+        return None
+    try:
+        number = float(value)  # type: ignore[arg-type]
+    except (TypeError, ValueError, OverflowError):
+        return None
+    return number if math.isfinite(number) else None
 
 
 @dataclass
@@ -22,16 +36,18 @@ class SampleBuilder:
 
     def add(self, step_time_s: float | None, step: float | None = None, covers: float = 1.0,
             rank: int | None = None) -> None:
-        """Add one sample; a missing, non-positive or non-finite time is not a sample."""
-        if step_time_s is None or not np.isfinite(step_time_s) or not \
-                0 < step_time_s <= MAX_STEP_TIME_S:
+        """Add one sample; a missing, non-positive or non-finite time is not a sample (nor are
+        values no float can hold: a log's numbers are untrusted)."""
+        time_s, covers_f = _finite(step_time_s), _finite(covers)
+        if time_s is None or not 0 < time_s <= MAX_STEP_TIME_S or covers_f is None or covers_f <= 0:
             return
-        if not np.isfinite(covers) or covers <= 0:
-            return
-        self.step.append(np.nan if step is None else float(step))
+        if rank is not None and not 0 <= rank <= MAX_RANK:
+            rank = None   # a corrupt rank field: the sample stands, its rank is unknown
+        step_f = _finite(step)
+        self.step.append(np.nan if step_f is None else step_f)
         self.rank.append(-1 if rank is None else int(rank))
-        self.step_time_s.append(float(step_time_s))
-        self.covers.append(float(covers))
+        self.step_time_s.append(time_s)
+        self.covers.append(covers_f)
 
     def __len__(self) -> int:
         return len(self.step_time_s)

@@ -9,7 +9,7 @@ import numpy as np
 
 from procure.measure import stats
 from procure.measure.ranktable import reduce_arrays
-from procure.measure.samples import Parsed, RankReduction, SampleArrays
+from procure.measure.samples import MAX_GPUS, Parsed, RankReduction, SampleArrays
 from procure.measure.stats import Series
 from procure.measure.stragglers import analyse
 
@@ -81,10 +81,15 @@ def per_step_max(samples: SampleArrays) -> tuple[Series, RankReduction | None]:
     return series, red
 
 
+def plausible_gpus(gpus: object) -> int | None:
+    """A GPU count a log states, when it is one (a corrupt field is no count)."""
+    return gpus if isinstance(gpus, int) and not isinstance(gpus, bool) and 1 <= gpus <= MAX_GPUS else None
+
+
 def summarise(parsed: Parsed, path: str) -> SourceSummary:
     samples, duplicates = dedup(parsed.samples)
     summary = SourceSummary(path=path, format=parsed.format, aggregation=parsed.aggregation,
-                            variant=parsed.variant, gpus=parsed.gpus,
+                            variant=parsed.variant, gpus=plausible_gpus(parsed.gpus),
                             accelerator=parsed.accelerator, notes=list(parsed.notes),
                             bus_bandwidth=parsed.bus_bandwidth, collectives=parsed.collectives,
                             info=dict(parsed.info), rank_samples=samples)

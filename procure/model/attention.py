@@ -22,6 +22,9 @@ training; the fp8 attention kernels are inference paths). The FLOPs it runs are 
   matmul work per score grows with head dim: f = min(1, (d/(d+D0)) / (128/(128+D0))), D0 = 55
   from the paper's hd64 vs hd128 forward at 16k (497 vs 648 TFLOP/s); hd256 is no faster than
   hd128 (642 vs 648), hence the cap at 1.
+- local attention (``local_shape_factor``): a sliding window of w keys runs like a non-causal
+  kernel of w keys with a partial block at each end of the band; causal chunks of w like a causal
+  kernel of length w.
 - ``kernel``: the stack's kernel against the reference kernel of the part (cuDNN on Hopper and
   Blackwell, FlashAttention-2 on Ampere, CK on AMD): FA3 583/536 = 1.09, FA2 on Hopper
   334/536 = 0.62 (FA2 370 forward / 322 backward in the same figures).
@@ -39,6 +42,10 @@ from procure.catalog.types import Accelerator
 Vec = npt.NDArray[np.float64]
 
 S_HALF = 440.0                 # tokens: f_seq = 1/2 at this sequence length (non-causal)
+# Ideal time at the 16-bit peak of the work the reference ratio was measured on (FA3 paper fig. 5-6:
+# 16k tokens, 16 heads of 128, non-causal; forward 4 x 16384^2 x 2048 FLOPs and the backward 2.5 x
+# that, at H100's 989 TF/s): compute.attention_curve scales the size curve relative to it.
+REFERENCE_CALL_S = 3.5 * 4.0 * 16384.0 ** 2 * 2048.0 / 989.4e12
 SEQ_EXPONENT = 1.5
 DIAGONAL_BLOCK = 128.0         # key block of the causal diagonal
 HEAD_DIM_D0 = 55.0
@@ -83,9 +90,21 @@ def shape_factor(seq: Any, head_dim: Any, cp: Any) -> Vec:
     return np.asarray(f_seq * head_factor(head_dim), dtype=float)
 
 
+def local_shape_factor(window: Any, chunked: Any, head_dim: Any) -> Vec:
+    """f_seq x f_head of a local-attention layer: a sliding window gives every query row a band of
+    w keys, with a partial key block at each end (f(w) x w/(w+128)); causal chunks of w are each
+    a causal kernel of length w."""
+    w = np.maximum(np.asarray(window, dtype=float), 1.0)
+    band = seq_factor(w) * (w / (w + DIAGONAL_BLOCK))
+    f_seq = np.where(np.asarray(chunked, dtype=float) > 0, causal_seq_factor(w), band)
+    return np.asarray(f_seq * head_factor(head_dim), dtype=float)
+
+
 def attention_efficiency(seq: Any, head_dim: Any, cp: Any, gemm_top: Any, attention_ratio: Any,
-                         kernel: Any = 1.0) -> Vec:
+                         kernel: Any = 1.0, window: Any = 0.0, chunked: Any = 0.0) -> Vec:
     """Fraction of the 16-bit peak the fused attention core reaches on large problems (the GEMM
     size curve multiplies it for small ones). Never above ``gemm_top``."""
     ratio = np.minimum(np.asarray(attention_ratio, dtype=float) * np.asarray(kernel, dtype=float), 1.0)
-    return np.asarray(gemm_top * ratio * shape_factor(seq, head_dim, cp), dtype=float)
+    shape = np.where(np.asarray(window, dtype=float) > 0,
+                     local_shape_factor(window, chunked, head_dim), shape_factor(seq, head_dim, cp))
+    return np.asarray(gemm_top * ratio * shape, dtype=float)

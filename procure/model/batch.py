@@ -19,8 +19,8 @@ from procure.catalog.types import Accelerator, ModelArch, Network
 from procure.model.core import evaluate
 from procure.model.error_model import calibration_info, evaluation_family
 from procure.model.estimate import GIB, assemble, memory_gib, memory_reason
-from procure.model.flops import MFU_CAUSAL
-from procure.model.grid import plan_dict, row_reasons, stack_specs, unsupported
+from procure.model.flops import model_flops_per_token
+from procure.model.grid import plan_dict, row_reasons, stack_dispatchers, stack_specs, unsupported
 from procure.model.problem import (CoreKnobs, Problem, build_problem, fp8_recipe, gemm_tops,
                                    stack, stack_knobs)
 from procure.model.types import INFO_TERMS, SUM_TERMS, Estimate, Knobs, PlanSpec, Workload
@@ -54,7 +54,8 @@ def prepare(cases: list[Case]) -> Prepared:
     problems = [build_problem(c.arch, c.accel, c.network, c.gpus, c.workload, c.measured_busbw_gbs,
                               c.software) for c in cases]
     pb = stack(problems)
-    grid = stack_specs([c.plan for c in cases])
+    grid = stack_specs([c.plan for c in cases],
+                       [stack_dispatchers(c.software, c.arch.moe is not None)[0] for c in cases])
     reasons = row_reasons(pb, grid, np.array([c.gpus for c in cases], dtype=float)) if cases else []
     for i, c in enumerate(cases):
         if reasons[i] is not None:
@@ -78,16 +79,9 @@ def case_knobs(cases: list[Case], knobs: Knobs) -> CoreKnobs:
     return stack_knobs(rows)
 
 
-def model_flops_per_token_rows(pb: Problem) -> Vec:
-    """flops.model_flops_per_token for every row of a stacked Problem (causal MFU convention)."""
-    h, q = pb.hidden, pb.heads * pb.head_dim
-    kv = pb.kv_heads * pb.head_dim
-    dense_layers = pb.layers - pb.moe_layers
-    proj = pb.layers * 2.0 * (h * (q + 2 * kv) + q * h)
-    core = pb.layers * (2.0 if MFU_CAUSAL else 4.0) * pb.seq * q
-    mlp = dense_layers * 2.0 * pb.mlp_mats * h * pb.ffn + pb.moe_layers * 2.0 * (
-        (pb.top_k + pb.shared_experts) * pb.mlp_mats * h * pb.expert_ffn + h * pb.experts)
-    return np.asarray(3.0 * (proj + core + mlp + 2.0 * h * pb.vocab), dtype=float)
+def model_flops_per_token_rows(cases: list[Case]) -> Vec:
+    """flops.model_flops_per_token of every case (causal MFU convention)."""
+    return np.array([model_flops_per_token(c.arch, c.workload.seq_len) for c in cases], dtype=float)
 
 
 def batch_rows(cases: list[Case], knobs: Knobs | None = None) -> list[dict[str, Any]]:
@@ -99,7 +93,7 @@ def batch_rows(cases: list[Case], knobs: Knobs | None = None) -> list[dict[str, 
     res = evaluate_prepared(prep, case_knobs(cases, knobs or Knobs()))
     pb = prep.pb
     terms = {k: res["terms"][k].tolist() for k in (*SUM_TERMS, *INFO_TERMS)}
-    flops = (model_flops_per_token_rows(pb) * pb.batch * pb.seq).tolist()
+    flops = (model_flops_per_token_rows(cases) * pb.batch * pb.seq).tolist()
     denom = (pb.n_gpus * pb.lin_peak).tolist()
     total = (res["memory"]["total"] / GIB).tolist()
     reserve = (res["memory"]["reserve"] / GIB).tolist()

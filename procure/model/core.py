@@ -26,7 +26,10 @@ import numpy.typing as npt
 
 from procure.model import collectives as col
 from procure.model.compute import layer_forward, logits_time, smooth_max
-from procure.model.memory import (SEARCH_HEADROOM_FRACTION, gpu_memory, layer_activation_bytes,
+from procure.model.context import cp_layer_comm
+from procure.model.expert import ep_layer_comm
+from procure.model.memory import (SEARCH_HEADROOM_FRACTION, end_stage_layers, gpu_memory,
+                                  layer_activation_bytes, module_flags, moe_layers_in,
                                   recompute_fraction)
 from procure.model.problem import (ACT_BYTES, OPTIMIZER_BYTES, OPTIMIZER_STEP_BYTES, PCIE_BW,
                                    WEIGHT_BYTES, CoreKnobs, Problem)
@@ -47,48 +50,76 @@ FLASH_BWD_PASSES = 2.5
 # Each second of hidden comm costs this many seconds of compute. A physical prior, not fitted:
 # the calibration runs hide little comm, so they cannot pin it down.
 OVERLAP_CONTENTION = 0.15
-PLAN_ARRAY_KEYS = ("t", "p", "d", "c", "e", "v", "b", "z", "rc", "sp", "tpo", "odp", "aoff", "sg", "rl")
+PLAN_ARRAY_KEYS = ("t", "p", "d", "c", "e", "v", "b", "z", "rc", "sp", "tpo", "odp", "aoff", "sg", "rl",
+                   "et", "ao", "dd", "cc", "rm", "ul")
+PLAN_DEFAULTS = {"et": 1.0}
+# Selective recomputation by module (memory.module_flags): what each re-runs of a layer's forward.
+MODULE_PARTS = {"core_attn": ("core_s", "score_mem_s"), "mla_up_proj": ("mla_up_s",),
+                "layernorm": ("norm_s",)}
 
 
 def _plan_arrays(plan: dict[str, Any]) -> list[Vec]:
-    return [np.asarray(plan[k], dtype=float) if k in plan else np.zeros(1)
+    return [np.asarray(plan[k], dtype=float) if k in plan else np.full(1, PLAN_DEFAULTS.get(k, 0.0))
             for k in PLAN_ARRAY_KEYS]
 
 
-def _layer_times(pb: Problem, kn: CoreKnobs, t: Vec, c: Vec, b: Vec, sp: Vec, e: Vec,
-                 rc: Vec, full_share: Vec) -> dict[str, Vec]:
-    """Per layer per micro-batch (averaged over dense and MoE layers and over recomputed and
-    kept layers): gpu, host (launch time), gemm, core, one forward pass (fwd) and the backward
-    with its recomputation (bwd). A frozen (LoRA) base has no weight-gradient GEMMs: its linear layers'
-    backward is one pass (activation gradients), not two."""
+def _module_recompute_s(lf: dict[str, Vec], flags: dict[str, Vec], moe: bool) -> Vec:
+    """Forward seconds re-run by selective recomputation of the flagged modules."""
+    out = np.zeros_like(lf["core_s"])
+    for name, keys in MODULE_PARTS.items():
+        out = out + flags[name] * sum(lf[k] for k in keys)
+    mlp = flags["moe"] if moe else flags["mlp"]
+    out = out + mlp * lf["mlp_s"]
+    if moe:
+        out = out + flags["moe_act"] * (1 - flags["moe"]) * lf["act_s"]
+    return np.asarray(out, dtype=float)
+
+
+def _layer_times(pb: Problem, kn: CoreKnobs, g: dict[str, Vec], full_share: Vec,
+                 moe_share: Vec) -> dict[str, Vec]:
+    """Per layer per micro-batch (averaged over the busiest stage's dense and MoE layers and over
+    recomputed and kept layers): gpu, host (launch time), moe_host (serial MoE host/sync time),
+    gemm, core, one forward pass (fwd), the backward with its recomputation (bwd), and the
+    forward core of one layer (core_f). A frozen (LoRA) base has no weight-gradient GEMMs: its
+    linear layers' backward is one pass (activation gradients), not two."""
+    t, c, b, sp, e, et, rc, rm = (g[k] for k in ("t", "c", "b", "sp", "e", "et", "rc", "rm"))
     fwd_passes = 1.0 + full_share
     sel = (rc == 1).astype(float)
-    moe_frac = pb.moe_layers / pb.layers
+    by_module = sel * (rm > 0)
+    flags = module_flags(rm)
     core_bwd_extra = pb.flash * (FLASH_BWD_PASSES - 2.0)
 
-    def gpu(lf: dict[str, Vec]) -> Vec:
+    def gpu(lf: dict[str, Vec], moe: bool) -> Vec:
+        recompute = np.where(by_module > 0, _module_recompute_s(lf, flags, moe), _selective_s(pb, lf))
         return np.asarray((fwd_passes + 2.0) * (lf["gemm_s"] + lf["mem_s"])
                           - pb.frozen * (lf["gemm_s"] - lf["core_s"])
-                          + core_bwd_extra * lf["core_s"] + sel * _selective_s(pb, lf),
-                          dtype=float)
+                          + core_bwd_extra * lf["core_s"] + sel * recompute, dtype=float)
 
-    dense = layer_forward(pb, kn, t, c, b, sp, e, moe=False)
-    gpu_l, gemm_f, core_f = gpu(dense), dense["gemm_s"], dense["core_s"]
+    dense = layer_forward(pb, kn, t, c, b, sp, e, moe=False, et=et)
+    gpu_l, gemm_f, core_f = gpu(dense, False), dense["gemm_s"], dense["core_s"]
     fwd_l = dense["gemm_s"] + dense["mem_s"]
+    gpu_moe = gpu_l
     if np.any(pb.moe_layers > 0):
-        moe = layer_forward(pb, kn, t, c, b, sp, e, moe=True)
-        gpu_l = (1 - moe_frac) * gpu_l + moe_frac * gpu(moe)
-        gemm_f = (1 - moe_frac) * gemm_f + moe_frac * moe["gemm_s"]
-        fwd_l = (1 - moe_frac) * fwd_l + moe_frac * (moe["gemm_s"] + moe["mem_s"])
+        moe = layer_forward(pb, kn, t, c, b, sp, e, moe=True, et=et)
+        gpu_moe = gpu(moe, True)
+        gpu_l = (1 - moe_share) * gpu_l + moe_share * gpu_moe
+        gemm_f = (1 - moe_share) * gemm_f + moe_share * moe["gemm_s"]
+        fwd_l = (1 - moe_share) * fwd_l + moe_share * (moe["gemm_s"] + moe["mem_s"])
     host_l = kn.launch_overhead_s * pb.host_factor * (fwd_passes + 2.0 + SELECTIVE_LAUNCH_UNITS * sel)
+    moe_recompute = by_module * flags["moe"]
+    moe_host = moe_share * kn.moe_overhead_s * (fwd_passes + 2.0 + moe_recompute)
     return {
         "gpu": gpu_l,
+        "gpu_moe": np.asarray(gpu_moe, dtype=float),
         "host": np.asarray(host_l, dtype=float),
+        "moe_host": np.asarray(moe_host, dtype=float),
         "gemm": np.asarray((fwd_passes + 2.0 - pb.frozen) * gemm_f, dtype=float),
         "core": np.asarray((fwd_passes + 2.0 + core_bwd_extra + sel) * core_f, dtype=float),
+        "core_f": np.asarray(core_f, dtype=float),
         "fwd": np.asarray(fwd_l, dtype=float),
         "bwd": np.asarray(gpu_l - fwd_l, dtype=float),
         "fwd_passes": np.asarray(fwd_passes, dtype=float),
+        "moe_recompute": np.asarray(moe_recompute, dtype=float),
     }
 
 
@@ -114,35 +145,27 @@ def _hide(total: Vec, window: Any, eff: Any) -> Vec:
     return np.asarray(total - (1.0 - OVERLAP_CONTENTION) * hidden, dtype=float)
 
 
-def _layer_comm(pb: Problem, kn: CoreKnobs, t: Vec, c: Vec, d: Vec, b: Vec, e: Vec, tpo: Vec,
-                lt: dict[str, Vec]) -> tuple[Vec, Vec, Vec, Vec, Vec]:
-    """Exposed TP, EP, CP seconds per layer per micro-batch, then all TP and all CP seconds."""
+def _layer_comm(pb: Problem, kn: CoreKnobs, g: dict[str, Vec], lt: dict[str, Vec],
+                moe_share: Vec) -> dict[str, Vec]:
+    """Per layer per micro-batch: TP (all and exposed), EP (all and exposed), CP (all, exposed and
+    whether the exposed part is a barrier)."""
+    t, c, b, e, et, tpo = (g[k] for k in ("t", "c", "b", "e", "et", "tpo"))
     bw_up, bw_nic = _bandwidths(pb, kn)
     h = pb.hidden
     tok = b * pb.seq / c
-    g, k = col.group_layout(t, pb.gpn, 1)
+    gt, kt = col.group_layout(t, pb.gpn, 1)
     # 2 collectives forward (+2 in a full-recompute forward) and 2 backward, each of b*s*h
     # elements (all-reduce; with SP an all-gather + reduce-scatter pair of the same volume).
     n_coll = 2.0 * lt["fwd_passes"] + 2.0
-    tp = n_coll * col.all_reduce_s(tok * h * ACT_BYTES, t, g, k, bw_up, bw_nic, pb.lat_net)
+    tp = n_coll * col.all_reduce_s(tok * h * ACT_BYTES, t, gt, kt, bw_up, bw_nic, pb.lat_net)
     tp_exposed = np.where(tpo > 0, _hide(tp, lt["gemm"], kn.overlap_efficiency), tp)
-    # EP: dispatch + combine per forward pass, two more in the backward; slowest rank carries
-    # capacity_factor x the mean share.
-    moe_frac = pb.moe_layers / pb.layers
-    # EP ranks sit t x c apart among the dp ranks; folded over TP (ep > dp x cp) they are adjacent.
-    g, k = col.group_layout(e, pb.gpn, np.where(e <= d * c, t * c, np.maximum(1.0, t * c * d / e)))
-    a2a = col.all_to_all_s(tok * pb.top_k * pb.capacity * h * ACT_BYTES, e, g, k, bw_up, bw_nic,
-                           pb.lat_net)
-    ep = np.where(e > 1, moe_frac * (2.0 * lt["fwd_passes"] + 2.0) * a2a, 0.0)
-    # CP ring: c-1 exchanges of this rank's K and V chunk per pass, under the attention core.
-    hd = pb.head_dim
-    kv_width = np.maximum(pb.kv_heads * hd / t, hd)
-    kv_bytes = 2.0 * b * (pb.seq / c) * kv_width * ACT_BYTES
-    cp = np.where(c > 1, (c - 1) * (lt["fwd_passes"] + 2.0)
-                  * col.send_recv_s(kv_bytes, t * c > pb.gpn, bw_up, bw_nic, pb.lat_net), 0.0)
-    cp_exposed = _hide(np.asarray(cp, dtype=float), lt["core"], kn.overlap_efficiency)
-    return (np.asarray(tp_exposed, dtype=float), np.asarray(ep, dtype=float), cp_exposed,
-            np.asarray(tp, dtype=float), np.asarray(cp, dtype=float))
+    ep_all, ep_exposed = ep_layer_comm(pb, kn, tok / t, e, et, g["dd"], g["ao"], lt["fwd_passes"],
+                                       lt["moe_recompute"], lt["gpu"], bw_up, bw_nic)
+    cp_all, cp_exposed, cp_serial = cp_layer_comm(pb, kn, t, c, b, g["cc"], lt["core_f"],
+                                                  lt["fwd_passes"], bw_up, bw_nic)
+    return {"tp": np.asarray(tp, dtype=float), "tp_exposed": np.asarray(tp_exposed, dtype=float),
+            "ep": moe_share * ep_all, "ep_exposed": moe_share * ep_exposed,
+            "cp": cp_all, "cp_exposed": cp_exposed, "cp_serial": cp_serial}
 
 
 def _zero3_comm(pb: Problem, kn: CoreKnobs, ag_l: Vec, rs_l: Vec, m: Vec, stage_layers: Vec,
@@ -158,13 +181,13 @@ def _zero3_comm(pb: Problem, kn: CoreKnobs, ag_l: Vec, rs_l: Vec, m: Vec, stage_
     return np.asarray(total, dtype=float), np.asarray(cost, dtype=float)
 
 
-def _dp_comm(pb: Problem, kn: CoreKnobs, t: Vec, d: Vec, c: Vec, z: Vec, m: Vec, odp: Vec,
+def _dp_comm(pb: Problem, kn: CoreKnobs, t: Vec, dpc: Vec, z: Vec, m: Vec, odp: Vec,
              sg: Vec, params: Vec, window_s: Vec, compute: Vec, stage_layers: Vec,
              lt: dict[str, Vec]) -> tuple[Vec, Vec]:
-    """(all DP/ZeRO comm seconds, exposed seconds). Frozen (LoRA) base weights have no gradients
-    to reduce and no updated parameters to gather; under ZeRO-3 they are still gathered."""
+    """(all DP/ZeRO comm seconds, exposed seconds) of ``params`` reduced over ``dpc`` ranks ``t``
+    apart. Frozen (LoRA) base weights have no gradients to reduce and no updated parameters to
+    gather; under ZeRO-3 they are still gathered."""
     bw_up, bw_nic = _bandwidths(pb, kn)
-    dpc = d * c
     g, k = col.group_layout(dpc, pb.gpn, t)
     trained = 1.0 - pb.frozen
     grads, weights = params * pb.grad_bytes * trained, params * pb.weight_bytes
@@ -174,7 +197,7 @@ def _dp_comm(pb: Problem, kn: CoreKnobs, t: Vec, d: Vec, c: Vec, z: Vec, m: Vec,
     layers = np.maximum(stage_layers, 1)
     # ZeRO-3 gathers and reduces inside the shard group (hybrid sharding: sg ranks), then
     # all-reduces its gradient shard across the dp x cp / sg replicas once per step.
-    shard = np.where(sg > 0, sg, dpc)
+    shard = np.where(sg > 0, np.minimum(sg, dpc), dpc)
     gs, ks = col.group_layout(shard, pb.gpn, t)
     ag_l = col.all_gather_s(weights / layers, shard, gs, ks, bw_up, bw_nic, pb.lat_net)
     rs_l = col.reduce_scatter_s(grads / layers, shard, gs, ks, bw_up, bw_nic, pb.lat_net)
@@ -193,7 +216,26 @@ def _dp_comm(pb: Problem, kn: CoreKnobs, t: Vec, d: Vec, c: Vec, z: Vec, m: Vec,
     exposed = np.where(overlapped, _hide(hideable, window, kn.overlap_efficiency) + total - hideable,
                        total)
     exposed = np.where(z >= 3, z3_exposed + _hide(ar_rep, window_s, kn.overlap_efficiency), exposed)
+    total = np.where(dpc > 1, total, 0.0)
+    exposed = np.where(dpc > 1, exposed, 0.0)
     return np.asarray(total, dtype=float), np.asarray(exposed, dtype=float)
+
+
+def _dp_both(pb: Problem, kn: CoreKnobs, g: dict[str, Vec], m: Vec, params: tuple[Vec, Vec],
+             window_s: Vec, compute: Vec, stage_layers: Vec, lt: dict[str, Vec]) -> tuple[Vec, Vec]:
+    """DP comm of the dense weights over dp x cp (ranks tp apart) and of the routed experts over
+    the expert-data-parallel group (tp x dp x cp / (ep x etp) ranks, ep x etp apart); the experts'
+    reduce hides in what the dense one left of the window."""
+    t, d, c, e, et, z, odp, sg = (g[k] for k in ("t", "d", "c", "e", "et", "z", "odp", "sg"))
+    dense_all, dense_exp = _dp_comm(pb, kn, t, d * c, z, m, odp, sg, params[0], window_s, compute,
+                                    stage_layers, lt)
+    edp = np.maximum(t * d * c / np.maximum(e * et, 1), 1)
+    left = np.maximum(window_s - (dense_all - dense_exp), 0.0)
+    exp_all, exp_exp = _dp_comm(pb, kn, e * et, edp, z, m, odp, np.zeros_like(sg), params[1], left,
+                                compute, stage_layers, lt)
+    has = params[1] > 0
+    return (np.asarray(dense_all + np.where(has, exp_all, 0.0), dtype=float),
+            np.asarray(dense_exp + np.where(has, exp_exp, 0.0), dtype=float))
 
 
 def _offload_s(pb: Problem, stored: Vec, stage_layers: Vec, m: Vec, aoff: Vec, lt: dict[str, Vec]) -> Vec:
@@ -204,11 +246,10 @@ def _offload_s(pb: Problem, stored: Vec, stage_layers: Vec, m: Vec, aoff: Vec, l
     return np.asarray(np.where(aoff > 0, m * stage_layers * per_layer, 0.0), dtype=float)
 
 
-def _io(pb: Problem, params: Vec, z: Vec, dpc: Vec) -> Vec:
-    held = params * np.where(z >= 1, 1.0 / np.maximum(dpc, 1), 1.0)
+def _io(pb: Problem, held: Vec, used: Vec) -> Vec:
     state_b = held * (WEIGHT_BYTES + OPTIMIZER_BYTES)
     per_write = np.where(pb.ckpt_async > 0, state_b / PCIE_COPY_BW,
-                         state_b * pb.n_gpus / np.maximum(pb.storage_bw, 1.0))
+                         state_b * used / np.maximum(pb.storage_bw, 1.0))
     ckpt = np.where(pb.ckpt_interval > 0, per_write / np.maximum(pb.ckpt_interval, 1), 0.0)
     return np.asarray(ckpt + pb.data_stall_s, dtype=float)
 
@@ -219,30 +260,86 @@ def _straggler_z(n_gpus: Vec) -> Vec:
     return values.reshape(np.shape(n_gpus))
 
 
+def _held(g: dict[str, Vec], pb: Problem, dense: Vec, expert: Vec) -> Vec:
+    """Weights whose optimizer state this GPU updates (the distributed optimizer shards both
+    parts over their data-parallel groups)."""
+    dpc = g["d"] * g["c"]
+    edp = np.maximum(g["t"] * dpc / np.maximum(g["e"] * g["et"], 1), 1)
+    sharded = g["z"] >= 1
+    held = np.where(sharded, dense / np.maximum(dpc, 1) + expert / edp, dense + expert)
+    return np.asarray(held * (1.0 - pb.frozen), dtype=float)
+
+
+def _slowest_stage(pb: Problem, p: Vec, layer_s: Vec, head_s: Vec, ul: Vec) -> tuple[Vec, Vec]:
+    """(layers of the slowest pipeline stage, whether it is the last one carrying the head).
+
+    Even stages hold ceil(L/p) layers, the last adding the output layer and the MTP modules. When
+    L is not a multiple of p, Megatron's first and last stages hold one layer fewer each
+    (memory.end_stage_layers). A plan that lays the stages out freely (``ul``: a stated pipeline
+    layout, or the search on a stack with uneven stages) balances the last stage: it holds x
+    layers and the others share the rest, x = (L t - (p-1) h) / (p t) balancing x t + h against
+    the middle stages' ceil((L-x)/(p-1)) t (DeepSeek-V3's last stage holds one layer with the MTP
+    module and the loss)."""
+    layers = pb.layers
+    even_n = np.ceil(layers / p)
+    tau = np.maximum(layer_s, 1e-12)
+    _, last_n = end_stage_layers(pb, p, even_n)
+    best_t = np.maximum(last_n * tau + head_s, even_n * tau)
+    best_last = last_n * tau + head_s >= even_n * tau
+    best_n = np.where(best_last, last_n, even_n)
+    free = (ul > 0) & (p > 1)
+    x0 = (layers * tau - (p - 1) * head_s) / (p * tau)
+    for x in (np.floor(x0), np.ceil(x0)):
+        x = np.clip(x, 0.0, even_n)
+        middle = np.ceil((layers - x) / np.maximum(p - 1, 1))
+        t_last, t_mid = x * tau + head_s, middle * tau
+        t = np.maximum(t_last, t_mid)
+        better = free & (t < best_t)
+        best_t = np.where(better, t, best_t)
+        best_n = np.where(better, np.where(t_last >= t_mid, x, middle), best_n)
+        best_last = np.where(better, t_last >= t_mid, best_last)
+    return np.asarray(best_n, dtype=float), np.asarray(best_last, dtype=bool)
+
+
 def evaluate(pb: Problem, kn: CoreKnobs, plan: dict[str, Any]) -> dict[str, Any]:
     """Evaluate arrays of plans. ``plan``: dict of equal-length arrays t, p, d, c, e, v, b, z
-    (ZeRO stage), rc (0 none, 1 selective, 2 full), sp, tpo, odp, aoff (0/1). Returns a dict of
-    arrays."""
-    t, p, d, c, e, v, b, z, rc, sp, tpo, odp, aoff, sg, rl = _plan_arrays(plan)
-    tpo = tpo * pb.tp_overlap_ok            # a plan asking for it where it cannot run
+    (ZeRO stage), rc (0 none, 1 selective, 2 full), sp, tpo, odp, aoff (0/1), sg, rl, et (expert
+    TP), ao (all-to-all overlap 0/1), dd (dispatcher: 0 all-to-all, 1 DeepEP, 2 HybridEP), cc (CP
+    comm: 0 p2p, 1 a2a, 2 all-gather), rm (selective-recompute modules, a bitmask). Returns a
+    dict of arrays."""
+    g = dict(zip(PLAN_ARRAY_KEYS, _plan_arrays(plan)))
+    g["tpo"] = g["tpo"] * pb.tp_overlap_ok          # a plan asking for it where it cannot run
+    t, p, d, c, e, v, b = (g[k] for k in ("t", "p", "d", "c", "e", "v", "b"))
+    used = t * p * d * c
     m = pb.batch / (b * d)
     stage_layers = np.ceil(pb.layers / p)
-    full_share = recompute_fraction(rc, rl, stage_layers)
-    lt = _layer_times(pb, kn, t, c, b, sp, e, rc, full_share)
-    tp_l, ep_l, cp_l, tp_all, cp_all = _layer_comm(pb, kn, t, c, d, b, e, tpo, lt)
-    logit = logits_time(pb, kn, t, c, b)
-    t_mb_gpu = stage_layers * lt["gpu"] + logit
+    moe_share = moe_layers_in(pb, stage_layers) / np.maximum(stage_layers, 1)
+    full_share = recompute_fraction(g["rc"], g["rl"], stage_layers)
+    lt = _layer_times(pb, kn, g, full_share, moe_share)
+    cm = _layer_comm(pb, kn, g, lt, moe_share)
+    logit = logits_time(pb, kn, t, c, b) * (1.0 + pb.mtp)
+    # The last stage also runs the multi-token-prediction modules (a layer each).
+    mtp = pb.mtp * np.where(pb.moe_layers > 0, lt["gpu_moe"], lt["gpu"])
+    head = logit + mtp
     # A layer takes the longer of its GPU stream and its host's launches (smoothly). Comm that
     # overlaps compute (TP comm overlap, the CP ring) also fills a launch-bound layer's idle GPU
-    # time; a serial collective (plain TP all-reduce, EP all-to-all) is a barrier across its
-    # ranks, whose hosts are not in step: it adds after.
-    overlapped = np.where(tpo > 0, tp_l, 0.0) + cp_l
-    serial = np.where(tpo > 0, 0.0, tp_l) + ep_l
+    # time; a serial collective (plain TP all-reduce, EP all-to-all, CP all-to-all or
+    # all-gather) is a barrier across its ranks, whose hosts are not in step: it adds after, as
+    # does the MoE dispatcher's host synchronisation.
+    cp_ring = cm["cp_exposed"] * (1.0 - cm["cp_serial"])
+    overlapped = np.where(g["tpo"] > 0, cm["tp_exposed"], 0.0) + cp_ring
+    serial = (np.where(g["tpo"] > 0, 0.0, cm["tp_exposed"]) + cm["ep_exposed"]
+              + cm["cp_exposed"] * cm["cp_serial"] + lt["moe_host"])
     stream_l = lt["gpu"] + overlapped
     wall_l = smooth_max(stream_l, lt["host"]) + serial
-    t_mb_wall = stage_layers * wall_l + logit
+    # The slowest pipeline stage paces the step: the last one carries the output layer (and the
+    # MTP modules); where the stack lays stages out freely it holds fewer layers (balanced).
+    n_slow, last = _slowest_stage(pb, p, wall_l, head, g["ul"])
+    t_mb_gpu = np.where(last, n_slow * lt["gpu"] + head, n_slow * lt["gpu"])
     compute = m * t_mb_gpu
-    mem, params = gpu_memory(pb, t, p, d, c, e, v, b, z, rc, sp, m, stage_layers, aoff, sg, full_share)
+    mem, dense_p, expert_p = gpu_memory(pb, t, p, d, c, e, v, b, g["z"], g["rc"], g["sp"], m,
+                                        stage_layers, g["aoff"], g["sg"], full_share, g["et"], g["rm"],
+                                        g["dd"])
     bw_up, bw_nic = _bandwidths(pb, kn)
     pp_bytes = b * pb.seq / c * pb.hidden * ACT_BYTES / t
     # Megatron pairs each send with the opposite receive in one batched NCCL call: two per
@@ -250,33 +347,39 @@ def evaluate(pb: Problem, kn: CoreKnobs, plan: dict[str, Any]) -> dict[str, Any]
     p2p = col.send_recv_s(pp_bytes, t * c * d >= pb.gpn, bw_up, bw_nic, pb.lat_net)
     # Fill and drain run the other stages' micro-batches; the logits (last stage) sit in the
     # steady state, which the slowest (last) stage paces.
-    bubble = np.asarray((p - 1) / v * (t_mb_wall - logit), dtype=float)
+    bubble = np.asarray((p - 1) / v * stage_layers * wall_l, dtype=float)
     # Bucketed DP comm hides under the last micro-batch's backward and the first one's forward,
     # and in the pipeline's fill and drain, where this stage waits on the others.
-    dp_all, dp_exposed = _dp_comm(pb, kn, t, d, c, z, m, odp, sg, params, t_mb_gpu + bubble, compute,
+    dp_all, dp_exposed = _dp_both(pb, kn, g, m, (dense_p, expert_p), t_mb_gpu + bubble, compute,
                                   stage_layers, lt)
-    held = params * np.where(z >= 1, 1.0 / np.maximum(d * c, 1), 1.0) * (1.0 - pb.frozen)
-    stored, _ = layer_activation_bytes(pb, t, c, b, rc, sp, full_share)
+    held = _held(g, pb, dense_p, expert_p)
+    stored, _ = layer_activation_bytes(pb, t, c, b, g["rc"], g["sp"], full_share, g["rm"], moe_share, g["dd"])
+    layer_steps = m * n_slow
     terms: dict[str, Vec] = {
         "compute_s": compute,
-        "overhead_s": np.asarray(m * stage_layers * (wall_l - stream_l - serial), dtype=float),
-        "tp_comm_s": np.asarray(m * stage_layers * tp_l, dtype=float),
+        "overhead_s": np.asarray(layer_steps * (wall_l - stream_l - serial + lt["moe_host"]), dtype=float),
+        "tp_comm_s": np.asarray(layer_steps * cm["tp_exposed"], dtype=float),
         "pp_comm_s": np.asarray(np.where(p > 1, 2.0 * (v * m + p - 1) * p2p, 0.0), dtype=float),
         "dp_comm_exposed_s": dp_exposed,
-        "ep_comm_s": np.asarray(m * stage_layers * ep_l, dtype=float),
-        "cp_comm_s": np.asarray(m * stage_layers * cp_l, dtype=float),
+        "ep_comm_s": np.asarray(layer_steps * cm["ep_exposed"], dtype=float),
+        "cp_comm_s": np.asarray(layer_steps * cm["cp_exposed"], dtype=float),
         "optimizer_s": np.asarray(held * OPTIMIZER_STEP_BYTES * kn.membound_factor / pb.hbm_bw, dtype=float),
         "bubble_s": bubble,
-        "io_s": _io(pb, params, z, d * c) + _offload_s(pb, stored, stage_layers, m, aoff, lt),
+        "io_s": _io(pb, held, used) + _offload_s(pb, stored, stage_layers, m, g["aoff"], lt),
     }
     mu = sum(terms.values())
-    terms["straggler_s"] = np.asarray(mu * kn.step_time_cv * _straggler_z(pb.n_gpus), dtype=float)
+    terms["straggler_s"] = np.asarray(mu * kn.step_time_cv * _straggler_z(used * np.ones_like(mu)),
+                                      dtype=float)
     step = mu + terms["straggler_s"]
-    overlapped_dp = (odp > 0) | (z >= 2)
-    terms["comm_overlappable_s"] = np.asarray(np.where(overlapped_dp, dp_all, 0.0) + m * stage_layers * (
-        np.where(tpo > 0, tp_all, 0.0) + cp_all), dtype=float)
-    terms["comm_exposed_s"] = np.asarray(np.where(overlapped_dp, dp_exposed, 0.0) + terms["cp_comm_s"]
-                                         + np.where(tpo > 0, terms["tp_comm_s"], 0.0), dtype=float)
+    overlapped_dp = (g["odp"] > 0) | (g["z"] >= 2)
+    ep_overlap = g["ao"] > 0
+    terms["comm_overlappable_s"] = np.asarray(np.where(overlapped_dp, dp_all, 0.0) + layer_steps * (
+        np.where(g["tpo"] > 0, cm["tp"], 0.0) + cm["cp"] * (1.0 - cm["cp_serial"])
+        + np.where(ep_overlap, cm["ep"], 0.0)), dtype=float)
+    terms["comm_exposed_s"] = np.asarray(np.where(overlapped_dp, dp_exposed, 0.0) + layer_steps * (
+        cp_ring + np.where(ep_overlap, cm["ep_exposed"], 0.0))
+        + np.where(g["tpo"] > 0, terms["tp_comm_s"], 0.0), dtype=float)
+    terms["ep_comm_total_s"] = np.asarray(layer_steps * cm["ep"], dtype=float)
     return {
         "step_time_s": step,
         "mu_s": mu,
@@ -286,4 +389,5 @@ def evaluate(pb: Problem, kn: CoreKnobs, plan: dict[str, Any]) -> dict[str, Any]
         "fits_with_headroom": mem["total"] + SEARCH_HEADROOM_FRACTION * pb.hbm_bytes <= pb.hbm_bytes,
         "m": m,
         "stage_layers": stage_layers,
+        "used_gpus": used,
     }

@@ -156,7 +156,8 @@ def assemble(arch: ModelArch, accel: Accelerator, gpus: int, workload: Workload,
         memory_gib=memory_gib(res, i, accel),
         model_flops_per_step=model_flops, hardware_flops_per_step=hw_flops,
         mfu=model_flops / (step * gpus * peak), hfu=hw_flops / (step * gpus * peak),
-        search={}, runners_up=[], tokens_per_step=tokens, tokens_per_s=tokens / step, gpus=gpus)
+        search={}, runners_up=[], tokens_per_step=tokens, tokens_per_s=tokens / step, gpus=gpus,
+        idle_gpus=max(0, gpus - int(np.asarray(res["used_gpus"]).reshape(-1)[i])))
 
 
 def scaling_curve(arch: ModelArch, accel: Accelerator, network: Network, gpus: int,

@@ -17,6 +17,7 @@ import numpy.typing as npt
 from procure.catalog.knobs import DEFAULT_GEMM_TOP, AccelKnobs
 from procure.catalog.software import SoftwareStack
 from procure.catalog.types import Accelerator, ModelArch, Network
+from procure.model import flops
 from procure.model.attention import kernel_factor
 from procure.model.types import Workload
 
@@ -43,6 +44,15 @@ FP8_DEFAULT_RECIPE = "fp8_delayed"
 SELECTIVE_POLICIES = ("attention_core", "dots_except_mlp_in", "qkv_proj")
 DEFAULT_LOGIT_BYTES = 8.0       # fp32 logits and their gradient in the vocab-parallel cross entropy
 PCIE_BW = 25e9                  # B/s host<->device per GPU (PCIe Gen4/5 x16 achieved, shared)
+# fp8 MoE dispatch (DeepSeek-V3 sec. 3.3.2; DeepEP/HybridEP fp8 dispatch): 1 byte per element plus
+# one fp32 scale per 128-element tile; the combine stays bf16.
+FP8_DISPATCH_BYTES = 1.0 + 4.0 / 128.0
+# Hot EP rank's load over the mean under dropless routing with a learned (not force-balanced)
+# router. A prior, not fitted: every benchmark row of the corpus force-balances its router, so no
+# corpus run measures it. Per-expert batch imbalance (MaxVio) of auxiliary-loss-free and
+# aux-loss routers is tens of percent (Wang et al. 2024, arXiv 2408.15664, fig. 3); a rank holds
+# E/ep experts and averages part of it away. A workload may state its own (Workload.moe_imbalance).
+DEFAULT_MOE_IMBALANCE = 1.10
 
 
 def grad_bytes(precision: str, software: SoftwareStack | None) -> float:
@@ -72,7 +82,7 @@ class Problem:
     hidden: Any
     heads: Any
     kv_heads: Any
-    head_dim: Any
+    head_dim: Any               # attention-kernel head width: mean of the q.k and v widths
     ffn: Any
     vocab: Any
     mlp_mats: Any               # 2 plain, 3 gated
@@ -80,9 +90,23 @@ class Problem:
     experts: Any                # 0 for dense
     top_k: Any
     expert_ffn: Any
-    shared_experts: Any
+    shared_ffn: Any             # total width of the shared experts (0 without)
     moe_layers: Any
-    capacity: Any
+    moe_freq: Any               # every n-th layer is MoE (1: all but the dense ones)
+    capacity: Any               # expert capacity factor (token drop, padded); 0: dropless
+    imbalance: Any              # hot EP rank's load over the mean under dropless routing
+    group_limit: Any            # node/group-limited routing: at most this many groups per token (0: none)
+    attn_in: Any                # weights producing Q, K, V per layer (MLA: the latent chains)
+    attn_out: Any               # output projection weights per layer
+    mla_up: Any                 # MLA up-projection weights (recomputed by "mla_up_proj"); 0 without MLA
+    mla_latent: Any             # MLA latents stored per token (q_lora + kv_lora + rope)
+    qk_width: Any               # heads x q.k head width
+    v_width: Any                # heads x v head width
+    kv_width: Any               # K and V elements per token (what a CP ring exchanges)
+    win_size: Any               # local-attention window (0: none)
+    win_global: Any             # share of layers that attend globally
+    win_chunked: Any            # 1.0 chunked (Llama 4), 0.0 sliding
+    mtp: Any                    # multi-token-prediction modules (last stage)
     # workload
     seq: Any
     batch: Any                  # global batch in sequences
@@ -116,6 +140,8 @@ class Problem:
     zero3_prefetch: Any         # share of ZeRO-3 gathers the stack's prefetch can hide
     sel_mode: Any               # "selective" keeps: 0 all but the core (Megatron), 1 GEMM outputs, 2 Q/K/V
     logit_bytes: Any            # bytes per logit held by the cross entropy
+    dispatch_bytes: Any         # bytes per element of the MoE dispatch (2 bf16; about 1 in fp8)
+    fp32_params: Any            # 1.0 when FSDP shards fp32 parameters (optimizer: moments only)
 
     def as_arrays(self) -> "Problem":
         return Problem(**{f.name: np.asarray(getattr(self, f.name), dtype=float) for f in fields(self)})
@@ -138,6 +164,9 @@ class CoreKnobs:
     overlap_efficiency: Any
     step_time_cv: Any
     attention_ratio: Any
+    grouped_gemm_scale: Any = 1.0
+    moe_overhead_s: Any = 0.0
+    a2a_overlap_efficiency: Any = 0.8
 
 
 def _ceiling_fraction(accel: Accelerator, prec: str) -> float | None:
@@ -188,6 +217,9 @@ def core_knobs(knobs: AccelKnobs, tops: tuple[float, float] | float) -> CoreKnob
         overlap_efficiency=knobs.overlap_efficiency,
         step_time_cv=knobs.step_time_cv,
         attention_ratio=knobs.attention_ratio,
+        grouped_gemm_scale=knobs.grouped_gemm_scale,
+        moe_overhead_s=knobs.moe_overhead_s,
+        a2a_overlap_efficiency=knobs.a2a_overlap_efficiency,
     )
 
 
@@ -220,7 +252,8 @@ def stack_knobs(per_row: list[tuple[AccelKnobs, tuple[float, float]]]) -> CoreKn
         membound_factor=col("membound_factor"), launch_overhead_s=col("launch_overhead_s"),
         scale_up_bw_eff=col("scale_up_bw_eff"), scale_out_bw_eff=col("scale_out_bw_eff"),
         overlap_efficiency=col("overlap_efficiency"), step_time_cv=col("step_time_cv"),
-        attention_ratio=col("attention_ratio"))
+        attention_ratio=col("attention_ratio"), grouped_gemm_scale=col("grouped_gemm_scale"),
+        moe_overhead_s=col("moe_overhead_s"), a2a_overlap_efficiency=col("a2a_overlap_efficiency"))
 
 
 def matmul_peak_flops(accel: Accelerator, precision: str) -> float:
@@ -245,11 +278,44 @@ def fp8_recipe(accel: Accelerator, software: SoftwareStack | None) -> str | None
     return software.fp8_recipe(accel)
 
 
+def _attention_shapes(arch: ModelArch) -> dict[str, float]:
+    """The attention widths the core needs (see flops.py for MLA)."""
+    qk, v = flops.head_width(arch), flops.v_head_width(arch)
+    mla = arch.mla
+    kv_heads = arch.heads if mla is not None else arch.kv_heads
+    up = latent = 0.0
+    if mla is not None:
+        up = arch.heads * (mla.qk_head_dim * (mla.q_lora_rank or 0)
+                           + (mla.qk_nope_head_dim + mla.v_head_dim) * mla.kv_lora_rank)
+        latent = (mla.q_lora_rank or 0) + mla.kv_lora_rank + mla.qk_rope_head_dim
+    return {"attn_in": flops.attention_in_params(arch), "attn_out": flops.attention_out_params(arch),
+            "mla_up": up, "mla_latent": latent, "qk_width": arch.heads * qk, "v_width": arch.heads * v,
+            "kv_width": kv_heads * (qk + v), "head_dim": (qk + v) / 2.0, "kv_heads": kv_heads}
+
+
+def _moe_fields(arch: ModelArch, workload: Workload) -> dict[str, float]:
+    moe = arch.moe
+    if moe is None:
+        return {"experts": 0, "top_k": 0, "expert_ffn": 0, "shared_ffn": 0, "moe_layers": 0,
+                "moe_freq": 1, "capacity": 0.0, "imbalance": 1.0, "group_limit": 0}
+    imbalance = workload.moe_imbalance if workload.moe_imbalance is not None else DEFAULT_MOE_IMBALANCE
+    return {"experts": moe.experts, "top_k": moe.top_k, "expert_ffn": moe.expert_ffn_hidden,
+            "shared_ffn": moe.shared_ffn, "moe_layers": moe.moe_layers(arch.layers),
+            "moe_freq": moe.layer_freq, "capacity": moe.capacity_factor or 0.0,
+            "imbalance": imbalance, "group_limit": moe.group_topk or 0}
+
+
+def _window_fields(arch: ModelArch) -> dict[str, float]:
+    win = arch.attention_window
+    if win is None:
+        return {"win_size": 0.0, "win_global": 1.0, "win_chunked": 0.0}
+    return {"win_size": win.size, "win_global": win.global_fraction,
+            "win_chunked": 1.0 if win.kind == "chunked" else 0.0}
+
+
 def build_problem(arch: ModelArch, accel: Accelerator, network: Network, gpus: int,
                   workload: Workload, measured_busbw_gbs: float | None = None,
                   software: SoftwareStack | None = None) -> Problem:
-    moe = arch.moe
-    moe_layers = 0 if moe is None else max(0, arch.layers - moe.dense_layers)
     gpn = max(1, accel.scale_up_domain)
     if measured_busbw_gbs:
         # nccl-tests busbw of full nodes is the node's inter-node rate: share it per GPU.
@@ -259,15 +325,14 @@ def build_problem(arch: ModelArch, accel: Accelerator, network: Network, gpus: i
     recipe = fp8_recipe(accel, software) if workload.precision == "fp8" else None
     fp8 = recipe is not None
     generation = accel.architecture.strip().lower()
+    shapes = _attention_shapes(arch)
+    fp8_dispatch = fp8 and (workload.fp8_dispatch if workload.fp8_dispatch is not None
+                            else software is not None and software.has("fp8_dispatch"))
     return Problem(
-        layers=arch.layers, hidden=arch.hidden, heads=arch.heads, kv_heads=arch.kv_heads,
-        head_dim=arch.head_dim or arch.hidden / arch.heads,
+        layers=arch.layers, hidden=arch.hidden, heads=arch.heads, kv_heads=shapes.pop("kv_heads"),
         ffn=arch.ffn_hidden, vocab=arch.vocab, mlp_mats=3 if arch.gated_mlp else 2,
-        tied=1.0 if arch.tied_embeddings else 0.0,
-        experts=moe.experts if moe else 0, top_k=moe.top_k if moe else 0,
-        expert_ffn=moe.expert_ffn_hidden if moe else 0,
-        shared_experts=moe.shared_experts if moe else 0, moe_layers=moe_layers,
-        capacity=moe.capacity_factor if moe else 1.0,
+        tied=1.0 if arch.tied_embeddings else 0.0, mtp=arch.mtp_layers,
+        **shapes, **_moe_fields(arch, workload), **_window_fields(arch),
         seq=workload.seq_len, batch=workload.global_batch,
         flash=0.0 if workload.attention == "unfused" else 1.0,
         dropout=1.0 if uses_dropout(workload) else 0.0,
@@ -291,7 +356,15 @@ def build_problem(arch: ModelArch, accel: Accelerator, network: Network, gpus: i
         zero3_prefetch=software.zero3_prefetch_efficiency if software else 1.0,
         sel_mode=float(SELECTIVE_POLICIES.index(software.selective_policy)) if software else 0.0,
         logit_bytes=software.logit_bytes if software else DEFAULT_LOGIT_BYTES,
+        dispatch_bytes=FP8_DISPATCH_BYTES if fp8_dispatch else ACT_BYTES,
+        fp32_params=1.0 if software is not None and software.fp32_params else 0.0,
     )
+
+
+def moe_load(pb: Problem) -> Any:
+    """Routed copies per token on the slowest EP rank: top_k x the capacity factor (token drop,
+    experts padded to capacity) or x the hot rank's imbalance (dropless)."""
+    return pb.top_k * np.where(pb.capacity > 0, pb.capacity, pb.imbalance)
 
 
 def stack(problems: list[Problem]) -> Problem:

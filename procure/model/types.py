@@ -9,12 +9,28 @@ from typing import Any, Mapping
 from procure.catalog.knobs import DEFAULT_GEMM_TOP, AccelKnobs, Knobs, StepTimeError
 from procure.catalog.software import SoftwareStack
 
-__all__ = ["AccelKnobs", "DEFAULT_GEMM_TOP", "Estimate", "INFO_TERMS", "Knobs", "PLAN_KEYS",
-           "PlanSpec", "RECOMPUTE", "SUM_TERMS", "SoftwareStack", "StepTimeError", "Workload"]
+__all__ = ["AccelKnobs", "CP_COMM", "DEFAULT_GEMM_TOP", "DISPATCHERS", "Estimate", "INFO_TERMS",
+           "Knobs", "LAYOUT_KEYS", "PLAN_KEYS", "PlanSpec", "RECOMPUTE", "RECOMPUTE_MODULES",
+           "SUM_TERMS", "SoftwareStack", "StepTimeError", "Workload"]
 
 PLAN_KEYS = ("tp", "pp", "dp", "cp", "ep", "vpp", "micro_batch", "zero_stage", "recompute",
              "sequence_parallel", "tp_comm_overlap", "overlap_grad_reduce", "activation_offload")
+# Expert- and context-parallel choices: a complete plan that leaves them unset takes their
+# defaults (etp 1, no all-to-all overlap, the stack's best dispatcher, the p2p ring); the search
+# explores them.
+LAYOUT_KEYS = ("etp", "a2a_overlap", "moe_dispatcher", "cp_comm", "uneven_stages")
 RECOMPUTE = ("none", "selective", "full")
+# MoE token dispatchers: Megatron's all-to-all (one copy per routed expert), DeepEP (one copy per
+# destination node over the scale-out network, forwarded over NVLink inside it) and HybridEP
+# (NVLink-domain aware, the same deduplication; NVL72 racks).
+DISPATCHERS = ("alltoall", "deepep", "hybridep")
+# Context-parallel communication: the p2p ring of K/V chunks (Megatron/TE default, overlapped
+# with the attention of the current chunk), all-to-all over heads (DeepSpeed-Ulysses, TE a2a),
+# all-gather of K/V (Llama 3).
+CP_COMM = ("p2p", "a2a", "allgather")
+# What "selective" recomputation re-runs, as Megatron-Core --recompute-modules names it.
+RECOMPUTE_MODULES = ("core_attn", "mlp", "moe", "mla_up_proj", "moe_act", "layernorm",
+                     "shared_experts")
 
 
 @dataclass(frozen=True)
@@ -45,6 +61,12 @@ class Workload:
     # master copy stays in the optimizer). None: only a frozen (LoRA) base under fp8, which must
     # be: a 70B base in 16 bits (140 GB) does not fit the 8-GPU MLPerf LoRA plans at tp 1.
     fp8_params: bool | None = None
+    # MoE routing: the hot EP rank's load over the mean under dropless routing (1.0: a
+    # force-balanced router, as in vendor benchmarks; None: problem.DEFAULT_MOE_IMBALANCE).
+    moe_imbalance: float | None = None
+    # MoE dispatch in fp8 (DeepSeek-V3; DeepEP/HybridEP under fp8 recipes). None: when the stack
+    # has the feature and the run trains in fp8.
+    fp8_dispatch: bool | None = None
 
 
 @dataclass(frozen=True)
@@ -74,11 +96,26 @@ class PlanSpec:
     # Full recomputation of only this many layers per stage (Megatron --recompute-num-layers
     # with the block method); the rest keep their activations. None: every layer.
     recompute_layers: int | None = None
+    # Expert tensor parallelism, separate from attention TP (Megatron-Core MoE parallel folding:
+    # the expert grid etp x ep x edp refolds tp x dp x cp).
+    etp: int | None = None
+    # EP all-to-all hidden under another micro-batch's compute (Megatron
+    # --overlap-moe-expert-parallel-comm, DeepSeek DualPipe).
+    a2a_overlap: bool | None = None
+    moe_dispatcher: str | None = None       # one of DISPATCHERS
+    cp_comm: str | None = None              # one of CP_COMM
+    # Selective recomputation by module (RECOMPUTE_MODULES); None: the stack's policy.
+    recompute_modules: tuple[str, ...] | None = None
+    # A custom pipeline layout: the last stage (output layer, MTP modules) holds fewer layers so
+    # that no stage is slower than the rest (Megatron --pipeline-model-parallel-layout).
+    uneven_stages: bool | None = None
 
     @classmethod
     def from_dict(cls, plan: Mapping[str, Any]) -> "PlanSpec":
-        extra = {k: plan.get(k) for k in ("fsdp_shard_group", "recompute_layers")}
-        return cls(**{k: plan.get(k) for k in PLAN_KEYS}, **extra)
+        extra = {k: plan.get(k) for k in ("fsdp_shard_group", "recompute_layers", *LAYOUT_KEYS)}
+        modules = plan.get("recompute_modules")
+        return cls(**{k: plan.get(k) for k in PLAN_KEYS}, **extra,
+                   recompute_modules=tuple(modules) if modules else None)
 
     def is_complete(self) -> bool:
         """Every dimension stated (activation offload unstated means none)."""
@@ -93,8 +130,9 @@ class Estimate:
     compute_s, overhead_s, tp_comm_s, pp_comm_s, dp_comm_exposed_s, ep_comm_s, cp_comm_s,
     optimizer_s, bubble_s, io_s, straggler_s. Every *_comm_s term is the EXPOSED time of that
     dimension. Informational, not summed: comm_overlappable_s (all comm that may run under
-    compute: bucketed DP, ZeRO-3 gathers, CP ring, TP with comm overlap) and comm_exposed_s (the
-    part of it that did not hide = dp_comm_exposed_s + cp_comm_s + exposed overlapped TP).
+    compute: bucketed DP, ZeRO-3 gathers, CP ring, TP with comm overlap, EP all-to-all with
+    overlap), comm_exposed_s (the part of it that did not hide) and ep_comm_total_s (every MoE
+    dispatch and combine all-to-all of the step, hidden or not; ep_comm_s is its exposed part).
 
     ``calibration`` says whether the accelerator's knobs were fitted on its own runs, on what,
     and the step-time error of the evaluation family this estimate belongs to (the fit split's
@@ -119,6 +157,9 @@ class Estimate:
     gpus: int = 0
     calibration: dict[str, Any] = field(default_factory=dict)
     software: dict[str, Any] | None = None
+    # GPUs of the bid the plan leaves idle (tp x pp x dp x cp < gpus): the search may leave some
+    # when no plan uses them all or when that is faster (every GPU is paid for either way).
+    idle_gpus: int = 0
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready, keys as one bid of ``procure.estimate/v1`` (no step time: null)."""
@@ -141,9 +182,10 @@ class Estimate:
             "runners_up": [dict(r) for r in self.runners_up],
             "calibration": dict(self.calibration),
             "software": dict(self.software) if self.software is not None else None,
+            "idle_gpus": self.idle_gpus,
         }
 
 
 SUM_TERMS = ("compute_s", "overhead_s", "tp_comm_s", "pp_comm_s", "dp_comm_exposed_s",
              "ep_comm_s", "cp_comm_s", "optimizer_s", "bubble_s", "io_s", "straggler_s")
-INFO_TERMS = ("comm_overlappable_s", "comm_exposed_s")
+INFO_TERMS = ("comm_overlappable_s", "comm_exposed_s", "ep_comm_total_s")

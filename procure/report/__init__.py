@@ -27,15 +27,19 @@ _SLUG = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
 def render(doc: QuoteDocument, formats: list[str], out_dir: Path, slug: str, *, templates_dir: Path | None = None,
            lang: str = "en", page_size: str = "A4", force: bool = False,
            attachments: list[tuple[str, bytes]] | tuple = ()) -> list[Path]:
-    """Write ``<out_dir>/<slug>.<format>`` for each format; return the paths written."""
-    from procure.report.writer import check_targets, write_all
+    """Write ``<out_dir>/<slug>.<format>`` for each format; return the paths written.
+
+    Under the output folder's lock: procure's own previous reports are replaced, other files only
+    with ``force``, and all formats are committed together or not at all (report.writer)."""
+    from procure.report.writer import check_targets, output_lock, write_all
 
     formats = _check_options(formats, slug, lang, page_size, templates_dir)
     paths = {fmt: Path(out_dir) / f"{slug}.{fmt}" for fmt in formats}
-    check_targets(list(paths.values()), force)
-    rendered = render_bytes(doc, formats, templates_dir=templates_dir, lang=lang, page_size=page_size,
-                            attachments=attachments)
-    return write_all([(paths[fmt], rendered[fmt]) for fmt in formats])
+    with output_lock(Path(out_dir)):
+        before = check_targets(list(paths.values()), force)
+        rendered = render_bytes(doc, formats, templates_dir=templates_dir, lang=lang, page_size=page_size,
+                                attachments=attachments)
+        return write_all([(paths[fmt], rendered[fmt]) for fmt in formats], expected=before, force=force)
 
 
 @dataclass

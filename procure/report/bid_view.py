@@ -6,10 +6,11 @@ import re
 from typing import Any
 
 from procure.money import D
-from procure.report import charts
+from procure.report import charts, generated
 from procure.report.commercial_view import bid_commercial, pricing_rows
 from procure.report.formatting import Formatter
 from procure.report.model_view import model_basis
+from procure.report.moe_view import workload_structure
 from procure.report.target_view import bid_target
 
 # additive parts of a step (they sum to the modeled step time); the subtotals are shown apart
@@ -28,13 +29,14 @@ def bid_section(bid: dict, doc: dict, f: Formatter) -> dict[str, Any]:
         "heading": m("bid.heading", rank=f.text(bid.get("rank")), id=f.text(bid["id"])),
         "overview": _overview(bid, f) + _pricing(bid, doc, f),
         "plan": _plan(bid, f), "plan_origin": _plan_origin(bid, f), "model_basis": model_basis(bid, f),
+        "structure": workload_structure(bid, f),
         "memory": _memory(bid, f), "step": _step(bid, f), "scaling": _scaling(bid, f),
         "comparison": _comparison(bid, f), "measured": _measured(bid, f),
         "economics": _economics(bid, doc, f), "costs": _costs(bid, f),
         "commercial": bid_commercial(bid, doc, f, _line_row), "target": bid_target(bid, f),
         "flags": [{"code": f.text(fl.get("code")), "severity": fl.get("severity") or "info",
                    "severity_text": m.get(f"severity.{fl.get('severity')}", f.text(fl.get("severity"))),
-                   "reason": f.text(fl.get("reason"))} for fl in bid.get("flags") or []],
+                   "reason": generated.flag_reason(fl, bid, doc, f)} for fl in bid.get("flags") or []],
     }
 
 
@@ -72,6 +74,8 @@ def _plan(bid: dict, f: Formatter) -> list[tuple[str, str]]:
         value = plan.get(key)
         if isinstance(value, bool):
             value = f.msg("word.yes") if value else f.msg("word.no")
+        elif isinstance(value, str):
+            value = generated.keyed(f, f"plan.{key}.{value}", value)
         rows.append((f.msg(f"plan.{key}"), f.text(value)))
     return rows
 
@@ -180,7 +184,7 @@ def _measured(bid: dict, f: Formatter) -> dict | None:
     stat_rows = [(f.msg.get(f"col.{k}", k), f.seconds(stats.get(k))) for k in keys if k in stats]
     if "cv" in stats:
         stat_rows.append((f.msg("col.cv"), f.percent(stats.get("cv"))))
-    return {"sources": sources, "stats": stat_rows, "svg": svg, "note": str(meas.get("busbw_note") or "")}
+    return {"sources": sources, "stats": stat_rows, "svg": svg, "note": generated.busbw_note(meas, f)}
 
 
 def _economics(bid: dict, doc: dict, f: Formatter) -> list[tuple[str, str]]:
@@ -196,15 +200,15 @@ def _economics(bid: dict, doc: dict, f: Formatter) -> list[tuple[str, str]]:
         (m("metric.time_to_train"), f.days(bid.get("time_to_train_days"))),
         (m("metric.billed_hours"), f.hours(bid.get("billed_hours"))),
         (m("metric.energy"), f.na if bid.get("energy_mwh") is None else m("unit.mwh", value=f.number(bid["energy_mwh"], 1))),
-        (m("metric.mfu_convention"), f.text(doc.get("mfu_convention"))),
+        (m("metric.mfu_convention"), generated.known_text(doc.get("mfu_convention"), f)),
     ]
 
 
 def _line_row(line: dict, f: Formatter, ccy: str) -> dict:
-    return {"label": f.text(line.get("label") or line.get("key")),
+    return {"label": generated.keyed(f, f"cost.{line.get('key')}", line.get("label") or line.get("key")),
             "quantity": f"{_quantity(line.get('quantity'), f)} {line.get('unit') or ''}".strip(),
             "rate": _rate(line, f, ccy), "amount": f.money(line.get("amount"), ccy),
-            "formula": f.text(line.get("formula"))}
+            "formula": generated.cost_formula(line, f)}
 
 
 def _costs(bid: dict, f: Formatter) -> dict:
@@ -228,8 +232,8 @@ def _quantity(value: object, f: Formatter) -> str:
 
 def _rate(line: dict, f: Formatter, ccy: str) -> str:
     text = f.plain(line.get("rate")) if line.get("unit") == ccy else f.unit_price(line.get("rate"), ccy)
-    for name, value in sorted((line.get("factors") or {}).items()):
-        text += f" × {name} {f.plain(value)}"
+    for name, value in sorted((line.get("factors") or {}).items()):   # named in words, not as code
+        text += f" × {f.msg.get(f'cost_factor.{name}', name.replace('_', ' '))} {f.plain(value)}"
     if line.get("divisor") not in (None, 1) and D(line["divisor"]) != 1:
         text += f" ÷ {f.plain(line['divisor'])}"
     return text

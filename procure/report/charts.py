@@ -250,23 +250,74 @@ def line_chart(points: Sequence[tuple[float, float]], x_fmt: Fmt, y_fmt: Fmt, *,
     return _svg(width, height, body, title)
 
 
+TAIL_SHARE = 0.01      # at most this share of the steps may sit in a tail drawn past an axis break
+TAIL_GAP_BINS = 3      # ... and only when at least this many empty bins separate it from the bulk
+
+
+def tail_split(counts: Sequence[int]) -> tuple[int, int] | None:
+    """Where a histogram's bulk ends when a few outliers sit far to its right: (the edge index where
+    the bulk ends, one empty bin after its last bar; the index of the tail's first bin), or None.
+    One 6.4 s step among 300 near 3.4 s would otherwise squash the bulk into three bars at the left."""
+    total = sum(counts)
+    if total <= 0:
+        return None
+    last_bulk, cum = 0, 0
+    for i, c in enumerate(counts):
+        cum += c
+        if cum >= total * (1 - TAIL_SHARE):
+            last_bulk = i
+            break
+    nxt = next((j for j in range(last_bulk + 1, len(counts)) if counts[j]), None)
+    if nxt is None or nxt - last_bulk - 1 < TAIL_GAP_BINS:
+        return None
+    return last_bulk + 2, nxt
+
+
+def _piecewise(edges: Sequence[float], split: tuple[int, int] | None, x0: float,
+               x1: float) -> Callable[[float], float]:
+    """x of a value: linear over the whole range, or with the empty stretch before the tail squeezed
+    into a narrow break (bulk on 84% of the width, tail on 10%)."""
+    lo, hi = edges[0], edges[-1]
+    if split is None:
+        return lambda v: x0 + (x1 - x0) * (v - lo) / ((hi - lo) or 1.0)
+    bulk_hi, tail_lo = edges[split[0]], edges[split[1]]
+    xa, xb = x0 + (x1 - x0) * 0.84, x0 + (x1 - x0) * 0.90
+
+    def sx(v: float) -> float:
+        if v <= bulk_hi:
+            return x0 + (xa - x0) * (v - lo) / ((bulk_hi - lo) or 1.0)
+        if v >= tail_lo:
+            return xb + (x1 - xb) * (v - tail_lo) / ((hi - tail_lo) or 1.0)
+        return xa + (xb - xa) * (v - bulk_hi) / ((tail_lo - bulk_hi) or 1.0)
+
+    return sx
+
+
 def histogram(edges: Sequence[float], counts: Sequence[int], x_fmt: Fmt, *, title: str,
               markers: Sequence[tuple[str, float]] = (), cdf_label: str = "CDF",
               count_label: str = "", width: float = 640, height: float = 210) -> str:
-    """Counts per bin as bars, the cumulative share as a line (right axis), markers (P50, P99)."""
+    """Counts per bin as bars, the cumulative share as a line (right axis), markers (P50, P99).
+
+    The x axis is labelled at both ends (the fastest and the slowest step); a far tail of a few
+    outliers is drawn after an axis break, so the bulk keeps the width it needs."""
     x0, x1, y0, y1 = 46, width - 46, height - 30, 22
     lo, hi = edges[0], edges[-1]
     peak = max(counts) if counts else 1
     total = sum(counts) or 1
-    sx = lambda v: x0 + (x1 - x0) * (v - lo) / ((hi - lo) or 1.0)  # noqa: E731
+    split = tail_split(counts)
+    sx = _piecewise(edges, split, x0, x1)
     ticks_y = nice_ticks(0, peak, 4)
-    sy = lambda c: y0 - (y0 - y1) * c / ticks_y[-1]  # noqa: E731
+
+    def sy(count: float) -> float:
+        return y0 - (y0 - y1) * count / ticks_y[-1]
+
     body = []
     for t in ticks_y:
         body.append(_line(x0, sy(t), x1, sy(t), GRID, 0.6))
         body.append(_text(x0 - 5, sy(t) + 3, f"{t:g}", anchor="end", size=9, fill=MUTED))
     for a, b, c in zip(edges, edges[1:], counts):
-        body.append(_rect(sx(a) + 0.5, sy(c), sx(b) - sx(a) - 1, y0 - sy(c), "#9dbbe0"))
+        if c:
+            body.append(_rect(sx(a) + 0.5, sy(c), max(sx(b) - sx(a) - 1, 1.0), y0 - sy(c), "#9dbbe0"))
     cum, pts = 0, [f"{_n(sx(lo))},{_n(y0)}"]
     for b, c in zip(edges[1:], counts):
         cum += c
@@ -274,9 +325,7 @@ def histogram(edges: Sequence[float], counts: Sequence[int], x_fmt: Fmt, *, titl
     body.append(f'<polyline points="{" ".join(pts)}" fill="none" stroke="{PALETTE[1]}" stroke-width="1.8"/>')
     for share in (0, 0.5, 1.0):
         body.append(_text(x1 + 5, y0 - (y0 - y1) * share + 3, f"{share * 100:.0f}%", size=9, fill=PALETTE[1]))
-    for t in nice_ticks(lo, hi, 6):
-        if lo <= t <= hi:
-            body.append(_text(sx(t), y0 + 12, x_fmt(t), anchor="middle", size=9, fill=MUTED))
+    body.extend(_histogram_x_labels(edges, split, sx, y0, x_fmt))
     for i, (label, value) in enumerate(markers):
         if value is not None and lo <= value <= hi:
             body.append(_line(sx(value), y1 - 8, sx(value), y0, PALETTE[3], 1.2, "4 2"))
@@ -285,3 +334,21 @@ def histogram(edges: Sequence[float], counts: Sequence[int], x_fmt: Fmt, *, titl
     if count_label:
         body.append(_text(x0 - 5, y1 - 10, count_label, anchor="end", size=9, fill=MUTED))
     return _svg(width, height, body, title)
+
+
+def _histogram_x_labels(edges: Sequence[float], split: tuple[int, int] | None, sx: Callable[[float], float],
+                        y0: float, x_fmt: Fmt) -> list[str]:
+    """Both ends labelled; round ticks in between where they do not crowd an end label; an axis
+    break (two slashes) before a far tail, whose first edge is labelled too."""
+    lo, hi = edges[0], edges[-1]
+    ends = [lo, hi] + ([edges[split[1]]] if split is not None and edges[split[1]] < hi else [])
+    out = [_text(sx(v), y0 + 12, x_fmt(v), anchor="middle", size=9, fill=MUTED) for v in ends]
+    bulk_hi = edges[split[0]] if split is not None else hi
+    for t in nice_ticks(lo, bulk_hi, 6):
+        if lo <= t <= bulk_hi and all(abs(sx(t) - sx(e)) > 48 for e in ends):
+            out.append(_text(sx(t), y0 + 12, x_fmt(t), anchor="middle", size=9, fill=MUTED))
+    if split is not None:
+        xm = (sx(edges[split[0]]) + sx(edges[split[1]])) / 2
+        for dx in (-3.0, 3.0):
+            out.append(_line(xm + dx - 3, y0 + 4, xm + dx + 3, y0 - 4, INK, 1))
+    return out

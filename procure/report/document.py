@@ -7,10 +7,11 @@ Renderers compute nothing; this module only looks values up and formats them (th
 
 from __future__ import annotations
 
+from decimal import Decimal
 from typing import Any
 
 from procure import __version__
-from procure.report import charts
+from procure.report import charts, generated
 from procure.report.bid_view import bid_section
 from procure.report.commercial_view import summary_bases
 from procure.report.formatting import Formatter
@@ -41,7 +42,7 @@ def build_view(doc: dict, lang: str = "en", page_size: str = "A4",
         "ranking": [ranking_row(b, f) for b in bids],
         "bases": summary_bases(bids, doc, f), "target": time_to_target_summary(bids, doc, f),
         "recommendation": _recommendation(doc, f),
-        "flags": flags_explained(bids, f),
+        "flags": flags_explained(bids, f, doc),
         "bids": [bid_section(b, doc, f) for b in bids],
         "compare": _compare(doc, bids, f),
         "methodology": _methodology(doc.get("methodology") or {}, f), "method_target": methodology_target(doc, f),
@@ -59,14 +60,28 @@ def _meta(doc: dict, f: Formatter) -> dict:
 
 
 def _cover(doc: dict, f: Formatter, attached) -> dict:
-    inputs = [{"path": f.text(i.get("path")), "role": f.text(i.get("role")),
+    inputs = [{"path": f.text(i.get("path")), "role": generated.keyed(f, f"role.{i.get('role')}", i.get("role")),
                "sha256": f.text(i.get("sha256")), "bytes": f.integer(i.get("bytes"))}
               for i in doc.get("inputs") or []]
     return {"rows": [(f.msg("cover.rfq_date"), f.date(doc["as_of"])),
                      (f.msg("cover.currency"), f.text(doc["currency"])),
                      (f.msg("cover.bids"), f.integer(len(doc["bids"])))],
+            "verdict": _verdict(doc, f),
             "inputs": inputs,
             "attached": f.msg("cover.attached", files=", ".join(map(str, attached))) if attached else ""}
+
+
+def _verdict(doc: dict, f: Formatter) -> str:
+    """Page 1's answer: the recommended bid with its cost, time and total, and how many bids carry flags."""
+    winner = next((b for b in doc["bids"] if b["id"] == (doc.get("recommendation") or {}).get("bid")), None)
+    if winner is None:
+        return ""
+    currency = winner.get("currency") or f.currency
+    flagged = sum(1 for b in doc["bids"] if b.get("flags"))
+    return f.msg("cover.verdict", bid=f.text(winner["id"]), vendor=f.text(winner.get("vendor")),
+                 usd_mtok=f.rate(winner.get("cost_per_million_tokens"), currency),
+                 days=f.days(winner.get("time_to_train_days")), total=f.money(winner.get("total_cost"), currency),
+                 flagged=f.integer(flagged), bids=f.integer(len(doc["bids"])))
 
 
 def _workload(w: dict, f: Formatter) -> list[tuple[str, str]]:
@@ -81,7 +96,7 @@ def _workload(w: dict, f: Formatter) -> list[tuple[str, str]]:
         (m("workload.precision"), f.text(w.get("precision"))),
         (m("workload.deadline"), f.days(w.get("deadline_days"))),
         (m("workload.model_flops_per_token"), f.compact(w.get("model_flops_per_token"))),
-        (m("workload.attention"), f.text(w.get("attention_flops_convention"))),
+        (m("workload.attention"), generated.known_text(w.get("attention_flops_convention"), f)),
     ]
 
 
@@ -105,8 +120,9 @@ def _severity(flag: dict) -> str:
     return sev if sev in ("error", "warning", "info") else "info"
 
 
-def flags_explained(bids: list[dict], f: Formatter) -> list[dict]:
+def flags_explained(bids: list[dict], f: Formatter, doc: dict | None = None) -> list[dict]:
     """Each flag code once, with what it means and every bid that carries it."""
+    doc = doc or {"bids": bids}
     groups: dict[str, dict] = {}
     for bid in bids:
         for flag in bid.get("flags") or []:
@@ -115,23 +131,15 @@ def flags_explained(bids: list[dict], f: Formatter) -> list[dict]:
                                              "meaning": f.msg.get(f"flag.{code}", f.msg("flag.unknown"))})
             group["instances"].append({"bid": f.text(bid["id"]), "severity": _severity(flag),
                                        "severity_text": f.msg(f"severity.{_severity(flag)}"),
-                                       "reason": f.text(flag.get("reason"))})
+                                       "reason": generated.flag_reason(flag, bid, doc, f)})
     return list(groups.values())
 
 
 def _recommendation(doc: dict, f: Formatter) -> dict:
-    rec = doc.get("recommendation") or {}
-    text = f.text(rec.get("text"))
-    template = f.msg("summary.recommendation_generated")
-    winner = next((b for b in doc["bids"] if b["id"] == rec.get("bid")), None)
-    if not template or winner is None:
-        return {"text": text, "generated": "", "note": ""}
-    currency = winner.get("currency") or f.currency
-    generated = template.format(bid=winner["id"], vendor=winner["vendor"],
-                                usd_mtok=f.rate(winner.get("cost_per_million_tokens"), currency),
-                                total=f.money(winner.get("total_cost"), currency),
-                                days=f.days(winner.get("time_to_train_days")), mfu=f.percent(winner.get("mfu")))
-    return {"text": text, "generated": generated, "note": f.msg("summary.recommendation_note")}
+    """The document's recommendation in English; in another language one written from the
+    structured fields (never the English sentence translated, never the English beside it)."""
+    own = generated.recommendation(doc, f)
+    return {"text": own or f.text((doc.get("recommendation") or {}).get("text")), "generated": "", "note": ""}
 
 
 def _compare(doc: dict, bids: list[dict], f: Formatter) -> dict:
@@ -219,12 +227,23 @@ def _sensitivity_rows(bid: dict, f: Formatter) -> list[dict]:
 
 
 def _methodology(method: dict, f: Formatter) -> dict:
-    fit = [("fitted on", _plain(method.get("fitted_on") or [], f)),
-           ("fitted at", f.text(method.get("fitted_at"))), ("fit MAPE", _plain(method.get("fit_mape") or {}, f))]
-    rows = [(str(row.get("label")), _plain(row.get("values") or {}, f)) for row in method.get("knobs") or []]
+    fit = [(f.msg("method.fitted_on"), _plain(method.get("fitted_on") or [], f)),
+           (f.msg("method.fitted_at"), f.text(method.get("fitted_at"))),
+           (f.msg("method.fit_mape"), _plain(method.get("fit_mape") or {}, f))]
+    rows = [(_knob_label(str(row.get("label")), f), _plain(row.get("values") or {}, f))
+             for row in method.get("knobs") or []]
     return {"model": f.msg("method.model", model=f.text(method.get("model"))),
             "paragraphs": [f.msg(k) for k in METHOD_KEYS],
             "knobs": fit + rows}
+
+
+DEFAULT_KNOBS = " (default knobs)"   # the document's label of an accelerator with no fitted knobs
+
+
+def _knob_label(label: str, f: Formatter) -> str:
+    if label.endswith(DEFAULT_KNOBS):
+        return f.msg("method.default_knobs", accelerator=label[:-len(DEFAULT_KNOBS)])
+    return label
 
 
 def _plain(value: object, f: Formatter) -> str:
@@ -240,15 +259,30 @@ def _plain(value: object, f: Formatter) -> str:
 
 
 def _assumptions(doc: dict, f: Formatter) -> dict:
-    rows = [{"label": f.text(a.get("label") or a.get("key")), "key": f.text(a.get("key")),
-             "value": _plain(a.get("value"), f), "unit": a.get("unit") or "",
-             "origin": f.text(a.get("origin")), "source": f.text(a.get("source"))}
+    rows = [{"label": generated.keyed(f, f"assumption.{a.get('key')}", a.get("label") or a.get("key")),
+             "key": f.text(a.get("key")), "value": _assumption_value(a, f),
+             "unit": generated.keyed(f, f"assumption_unit.{a.get('unit')}", a.get("unit")) if a.get("unit") else "",
+             "origin": generated.keyed(f, f"origin.{a.get('origin')}", a.get("origin")),
+             "source": generated.keyed(f, "assumptions.given" if a.get("origin") != "default"
+                                       else f"assumption_source.{a.get('key')}", a.get("source"))}
             for a in doc.get("assumptions") or []]
     fx = doc.get("fx") or {}
     rates = ", ".join(f"{k} {_plain(v, f)}" for k, v in sorted((fx.get("rates") or {}).items()))
     fx_text = (f.msg("assumptions.fx", base=f.text(fx.get("base")), as_of=f.date(fx.get("as_of")),
                      rates=rates or f.na, source=f.text(fx.get("source"))) if fx else "")
     return {"rows": rows, "fx": fx_text}
+
+
+IDENTIFIERS = ("seed",)   # numbers that name something: printed as written, never grouped or rounded
+
+
+def _assumption_value(row: dict, f: Formatter) -> str:
+    value = row.get("value")
+    if row.get("key") in IDENTIFIERS:
+        return f.text(value)
+    if isinstance(value, (int, float, Decimal)) and not isinstance(value, bool):
+        return f.measure(value)
+    return _plain(value, f)
 
 
 def _sources(sources: list[dict], f: Formatter) -> list[dict]:

@@ -134,6 +134,37 @@ def plain(value: object, loc: Locale, max_decimals: int = 12) -> str:
     return number(exact, loc, min(decimals, max_decimals))
 
 
+_SUPERSCRIPT = str.maketrans("-0123456789", "\u207b\u2070\u00b9\u00b2\u00b3\u2074\u2075\u2076\u2077\u2078\u2079")
+
+
+def scientific(value: object, loc: Locale, digits: int = 3) -> str:
+    """A number in powers of ten: 1.97328e-5 -> "1.97 × 10⁻⁵" (for values too small to read as decimals)."""
+    if value is None:
+        return loc.na
+    amount = D(value)
+    if amount == 0:
+        return number(0, loc, 0)
+    exponent = amount.copy_abs().adjusted()
+    mantissa = _quantize(amount.scaleb(-exponent), digits - 1)
+    if mantissa.copy_abs() >= 10:          # 9.996e-5 rounds up to 10.0: one power more
+        exponent += 1
+        mantissa = _quantize(amount.scaleb(-exponent), digits - 1)
+    return f"{number(mantissa, loc, digits - 1)} × 10{str(exponent).translate(_SUPERSCRIPT)}"
+
+
+SMALL = Decimal("0.001")   # below this a decimal fraction is hard to read: powers of ten instead
+
+
+def measure(value: object, loc: Locale) -> str:
+    """An input quantity as given ("0.85", "730", "2,000"), a tiny one in powers of ten ("1.97 × 10⁻⁵")."""
+    if value is None:
+        return loc.na
+    amount = D(value)
+    if amount != 0 and amount.copy_abs() < SMALL:
+        return scientific(amount, loc)
+    return plain(amount, loc)
+
+
 def iso_date(value: str | None, loc: Locale) -> str:
     """"2026-12-01" -> "December 1, 2026" / "2026年12月1日"; text that is not a date is kept."""
     if value is None:
@@ -230,6 +261,9 @@ class Formatter:
 
     def compact(self, value: object) -> str:
         return compact(value, self.loc)
+
+    def measure(self, value: object) -> str:
+        return measure(value, self.loc)
 
     def date(self, value: object) -> str:
         return iso_date(None if value is None else str(value), self.loc)

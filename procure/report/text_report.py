@@ -1,4 +1,4 @@
-"""The terminal report: the ranked table and the flags explained, printed with rich."""
+"""The terminal report: the ranked table and the flags explained (see ``terminal`` for the layout rules)."""
 
 from __future__ import annotations
 
@@ -8,77 +8,52 @@ from procure.report.commercial_view import ranking_basis_line
 from procure.report.document import flags_explained, ordered_bids, ranking_row
 from procure.report.formatting import Formatter
 from procure.report.target_view import RATIO_KEYS, ratio_rows
+from procure.report.terminal import Column, print_line, print_table, text
 
 SEVERITY_STYLE = {"error": "bold red", "warning": "yellow", "info": "cyan"}
+RANKING = (("col.rank", "rank", False), ("col.bid", "id", False), ("col.vendor", "vendor", True),
+           ("col.accel_gpus", "accel_gpus", True), ("col.step_time", "step_time", False),
+           ("col.time_to_train", "days", False), ("col.total_cost", "total_cost", False),
+           ("col.usd_mtok", "usd_mtok", False), ("col.mfu", "mfu", False))
 
 
-def print_terminal(doc: dict, console, lang: str = "en") -> None:
-    from rich.markup import escape
-    from rich.table import Table
-
+def print_terminal(doc: dict[str, Any], console: Any, lang: str = "en") -> None:
     f = Formatter(lang, doc["currency"])
     m = f.msg
-    bids = ordered_bids(doc)
-    table = Table(title=escape(f"{doc['title']} — {f.date(doc['as_of'])}"), title_justify="left")
-    if console.width < 110:   # too narrow for the table: one line per bid, figures unbroken
-        console.print(f"[bold]{escape(doc['title'])} — {escape(f.date(doc['as_of']))}[/]")
-        for bid in bids:
-            r = ranking_row(bid, f)
-            flags = " ".join(f"[{SEVERITY_STYLE[fl['severity']]}]{escape(fl['code'])}[/]" for fl in r["flags"])
-            console.print(f"{escape(r['rank'])}. [bold]{escape(r['id'])}[/]  {escape(r['usd_mtok'])}/Mtok  "
-                          f"{escape(r['total_cost'])}  {escape(r['days'])}  {escape(r['step_time'])}  "
-                          f"MFU {escape(r['mfu'])}  {flags}", soft_wrap=False, overflow="fold")
-    else:
-        for key, justify in (("col.rank", "right"), ("col.bid", "left"), ("col.vendor", "left"),
-                             ("col.accel_gpus", "left"), ("col.step_time", "right"),
-                             ("col.time_to_train", "right"), ("col.total_cost", "right"),
-                             ("col.usd_mtok", "right"), ("col.mfu", "right"), ("col.flags", "left")):
-            wraps = key in ("col.vendor", "col.accel_gpus", "col.flags")   # figures and ids never wrap
-            table.add_column(m(key), justify=justify, overflow="fold", no_wrap=not wraps,
-                             min_width=12 if wraps else None)
-        for bid in bids:
-            r = ranking_row(bid, f)
-            flags = " ".join(f"[{SEVERITY_STYLE[fl['severity']]}]{escape(fl['code'])}[/]" for fl in r["flags"])
-            table.add_row(*(escape(r[k]) for k in ("rank", "id", "vendor", "accel_gpus", "step_time", "days",
-                                                   "total_cost", "usd_mtok", "mfu")), flags)
-        console.print(table)
-    if ranking_basis_line(doc, f):                      # the one line naming the ranking basis
-        console.print(escape(ranking_basis_line(doc, f)))
-    _print_ratios(bids, f, console)
-    groups = flags_explained(bids, f)
+    columns = [Column(m(key), justify="left" if wraps or key == "col.bid" else "right", wrap=wraps)
+               for key, _, wraps in RANKING] + [Column(m("col.flags"), justify="left", wrap=True)]
+    rows = []
+    for bid in ordered_bids(doc):
+        r = ranking_row(bid, f)
+        flags = text(*[part for i, fl in enumerate(r["flags"])
+                       for part in ((" ",) if i else ()) + ((fl["code"], SEVERITY_STYLE[fl["severity"]]),)])
+        rows.append([r[field] for _, field, _ in RANKING] + [flags])
+    print_table(console, columns, rows, title=(f"{doc['title']} — {f.date(doc['as_of'])}", "bold"), key=(0, 1))
+    basis = ranking_basis_line(doc, f)
+    if basis:                                            # the one line naming the ranking basis
+        print_line(console, basis)
+    _print_ratios(ordered_bids(doc), f, console)
+    groups = flags_explained(ordered_bids(doc), f, doc)
     if not groups:
-        console.print(m("summary.no_flags"))
+        print_line(console, m("summary.no_flags"))
         return
-    console.print(f"[bold]{escape(m('summary.flags_explained'))}[/]")
+    print_line(console, (m("summary.flags_explained"), "bold"))
     for g in groups:
         style = SEVERITY_STYLE[g["instances"][0]["severity"]]
-        console.print(f"  [{style}]{escape(g['code'])}[/]: {escape(g['meaning'])}")
+        print_line(console, (g["code"], style), f": {g['meaning']}", indent=2)
         for i in g["instances"]:
-            console.print(f"    {escape(i['bid'])} ({escape(i['severity_text'])}): {escape(i['reason'])}")
+            print_line(console, (i["bid"], "bold"), f" ({i['severity_text']}): {i['reason']}", indent=4)
 
 
 def _print_ratios(bids: list[dict[str, Any]], f: Formatter, console: Any) -> None:
-    """The committee's ratios and each bid's batch and token penalty: a table, or one line per bid
-    in a narrow terminal."""
-    from rich.markup import escape
-    from rich.table import Table
-
+    """The committee's ratios and each bid's batch and token penalty (the main phase's plan when
+    the workload has phases); the terminal layer switches to one block per bid when narrow."""
     rows = ratio_rows(bids, f)
     if not rows:
         return
     m = f.msg
-    labels = [m(f"ratio.{key}") for key in RATIO_KEYS]
-    if console.width < 110:
-        console.print(f"[bold]{escape(m('compare.ratios'))}[/]")
-        for r in rows:
-            parts = [f"{m('target.col.batch_tokens')} {r['batch']} ({m('target.col.penalty')} {r['penalty']})"]
-            parts += [f"{label} {value}" for label, value in zip(labels, r["ratios"])]
-            console.print(f"  [bold]{escape(r['id'])}[/]: " + escape("; ".join(parts)))
-        return
-    table = Table(title=escape(m("compare.ratios")), title_justify="left")
-    table.add_column(m("col.bid"), no_wrap=True)
-    for label in [m("target.col.batch_tokens"), m("target.col.penalty")] + labels:
-        table.add_column(label, justify="right", overflow="fold", min_width=8)
-    for r in rows:
-        table.add_row(escape(r["id"]), escape(r["batch"]), escape(r["penalty"]), *(escape(v) for v in r["ratios"]))
-    console.print(table)
+    columns = [Column(m("col.bid"), justify="left")] + [
+        Column(label) for label in [m("target.col.batch_tokens"), m("target.col.penalty")]
+        + [m(f"ratio.{key}") for key in RATIO_KEYS]]
+    print_table(console, columns, [[r["id"], r["batch"], r["penalty"], *r["ratios"]] for r in rows],
+                title=(m("compare.ratios"), "bold"), key=(0,))

@@ -1,70 +1,409 @@
-"""Atomic report files: bytes first, then a temp file in the target folder, fsync, rename.
+"""Report files: all of a run's files staged, then committed together or not at all.
 
-A failure at any point leaves no temp file behind and the previous report untouched, so a
-reader never sees half a PDF. Every check (does the file exist, may we overwrite it) happens
-before anything is rendered: see ``check_targets``.
+- ``output_lock``: an exclusive lock on the output folder (``.procure.lock``, flock) for the
+  whole run, so a second run into the same folder exits 1 ("busy") instead of racing.
+- ``check_targets``: before anything is rendered, refuse to replace a file procure did not
+  write (unless ``--force``); procure's own previous reports, recognised by the fingerprint
+  inside them (``is_own_report``), are replaced: rerunning a command just works.
+- ``write_all``: every file written to a synced temp file in its folder first; at commit time
+  the targets are checked again (a file that appeared or changed since the check is not
+  replaced), previous versions are kept as hard links until every rename succeeded, and a
+  failure puts them back. SIGTERM during the run raises ``Terminated``, so temp files are
+  removed and the lock released as for any other failure.
+
+Environment failures (disk full, read-only file system, permission, a file where a folder
+should be, a file-size limit) are exit-1 diagnostics naming the path, never tracebacks.
 """
 
 from __future__ import annotations
 
+import errno
 import os
+import re
+import signal
 import tempfile
+import threading
+import zipfile
+import zlib
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Iterator
 
-from procure.errors import Diagnostic, InputError
+from procure.errors import Diagnostic, InputError, ProcureError
+
+LOCK_NAME = ".procure.lock"
+FINGERPRINT_SCAN_BYTES = 512 * 1024 * 1024   # larger files are never taken for procure's own
+_HELD: dict[str, list[int]] = {}             # folder -> [fd, depth]: the lock is re-entrant in a process
+_HELD_GUARD = threading.Lock()
 
 
-def check_targets(paths: list[Path], force: bool) -> None:
-    """Refuse, before any rendering, to overwrite existing reports unless ``force``."""
-    if force:
+class Terminated(ProcureError):
+    """SIGTERM arrived: temp files were removed and nothing partial was committed."""
+
+    exit_code = 128 + signal.SIGTERM
+
+
+def _unwritable(path: Path | str, exc: OSError, doing: str = "write this file") -> InputError:
+    reason = exc.strerror or str(exc)
+    hints = {errno.ENOSPC: "the disk is full", errno.EDQUOT: "the disk quota is exceeded",
+             errno.EROFS: "the file system is read-only", errno.EFBIG: "the file-size limit was reached",
+             errno.ENOTDIR: "a part of the path is a file, not a folder",
+             errno.EACCES: "permission denied", errno.EPERM: "permission denied"}
+    why = hints.get(exc.errno, reason) if exc.errno is not None else reason
+    return InputError(Diagnostic(str(path), 0, 0, "unwritable",
+                                 f"cannot {doing}: {why}; no report was written or replaced"))
+
+
+# ---------------------------------------------------------------------------------------------
+# the lock
+
+
+@contextmanager
+def output_lock(folder: Path) -> Iterator[None]:
+    """Hold the output folder's lock (creating the folder) for the ``with`` block; InputError
+    ``busy`` at once when another run holds it. Re-entrant within one process."""
+    folder = Path(folder)
+    created = _make_folder(folder)
+    key = os.path.realpath(folder)
+    try:
+        with _terminate_as_exception():
+            with _HELD_GUARD:
+                held = _HELD.get(key)
+                if held is not None:
+                    held[1] += 1
+                else:
+                    _HELD[key] = [_acquire(folder), 1]
+            try:
+                yield
+            finally:
+                with _HELD_GUARD:
+                    _HELD[key][1] -= 1
+                    if _HELD[key][1] == 0:
+                        _release(folder, _HELD.pop(key)[0])
+    finally:
+        for made in created:   # a run that wrote nothing leaves no empty folder behind
+            try:
+                made.rmdir()
+            except OSError:
+                break
+
+
+def _make_folder(folder: Path) -> list[Path]:
+    """Create ``folder`` and missing parents; return those created, deepest first."""
+    missing = []
+    probe = folder
+    while not probe.exists() and probe != probe.parent:
+        missing.append(probe)
+        probe = probe.parent
+    if probe.exists() and not probe.is_dir():
+        raise InputError(Diagnostic(str(folder), 0, 0, "unwritable",
+                                    f"cannot write reports into {folder}: {probe} is a file, not a folder"))
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise _unwritable(folder, exc, "create the folder") from None
+    return missing
+
+
+def _acquire(folder: Path) -> int:
+    import fcntl
+
+    path = folder / LOCK_NAME
+    for _ in range(5):
+        try:
+            fd = os.open(path, os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o644)
+        except OSError as exc:
+            raise _unwritable(folder, exc, "lock the report folder") from None
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = _holder(fd)
+            os.close(fd)
+            raise InputError(Diagnostic(str(folder), 0, 0, "busy",
+                                        f"{folder} is busy: another procure run{holder} is writing reports "
+                                        "into it; wait for it to finish or choose another -o folder")) from None
+        except OSError as exc:
+            os.close(fd)
+            raise _unwritable(folder, exc, "lock the report folder") from None
+        if _same_file(fd, path):   # not unlinked by a finishing run between open and flock
+            os.ftruncate(fd, 0)
+            os.write(fd, f"{os.getpid()}\n".encode())
+            return fd
+        os.close(fd)
+    raise InputError(Diagnostic(str(folder), 0, 0, "busy", f"{folder} is busy: its lock keeps changing"))
+
+
+def _holder(fd: int) -> str:
+    try:
+        pid = os.pread(fd, 32, 0).split()[0].decode()
+        return f" (pid {int(pid)})"
+    except (OSError, IndexError, ValueError):
+        return ""
+
+
+def _same_file(fd: int, path: Path) -> bool:
+    try:
+        a, b = os.fstat(fd), os.stat(path)
+    except OSError:
+        return False
+    return (a.st_dev, a.st_ino) == (b.st_dev, b.st_ino)
+
+
+def _release(folder: Path, fd: int) -> None:
+    try:
+        if _same_file(fd, folder / LOCK_NAME):
+            os.unlink(folder / LOCK_NAME)   # while still locked: a waiter re-checks the inode
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+@contextmanager
+def _terminate_as_exception() -> Iterator[None]:
+    """Turn SIGTERM into ``Terminated`` for the block (main thread only: Python's rule)."""
+    if threading.current_thread() is not threading.main_thread() or \
+            signal.getsignal(signal.SIGTERM) not in (signal.SIG_DFL, None):
+        yield
         return
-    existing = [p for p in paths if p.exists()]
-    if existing:
-        raise InputError([
-            Diagnostic(str(p), 1, 1, "exists", f"{p} already exists; pass --force to overwrite it")
-            for p in existing
-        ])
+
+    def handler(_signum: int, _frame: object) -> None:
+        raise Terminated("terminated (SIGTERM); temporary files were removed and no report was replaced")
+
+    signal.signal(signal.SIGTERM, handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+
+
+# ---------------------------------------------------------------------------------------------
+# what is there before the run
+
+
+State = tuple[int, int, int, int, int]          # device, inode, size, mtime (ns), mode
+Snapshot = dict[Path, State | None]
+
+
+def _state(path: Path) -> State | None:
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise _unwritable(path, exc, "check this file") from None
+    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_mode)
+
+
+def check_targets(paths: list[Path], force: bool) -> Snapshot:
+    """Refuse, before any rendering, to replace what procure did not write (unless ``force``),
+    and anything that is not a plain file. Returns what each target was, for the commit check."""
+    snapshot = {Path(p): _state(Path(p)) for p in paths}
+    problems = [d for p, state in snapshot.items() if (d := _target_problem(p, state, force))]
+    if problems:
+        raise InputError(problems)
+    return snapshot
+
+
+def _target_problem(path: Path, state: State | None, force: bool) -> Diagnostic | None:
+    import stat
+
+    if state is None:
+        return None
+    if not stat.S_ISREG(state[4]):
+        return Diagnostic(str(path), 0, 0, "exists", f"{path} exists and is not a regular file "
+                                                     "(a folder or a link); remove or rename it")
+    if force or is_own_report(path):
+        return None
+    return Diagnostic(str(path), 0, 0, "exists", f"{path} already exists and was not written by procure "
+                                                 "(or was edited since); pass --force to overwrite it")
+
+
+# ---------------------------------------------------------------------------------------------
+# the fingerprint: procure's own reports
+
+
+_JSON_MARKS = (b'\n  "schema": "procure.', b'\n  "procure_version": "')   # a quote or a sweep
+_HTML_MARK = re.compile(rb'<meta\s+name="generator"\s+content="procure', re.IGNORECASE)
+_PDF_STREAM = re.compile(rb"stream\r?\n")
+
+
+def is_own_report(path: Path) -> bool:
+    """Is ``path`` a report procure wrote and nobody edited since? Each format carries procure's
+    fingerprint: JSON its top-level ``schema``/``procure_version``; HTML the generator meta; the
+    PDF that generator as /Creator, WeasyPrint as /Producer and one revision (an editor appends a
+    second); the workbook ``procure`` as creator *and* last modifier (Excel records its user)."""
+    check = {".json": _own_json, ".html": _own_html, ".pdf": _own_pdf, ".xlsx": _own_xlsx,
+             ".parquet": _own_parquet}.get(path.suffix.lower())
+    if check is None:
+        return False
+    try:
+        if not path.is_file() or path.stat().st_size > FINGERPRINT_SCAN_BYTES:
+            return False
+        from procure.sources.files import open_regular, read_fd_limited
+
+        fd = open_regular(path, follow_symlinks=False)
+        try:
+            data = read_fd_limited(fd, FINGERPRINT_SCAN_BYTES)
+        finally:
+            os.close(fd)
+        return check(data)
+    except (OSError, ValueError, zipfile.BadZipFile, zlib.error, KeyError):
+        return False
+
+
+def _own_json(data: bytes) -> bool:
+    return data.startswith(b"{") and all(mark in data for mark in _JSON_MARKS)
+
+
+def _own_html(data: bytes) -> bool:
+    return bool(_HTML_MARK.search(data[:65536]))
+
+
+def _own_pdf(data: bytes) -> bool:
+    if not data.startswith(b"%PDF-") or data.count(b"%%EOF") != 1:
+        return False
+    for match in _PDF_STREAM.finditer(data):   # the document info sits in a compressed object stream
+        try:
+            text = zlib.decompressobj().decompress(data[match.end():match.end() + (1 << 22)], 1 << 22)
+        except zlib.error:
+            continue
+        if b"/Creator (procure" in text:
+            return b"/Producer (WeasyPrint" in text
+    return False
+
+
+def _own_parquet(data: bytes) -> bool:
+    """The sweep's table: procure as the generator in the footer's key-value metadata."""
+    if len(data) < 12 or not data.startswith(b"PAR1") or not data.endswith(b"PAR1"):
+        return False
+    footer = int.from_bytes(data[-8:-4], "little")
+    return footer + 8 <= len(data) and PARQUET_MARK in data[-8 - footer:-8]
+
+
+PARQUET_MARK = b"procure.generator"
+
+
+def _own_xlsx(data: bytes) -> bool:
+    import io
+
+    with zipfile.ZipFile(io.BytesIO(data)) as book:
+        info = book.getinfo("docProps/core.xml")
+        if info.file_size > 65536:
+            return False
+        core = book.read(info)
+    return b"<dc:creator>procure</dc:creator>" in core and b"<cp:lastModifiedBy>procure</cp:lastModifiedBy>" in core
+
+
+# ---------------------------------------------------------------------------------------------
+# staging and committing
 
 
 def write_atomic(path: Path, data: bytes) -> Path:
     """Write ``data`` to ``path`` atomically (same-folder temp file, fsync, os.replace)."""
-    return write_all([(Path(path), data)])[0]
+    return write_all([(Path(path), data)], force=True)[0]
 
 
-def write_all(outputs: list[tuple[Path, bytes]]) -> list[Path]:
-    """Stage every output as a synced temp file first, then rename them all into place.
-
-    A failure while staging (disk full, permissions) removes every temp file and leaves all
-    previous reports untouched; only the renames, each atomic, remain after that point.
-    """
+def write_all(outputs: list[tuple[Path, bytes]], *, expected: Snapshot | None = None,
+              force: bool = False) -> list[Path]:
+    """Stage every output as a synced temp file, check the targets again, then rename them all
+    into place; on any failure (SIGTERM included) no temp file remains and every previous
+    report is back. ``expected``: what ``check_targets`` saw (default: what is there now)."""
+    outputs = [(Path(p), data) for p, data in outputs]
+    expected = {p: _state(p) for p, _ in outputs} if expected is None else expected
     staged: list[tuple[str, Path]] = []
-    try:
-        for path, data in outputs:
-            staged.append((_stage(Path(path), data), Path(path)))
-        for tmp_name, path in staged:
-            os.replace(tmp_name, path)
-    except BaseException:
-        for tmp_name, _ in staged:
-            _remove_quietly(tmp_name)
-        raise
+    with _terminate_as_exception():
+        try:
+            for path, data in outputs:
+                _stage(path, data, staged)
+            _recheck(expected, [p for _, p in staged], force)
+            _commit(staged)
+        except BaseException:
+            for tmp_name, _ in staged:
+                _remove_quietly(tmp_name)
+            raise
     for folder in sorted({p.parent for _, p in staged}):
         _fsync_dir(folder)
     return [p for _, p in staged]
 
 
-def _stage(path: Path, data: bytes) -> str:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+def _recheck(expected: Snapshot, paths: list[Path], force: bool) -> None:
+    """Existence at commit time: a target that appeared or changed since the check is another
+    writer's file; it is not replaced unless ``force`` (or it is procure's own report)."""
+    problems = []
+    for path in paths:
+        now = _state(path)
+        if now == expected.get(path, now):
+            continue
+        problem = _target_problem(path, now, force)
+        if problem is not None:
+            problems.append(Diagnostic(str(path), 0, 0, "exists",
+                                       f"{path} was created or changed by someone else during this run; "
+                                       "nothing was replaced (pass --force to overwrite it)"))
+    if problems:
+        raise InputError(problems)
+
+
+def _commit(staged: list[tuple[str, Path]]) -> None:
+    """Rename every temp file into place; previous versions are hard links until all succeeded."""
+    backups: list[tuple[str | None, Path]] = []
+    try:
+        for tmp_name, path in staged:
+            backups.append((_backup(path), path))
+            os.replace(tmp_name, path)
+    except BaseException as exc:
+        for backup, path in reversed(backups):
+            _restore(backup, path)
+        if isinstance(exc, OSError):
+            raise _unwritable(path, exc) from None
+        raise
+    for backup, _ in backups:
+        if backup:
+            _remove_quietly(backup)
+
+
+def _backup(path: Path) -> str | None:
+    """A hard link to the previous version (no copy: its bytes stay where they are)."""
+    if not os.path.lexists(path):
+        return None
+    for _ in range(100):
+        name = str(path.parent / f".{path.name}.{os.urandom(6).hex()}.old")
+        try:
+            os.link(path, name, follow_symlinks=False)
+            return name
+        except FileExistsError:
+            continue
+    raise FileExistsError(errno.EEXIST, "no free name for a backup link", str(path))
+
+
+def _restore(backup: str | None, path: Path) -> None:
+    try:
+        if backup is None:
+            if os.path.lexists(path):
+                os.unlink(path)   # a new file of this failed run
+        else:
+            os.replace(backup, path)
+    except OSError:
+        pass
+
+
+def _stage(path: Path, data: bytes, staged: list[tuple[str, Path]]) -> None:
+    """Write ``data`` to a synced temp file next to ``path``, listed in ``staged`` from the moment
+    it exists (so a failure or SIGTERM at any point finds it to remove)."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    except OSError as exc:
+        raise _unwritable(path, exc) from None
+    staged.append((tmp_name, path))
     try:
         os.fchmod(fd, 0o666 & ~_UMASK)   # mkstemp makes 0600; a report is an ordinary file
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
             handle.flush()
             os.fsync(handle.fileno())
-    except BaseException:
-        _remove_quietly(tmp_name)
-        raise
-    return tmp_name
+    except OSError as exc:
+        raise _unwritable(path, exc) from None
 
 
 def _current_umask() -> int:

@@ -4,11 +4,13 @@ never passes through a binary float, finite floats and calendar dates."""
 from __future__ import annotations
 
 import math
-from datetime import date
+import types
+import typing
+from datetime import date, datetime
 from decimal import Decimal
-from typing import Annotated
+from typing import Annotated, Union
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_validator
 
 from procure.sources.yamlpos import DecimalText
 
@@ -31,10 +33,34 @@ def _finite(value):
 
 
 def _date_only(value):
-    """A calendar date (2026-12-01); YAML integers are not dates, though pydantic would take them."""
+    """A calendar date (2026-12-01); YAML integers are not dates, though pydantic would take them,
+    and a time of day (2026-12-01 10:00:00) is refused rather than silently dropped."""
     if isinstance(value, (int, float)) and not isinstance(value, bool):
         raise ValueError("must be a date like 2026-12-01, not a number")
+    if isinstance(value, datetime):
+        raise ValueError(f"must be a date like {value.date().isoformat()}, without a time of day")
     return value
+
+
+class YamlBool(str):
+    """A true/false written where a number belongs; fails number validation with its own text."""
+
+
+_NUMBER_TYPES = (int, float, Decimal)
+
+
+def _numeric_only(annotation) -> bool:
+    """True when a field takes numbers (int, float, Decimal, Optional/Annotated of them), not bools."""
+    args = typing.get_args(annotation)
+    if typing.get_origin(annotation) is typing.Literal:   # zero_stage: 0..3
+        return all(isinstance(a, int) and not isinstance(a, bool) for a in args)
+    if typing.get_origin(annotation) is Annotated:
+        return _numeric_only(args[0])
+    if args and typing.get_origin(annotation) in (Union, types.UnionType):
+        kinds = [a for a in args if a is not type(None)]
+        return bool(kinds) and all(_numeric_only(a) for a in kinds)
+    return isinstance(annotation, type) and issubclass(annotation, _NUMBER_TYPES) \
+        and not issubclass(annotation, bool)
 
 
 CalendarDate = Annotated[date, BeforeValidator(_date_only)]
@@ -44,3 +70,13 @@ Finite = Annotated[float, BeforeValidator(_finite)]
 
 class Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, str_strip_whitespace=True)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _no_bools_as_numbers(cls, data):
+        """`gpus: yes` is YAML's true, and pydantic would count it as 1 GPU: refuse it at its key."""
+        if not isinstance(data, dict) or not any(isinstance(v, bool) for v in data.values()):
+            return data
+        fields = {(f.alias or name): f for name, f in cls.model_fields.items()}
+        return {key: YamlBool(str(value).lower()) if isinstance(value, bool) and key in fields
+                and _numeric_only(fields[key].annotation) else value for key, value in data.items()}

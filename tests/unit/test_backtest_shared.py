@@ -5,20 +5,20 @@ and mean within-group Spearman >= 0.8 (Calculon: 15.3% / 0.73)."""
 
 from __future__ import annotations
 
-from pathlib import Path
 
 import pytest
 import yaml
 
 from procure.backtest import backtest, read_vtrain_csv, spearman_by_group
 from procure.catalog.calibration import load_knobs
+from shared_root import SHARED
 
 try:
     from test_model_fixtures import ACCELERATORS
 except ImportError:  # pragma: no cover
     from .test_model_fixtures import ACCELERATORS
 
-RUNS = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "published_runs"
+RUNS = SHARED / "data" / "published_runs"
 pytestmark = [pytest.mark.shared,
               pytest.mark.skipif(not RUNS.is_dir(), reason="../shared/data/published_runs is absent")]
 

@@ -19,15 +19,27 @@ CASES = sorted(p for p in CASES_DIR.iterdir() if (p / "cluster.yaml").is_file())
 
 
 def xlsx_dump(path: Path) -> str:
+    """Every non-empty cell (a formula with the value it is stored with), the names, the charts."""
+    import zipfile
+
     from openpyxl import load_workbook
 
-    wb = load_workbook(path)
+    wb, values = load_workbook(path), load_workbook(path, data_only=True)
     lines = []
     for ws in wb.worksheets:
+        lines.append(f"== {ws.title} (freeze {ws.freeze_panes})")
         for row in ws.iter_rows():
             for cell in row:
-                if cell.value is not None:
-                    lines.append(f"{ws.title}!{cell.coordinate}\t{cell.value!r}\t{cell.number_format}")
+                if cell.value is None:
+                    continue
+                line = f"{ws.title}!{cell.coordinate}\t{cell.value!r}\t{cell.number_format}"
+                if cell.data_type == "f":
+                    value = values[ws.title][cell.coordinate].value
+                    line += f"\t= {value:.10g}" if isinstance(value, float) else f"\t= {value!r}"
+                lines.append(line)
+    lines += [f"name {name} = {d.attr_text}" for name, d in sorted(wb.defined_names.items())]
+    with zipfile.ZipFile(path) as z:
+        lines += [f"chart {n}" for n in sorted(z.namelist()) if n.startswith("xl/charts/chart")]
     return "\n".join(lines) + "\n"
 
 

@@ -403,18 +403,19 @@ def test_diff_json_and_text_report_a_moved_price_and_a_new_ranking(tmp_path):
     (tmp_path / "old.json").write_bytes(QUOTE_SAMPLE.read_bytes())
     (tmp_path / "new.json").write_bytes(_dump_decimal(new))
     result = _json(run("diff", str(tmp_path / "old.json"), str(tmp_path / "new.json"), "--format", "json"))
-    assert result["schema"] == "procure.diff/v1"
+    assert result["schema"] == "procure.diff/v2"
     assert result["added"] == [] and result["removed"] == []
+    assert result["old"]["file"] == str(tmp_path / "old.json") and result["new"]["file"] == str(tmp_path / "new.json")
     (changed,) = result["changed"]
-    assert changed["id"] == mover["id"]
-    move = changed["changes"]["cost_per_million_tokens"]
+    assert changed["id"] == mover["id"] and changed["inputs"] == []
+    (move,) = [c for c in changed["results"] if c["field"] == "cost_per_million_tokens"]
     assert Decimal(str(move["old"])) == old_price and Decimal(str(move["new"])) == Decimal("0.25")
     assert Decimal(str(move["delta"])) == Decimal("0.25") - old_price
     assert result["ranking"]["changed"] is True and result["ranking"]["winner_changed"] is True
     assert result["ranking"]["new"][0] == mover["id"]
     text = run("diff", str(tmp_path / "old.json"), str(tmp_path / "new.json"))
     assert text.exit_code == 0
-    assert mover["id"] in text.stdout and "cost_per_million_tokens" in text.stdout
+    assert mover["id"] in text.stdout and "cost per million tokens" in text.stdout and "$0.2500" in text.stdout
     assert "ranking changed" in text.stdout and "new winner" in text.stdout
 
 

@@ -73,7 +73,7 @@ def test_recommendation_names_winner_runner_up_and_gap():
     assert result.recommendation["bid"] == "a"
     gap = (b.cost_per_million_tokens / a.cost_per_million_tokens - 1) * 100
     assert f"{a.cost_per_million_tokens:.4f} USD per million tokens" in text
-    assert f"runner-up, b" in text and f"{gap:.1f}% more" in text
+    assert "runner-up, b" in text and f"{gap:.1f}% more" in text
     assert f"{a.time_to_train_days:.1f} days" in text
 
 

@@ -7,6 +7,7 @@ import json
 from decimal import Decimal
 from pathlib import Path
 
+import pydantic
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -108,7 +109,7 @@ def test_round_sig_is_idempotent_and_keeps_the_declared_digits(x):
 
 def test_the_document_type_is_frozen():
     doc = load_quote(SAMPLE.read_bytes(), "sample.json")
-    with pytest.raises(Exception):
+    with pytest.raises(pydantic.ValidationError, match="frozen"):
         doc.title = "changed"     # type: ignore[misc]
 
 

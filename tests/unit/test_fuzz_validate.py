@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import copy
 import json
-import os
 import re
 import shutil
 import subprocess
@@ -21,8 +20,9 @@ from pathlib import Path
 import pytest
 import yaml
 from click.testing import CliRunner
-from hypothesis import HealthCheck, Phase, given, settings, strategies as st
+from hypothesis import given, strategies as st
 
+from fuzz_budget import fuzz_settings
 from procure import api
 from procure.catalog.load import default_catalog
 from procure.cli import main
@@ -34,14 +34,7 @@ LINES = EXAMPLE.splitlines(keepends=True)
 CODE = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
 # `key: value` (optionally a list item), value without a trailing comment
 KEY_VALUE = re.compile(r"^(?P<head>\s*(?:- )?[A-Za-z_][\w.-]*:[ \t]+)(?P<value>[^#\n]*?)(?P<tail>[ \t]*(?:#.*)?\n?)$")
-# Shrinking a failure can take hypothesis up to 5 minutes here; CI stays bounded without it (the
-# failing example is still printed, each draw labelled). PROCURE_FUZZ_SHRINK=1 shrinks locally.
-PHASES = tuple(Phase) if os.environ.get("PROCURE_FUZZ_SHRINK") == "1" else \
-    (Phase.explicit, Phase.reuse, Phase.generate, Phase.target)
-SETTINGS = settings(max_examples=200, deadline=5000, phases=PHASES,
-                    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
-                                           HealthCheck.function_scoped_fixture])
-
+# Seeded, budgeted and without shrinking in CI (see fuzz_budget: PROCURE_FUZZ_EXAMPLES, PROCURE_FUZZ_SHRINK).
 YAML_SPECIALS = [
     "~", "null", "yes", "no", "on", "off", "y", "n", "True", "0x1F", "0o17", "0b101", "1_000", "1__0", "_1",
     "-0", "+5", "0.", ".5", ".inf", "-.inf", ".nan", "1e308", "1e999", "-1e-999", "9" * 70, "1" + "0" * 400,
@@ -266,19 +259,19 @@ def test_the_unmutated_example_validates(cluster_file):
     assert not isinstance(result, InputError), result
 
 
-@SETTINGS
+@fuzz_settings("cluster.yaml: mutated text", 300)
 @given(data=st.data())
 def test_mutated_example_ends_in_success_or_clean_input_error(cluster_file, data):
     validate_bytes(cluster_file, mutated_bytes(data))
 
 
-@SETTINGS
+@fuzz_settings("cluster.yaml: random values", 300)
 @given(data=st.data())
 def test_random_values_in_the_example_end_in_success_or_clean_input_error(cluster_file, data):
     validate_bytes(cluster_file, structured_bytes(data))
 
 
-@settings(SETTINGS, max_examples=100)
+@fuzz_settings("cluster.yaml: random text and bytes", 200)
 @given(blob=st.one_of(st.text(max_size=400).map(lambda t: t.encode("utf-8", "surrogatepass")),
                       st.binary(max_size=400)))
 def test_random_text_and_bytes_end_in_clean_input_error(cluster_file, blob):
@@ -286,7 +279,7 @@ def test_random_text_and_bytes_end_in_clean_input_error(cluster_file, blob):
     assert isinstance(result, InputError)     # nothing random is a complete procure/v1 file
 
 
-@settings(SETTINGS, max_examples=50)
+@fuzz_settings("cluster.yaml: validate --format json", 50)
 @given(data=st.data())
 def test_cli_validate_json_on_mutated_input_is_exit_0_or_1_with_a_report(cluster_file, data):
     cluster_file.write_bytes(mutated_bytes(data))
@@ -350,7 +343,7 @@ def edited(edits) -> str:
             text = text.rstrip("\n") + f"\n    measured: {replacement}\n"
             continue
         assert re.search(pattern, text, flags=re.M), f"the example changed: no line matches {pattern!r}"
-        text = re.sub(pattern, lambda _m: replacement, text, count=1, flags=re.M)
+        text = re.sub(pattern, lambda _m, new=replacement: new, text, count=1, flags=re.M)
     return text
 
 

@@ -1,6 +1,7 @@
 from decimal import Decimal
 from pathlib import Path
 
+import pydantic
 import pytest
 
 from procure.errors import InputError
@@ -48,7 +49,7 @@ def test_minimal_cluster_and_defaults():
 
 def test_model_is_frozen():
     c = load(BASE)
-    with pytest.raises(Exception):
+    with pytest.raises(pydantic.ValidationError, match="frozen"):
         c.title = "x"
 
 

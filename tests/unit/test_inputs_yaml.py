@@ -96,3 +96,39 @@ def test_numbers_round_trip(x, n):
     data = parse(f"x: {x!r}\nn: {n}\n").data
     assert float(data["x"]) == x
     assert data["n"] == n
+
+
+def test_an_alias_to_its_own_container_is_refused_not_expanded_forever():
+    with pytest.raises(InputError, match="endless nesting"):
+        parse_yaml_text("a: &x [1, *x]\n", "x.yaml")
+
+
+def test_an_alias_bomb_is_sized_before_it_is_expanded():
+    lines = ["a0: &a0 [x, x, x, x, x, x, x, x, x, x]"]
+    lines += [f"a{i}: &a{i} [" + ", ".join([f"*a{i - 1}"] * 10) + "]" for i in range(1, 10)]
+    with pytest.raises(InputError, match="alias bomb"):
+        parse_yaml_text("\n".join(lines) + "\n", "x.yaml")
+
+
+def test_shared_aliases_within_the_limit_expand():
+    assert parse_yaml_text("a: &x [1]\nb: [*x, *x]\n", "x.yaml").data == {"a": [1], "b": [[1], [1]]}
+
+
+def test_a_huge_plain_list_is_not_called_an_alias_bomb():
+    with pytest.raises(InputError) as info:
+        parse_yaml_text("bids:\n" + "- 1\n" * 250_000, "x.yaml")
+    assert "holds more than" in str(info.value) and "alias" not in str(info.value)
+
+
+def test_a_base_60_number_of_a_megabyte_is_refused_at_once():
+    with pytest.raises(InputError, match="too long"):
+        parse_yaml_text("gpus: 1" + ":59" * 330_000 + "\n", "x.yaml")
+
+
+def test_a_date_with_a_time_of_day_is_not_a_calendar_date():
+    from datetime import datetime
+
+    from procure.sources.fields import _date_only
+
+    with pytest.raises(ValueError, match="time of day"):
+        _date_only(datetime(2026, 12, 1, 10, 0))

@@ -3,14 +3,11 @@
 from __future__ import annotations
 
 import json
-import math
 from datetime import date
 from decimal import Decimal
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
 from procure.errors import InputError
 from procure.jsontext import to_json_bytes

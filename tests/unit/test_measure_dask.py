@@ -14,11 +14,12 @@ import pytest
 
 from procure.errors import ProcureError
 from procure.measure import ingest
+from shared_root import SHARED
 
 pytestmark = pytest.mark.filterwarnings("ignore:The inplace keyword:Warning")
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "logs"
-SHARED_LOGS = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "logs"
+SHARED_LOGS = SHARED / "data" / "logs"
 
 
 @pytest.fixture(scope="module")

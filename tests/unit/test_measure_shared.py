@@ -13,8 +13,9 @@ from pathlib import Path
 import pytest
 
 from procure.measure import ingest
+from shared_root import SHARED
 
-SHARED_LOGS = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "logs"
+SHARED_LOGS = SHARED / "data" / "logs"
 
 pytestmark = pytest.mark.shared
 

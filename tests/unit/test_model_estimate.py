@@ -77,9 +77,15 @@ def test_bad_fixed_plan_reports_the_broken_rule():
     bad = replace(NARAYANAN_175B, micro_batch=7)
     est = estimate(GPT_175B, A100_80, HDR, 512, Workload(seq_len=2048, global_batch=1536), bad)
     assert not est.feasible and "micro_batch x dp must divide" in est.reason
-    wrong_count = replace(NARAYANAN_175B, dp=3)
-    est = estimate(GPT_175B, A100_80, HDR, 512, Workload(seq_len=2048, global_batch=1536), wrong_count)
-    assert "must equal the 512 GPUs" in est.reason
+    uneven = replace(NARAYANAN_175B, dp=5)         # 1536 sequences do not split over 5 ranks
+    est = estimate(GPT_175B, A100_80, HDR, 512, Workload(seq_len=2048, global_batch=1536), uneven)
+    assert not est.feasible and "nearest counts that work are 256 GPUs (dp 4) or 384 GPUs (dp 6)" in est.reason
+    too_many = replace(NARAYANAN_175B, dp=9)
+    est = estimate(GPT_175B, A100_80, HDR, 512, Workload(seq_len=2048, global_batch=1536), too_many)
+    assert "must not exceed the 512 GPUs" in est.reason
+    fewer = replace(NARAYANAN_175B, dp=6)          # a stated plan may leave GPUs idle: reported
+    est = estimate(GPT_175B, A100_80, HDR, 512, Workload(seq_len=2048, global_batch=1536), fewer)
+    assert est.idle_gpus == 512 - 384
 
 
 def test_fixed_plan_that_does_not_fit_names_its_memory():

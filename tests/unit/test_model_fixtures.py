@@ -4,11 +4,9 @@ shared/data/facts/hardware_specs.yaml), plus a check that they say what the fact
 from __future__ import annotations
 
 from dataclasses import replace
-from pathlib import Path
 
 from procure.catalog.types import Accelerator, ModelArch, MoE, Network, Sourced
 
-SHARED = Path(__file__).resolve().parents[2].parent / "shared"
 _SRC = Sourced(("shared/data/facts/hardware_specs.yaml",), "2026-11")
 
 

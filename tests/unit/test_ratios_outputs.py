@@ -23,6 +23,7 @@ from rich.console import Console
 from procure.document import QuoteDocument, load_quote
 from procure.report import render_bytes, render_terminal
 from procure.report.xlsx_report import render_xlsx
+from procure.report.xlsx_sheets import term_keys
 
 CASES = Path(__file__).resolve().parents[1] / "cases"
 KEYS = ("bubble_ratio", "comm_to_compute", "overlap_efficiency", "exposed_comm_share", "effective_tokens_per_s_per_gpu")
@@ -107,7 +108,7 @@ def terminal_rows(doc: dict, width: int = 200) -> dict[str, list[str]]:
     table = text[text.index("Ratios side by side"):]
     rows = {}
     for line in table.splitlines():
-        cells = [c.strip() for c in line.split("│")[1:-1]]
+        cells = re.split(r"\s{2,}", line.strip())     # the terminal layer's table: columns apart by spaces
         if cells and cells[0] in {b["id"] for b in doc["bids"]}:
             rows[cells[0]] = cells[1:]
     return rows
@@ -120,7 +121,7 @@ def test_terminal_ratios_equal_their_definitions(doc):
         assert_shown(cells[1], bid["batch"]["token_penalty"], bid["id"])
         for key, text in zip(KEYS, cells[2:]):
             assert_shown(text, definitions(bid)[key], f"{bid['id']} {key}")
-    assert rows["h100-100k"][1] == "+28.6%" and rows["h100-100k"][0] == "25.6M"
+    assert rows["h100-100k"][1] == "+13.6%" and rows["h100-100k"][0] == "21.0M"
 
 
 def test_narrow_terminal_prints_every_ratio_unbroken(doc):
@@ -128,9 +129,9 @@ def test_narrow_terminal_prints_every_ratio_unbroken(doc):
     render_terminal(doc, Console(file=out, width=80, no_color=True))
     text = out.getvalue()
     block = " ".join(text[text.index("Ratios side by side"):text.index("Flags explained")].split())
-    for bid in planned(doc):
-        assert f"{bid['id']}: Batch (tokens)" in block
-        assert f"Bubble ratio {bid['ratios']['bubble_ratio'] * 100:.1f}%" in block
+    for bid in planned(doc):      # the long layout: the bid, then "label: value" per column
+        assert f"{bid['id']} Batch (tokens):" in block
+        assert f"Bubble ratio: {bid['ratios']['bubble_ratio'] * 100:.1f}%" in block
 
 
 # --- HTML and PDF ----------------------------------------------------------------------------
@@ -221,9 +222,13 @@ def test_html_time_to_target_puts_the_penalty_on_its_own_line(doc, html):
     penalty = [r for r in rows if any(c.startswith("Statistical-efficiency penalty") for c in r)]
     assert len(penalty) == len(doc["bids"])
     big = next(i for i, r in enumerate(rows) if r[0].startswith("h100-100k"))
-    assert rows[big + 1][0] == "Statistical-efficiency penalty (+28.6%)"
-    assert rows[big + 1][1:] == ["4.3T", "2.9 days", "$47,169,280.00"]
-    assert rows[big + 2][1:] == ["19.3T", "12.8 days", "$211,931,520.00"]
+    assert rows[big + 1][0] == "Statistical-efficiency penalty (+13.6%)"
+    ttt = next(b for b in doc["bids"] if b["id"] == "h100-100k")["time_to_target"]
+    assert rows[big + 1][1:] == [f"{ttt['penalty_tokens'] / 1e12:.1f}T", f"{ttt['penalty_days']:.1f} days",
+                                 f"${ttt['penalty_cost']:,.2f}"]
+    assert rows[big + 2][1:] == [f"{ttt['equivalent_tokens'] / 1e12:.1f}T", f"{ttt['days']:.1f} days",
+                                 f"${ttt['cost']:,.2f}"]
+    assert ttt["penalty_cost"] > 0 and ttt["penalty_days"] > 0
 
 
 @pytest.mark.slow
@@ -259,22 +264,26 @@ def test_workbook_ratios_are_formulas_over_the_step_time_terms(doc, xlsx):
     wb = openpyxl.load_workbook(io.BytesIO(xlsx))
     assert wb.sheetnames.index("Ratios") == wb.sheetnames.index("Step time") + 1
     steps, ratios, target = wb["Step time"], wb["Ratios"], wb["Time to target"]
-    column = {steps.cell(1, c).value: openpyxl.utils.get_column_letter(c) for c in range(1, steps.max_column + 1)}
+    # the Step time sheet's term columns (headers are the terms' labels): F onwards, in term_keys order
+    column = {key: openpyxl.utils.get_column_letter(6 + i) for i, key in enumerate(term_keys(doc["bids"]))}
     for r in range(2, ratios.max_row + 1):
         bid_id = ratios.cell(r, 1).value
         assert steps.cell(r, 1).value == bid_id and target.cell(r, 1).value == bid_id
         def st(key: str, row: int = r) -> str:
             return f"'Step time'!{column[key]}{row}"
 
-        assert ratios.cell(r, 2).value == f"={st('bubble_s')}/'Step time'!B{r}"
+        assert ratios.cell(r, 2).value == f"={st('bubble_s')}/'Step time'!D{r}"
         assert ratios.cell(r, 3).value == f"=(G{r}+H{r})/{st('compute_s')}"
         assert ratios.cell(r, 4).value == f"=H{r}/{st('comm_overlappable_s')}"
-        assert ratios.cell(r, 5).value == f"=G{r}/'Step time'!B{r}"
+        assert ratios.cell(r, 5).value == f"=G{r}/'Step time'!D{r}"
         assert ratios.cell(r, 6).value == f"=I{r}/J{r}/K{r}*L{r}/M{r}"
         assert ratios.cell(r, 7).value == "=" + "+".join(st(k) for k in EXPOSED)
         assert ratios.cell(r, 8).value == f"=MAX({st('comm_overlappable_s')}-{st('comm_exposed_s')},0)"
-        assert target.cell(r, 5).value == f"=(1+B{r}/D{r})/(1+C{r}/D{r})"
-        assert target.cell(r, 10).value == f"=G{r}/('Ratios'!F{r}*'Ratios'!K{r})/86400"
+        # the token factor is the bid's input when its batch is its own (the chain's time reads it too)
+        assert target.cell(r, 5).value in ("=1", f"=bid_{bid_id.replace('-', '_')}_token_factor")
+        assert target.cell(r, 10).value == f"=base_{bid_id.replace('-', '_')}_time_to_train_days"
+        assert target.cell(r, 12).value == (f"=in_train_tokens*(E{r}-1)/base_{bid_id.replace('-', '_')}_tokens_per_s"
+                                            f"/base_{bid_id.replace('-', '_')}_goodput/86400")
 
 
 def test_workbook_without_terms_says_not_available(doc):

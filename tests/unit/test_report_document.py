@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import copy
+import re
 from pathlib import Path
 
 import pytest
 
-from procure.errors import InputError
 from procure.report.document import build_view, ordered_bids
+from procure.report.formatting import Formatter
 from procure.document import load_quote
 
 SAMPLE = Path(__file__).resolve().parents[1] / "fixtures" / "quote_sample.json"
@@ -67,8 +68,13 @@ def test_same_figures_in_both_languages(doc):
         assert a["total_cost"].replace("$", "") == b["total_cost"].replace("US$", "").replace("無資料", "n/a")
         assert a["mfu"] == b["mfu"] or a["mfu"] == "n/a"
         assert a["days"].split()[0] == b["days"].split()[0]
-    assert zh["recommendation"]["generated"].startswith("建議採用投標 own-h200")
-    assert zh["recommendation"]["text"] == doc["recommendation"]["text"]
+    # written in Chinese from the structured fields, never the English sentence beside it
+    winner = next(b for b in doc["bids"] if b["id"] == doc["recommendation"]["bid"])
+    text = zh["recommendation"]["text"]
+    assert text.startswith("建議採用 own-h200") and zh["recommendation"]["generated"] == ""
+    assert Formatter("zh-TW", doc["currency"]).rate(winner["cost_per_million_tokens"]) in text
+    assert doc["recommendation"]["text"] not in text and not re.search(r"[A-Za-z]+ [a-z]+ [a-z]+ [a-z]+", text)
+    assert en["recommendation"]["text"] == doc["recommendation"]["text"]
 
 
 def test_winner_changes_are_reported(doc):
@@ -83,8 +89,8 @@ def test_cost_lines_show_factors_and_the_total(doc):
     view = build_view(doc, "en")
     own = next(s for s in view["bids"] if s["id"] == "own-h200")
     power = next(r for r in own["costs"]["rows"] if r["label"] == "Power")
-    assert power["rate"] == "$0.08 × pue 1.3" and power["amount"] == "$402,331.28"
-    capex = own["costs"]["rows"][0]
-    assert capex["rate"] == "$41,500.00 × depreciable_fraction 0.65 × used_hours 1,799 ÷ 35,040"
+    assert power["rate"] == "$0.08 × PUE 1.3" and power["amount"] == "$402,331.28"
+    capex = own["costs"]["rows"][0]       # factors named in words, not as internal field names
+    assert capex["rate"] == "$41,500.00 × depreciable share 0.65 × hours used 1,799 ÷ 35,040"
     assert own["costs"]["total"] == "$7,267,010.16"
     assert "$44,620,800.00" in own["costs"]["residual"]

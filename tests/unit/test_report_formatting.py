@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from procure.report.formatting import (Formatter, compact, get_locale, integer, iso_date, money, number, percent,
+from procure.report.formatting import (Formatter, compact, get_locale, iso_date, money, number, percent,
                                        plain, signed_percent, significant)
 from procure.report.messages import LANGUAGES, Messages, catalog
 

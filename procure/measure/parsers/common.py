@@ -5,12 +5,12 @@ from __future__ import annotations
 import re
 from collections import Counter
 
-from procure.measure.samples import Parsed, SampleBuilder
+from procure.measure.samples import MAX_RANK, Parsed, SampleBuilder
 
 _WORLD = (
-    re.compile(r"using world size:\s*(\d+)"),
-    re.compile(r"^\s*world_size\s*\.{2,}\s*(\d+)\s*$"),
-    re.compile(r"\bworld[_ ]size[=:]\s*(\d+)", re.IGNORECASE),
+    re.compile(r"using world size:\s*(\d{1,18})(?!\d)"),
+    re.compile(r"^\s*world_size\s*\.{2,}\s*(\d{1,18})(?!\d)\s*$"),
+    re.compile(r"\bworld[_ ]size[=:]\s*(\d{1,18})(?!\d)", re.IGNORECASE),
 )
 
 
@@ -19,7 +19,7 @@ def first_positive_int(patterns, lines: list[str]) -> int | None:
     for pattern in patterns:
         for text in lines:
             m = pattern.search(text)
-            if m and int(m.group(1)) > 0:
+            if m and 0 < int(m.group(1)) <= MAX_RANK:
                 return int(m.group(1))
     return None
 

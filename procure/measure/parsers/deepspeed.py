@@ -17,11 +17,11 @@ from procure.measure.parsers.common import (first_positive_int, interval_from_st
                                             world_size)
 from procure.measure.samples import Parsed, SampleBuilder
 
-_THROUGHPUT = re.compile(r"global_step=(\d+),\s*RunningAvgSamplesPerSec=([^,\s]+),\s*"
+_THROUGHPUT = re.compile(r"global_step=(\d{1,18})(?!\d),\s*RunningAvgSamplesPerSec=([^,\s]+),\s*"
                          r"CurrSamplesPerSec=([^,\s]+)")
-_BATCH = (re.compile(r"\btrain_batch_size\s*\.{2,}\s*(\d+)"),
-          re.compile(r"['\"]train_batch_size['\"]\s*:\s*(\d+)"))
-_STEP_LINE = re.compile(r"\bstep=(\d+),\s*skipped=(\d+)")
+_BATCH = (re.compile(r"\btrain_batch_size\s*\.{2,}\s*(\d{1,18})(?!\d)"),
+          re.compile(r"['\"]train_batch_size['\"]\s*:\s*(\d{1,18})(?!\d)"))
+_STEP_LINE = re.compile(r"\bstep=(\d{1,18})(?!\d),\s*skipped=(\d{1,18})(?!\d)")
 _BREAKDOWN = re.compile(r"time \(ms\)\s*\|\s*fwd:")
 
 

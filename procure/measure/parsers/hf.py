@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import ast
 import json
+import math
 import re
 from typing import Any
 
@@ -110,7 +111,7 @@ def _results(results: dict[str, Any], variant: str) -> Parsed:
     per_second = parse_number(results.get("train_steps_per_second"))
     builder = SampleBuilder()
     notes = []
-    if runtime and per_second:
+    if runtime and per_second and math.isfinite(runtime * per_second) and 0 < runtime * per_second < 1e15:
         steps = round(runtime * per_second)
         builder.add(1.0 / per_second, covers=max(1, steps))
         notes.append(f"whole-run: 1 / train_steps_per_second ({per_second:g}, rounded to 3 "

@@ -12,16 +12,16 @@ from procure.measure.normalize import lines as split_lines
 from procure.measure.normalize import parse_number
 from procure.measure.parsers.common import (finish, first_positive_int, interval_from_steps, no_steps_note,
                                             world_size)
-from procure.measure.samples import Parsed, SampleBuilder
+from procure.measure.samples import MAX_GPUS, Parsed, SampleBuilder
 
-_ITERATION = re.compile(r"\biteration[\s=:]+(\d+)\s*/\s*(\d+)")
+_ITERATION = re.compile(r"\biteration[\s=:]+(\d{1,18})(?!\d)\s*/\s*(\d{1,18})(?!\d)")
 _ELAPSED = re.compile(
     r"elapsed[ _]time[ _]per[ _]iteration[ _]?\(?(ms|s)\)?\s*[:=]\s*([-+\d.eE]+)")
-_SKIPPED = re.compile(r"number of skipped iterations:\s*(\d+)")
-_LOG_INTERVAL = (re.compile(r"^\s*log_interval\s*\.{2,}\s*(\d+)\s*$"),
-                 re.compile(r"--log[-_]interval[= ](\d+)"))
+_SKIPPED = re.compile(r"number of skipped iterations:\s*(\d{1,18})(?!\d)")
+_LOG_INTERVAL = (re.compile(r"^\s*log_interval\s*\.{2,}\s*(\d{1,18})(?!\d)\s*$"),
+                 re.compile(r"--log[-_]interval[= ](\d{1,18})(?!\d)"))
 _TGS = re.compile(r"tokens per gpu per second \(tgs\):\s*([\d.,eE+]+)")
-_TOKENS = re.compile(r"consumed tokens:\s*(\d+)")
+_TOKENS = re.compile(r"consumed tokens:\s*(\d{1,18})(?!\d)")
 
 
 def parse(text: str, name: str = "") -> Parsed:
@@ -89,5 +89,7 @@ def _implied_gpus(records: list[tuple[int, float, str]]) -> int | None:
     for (s0, _t0, _g0, k0), (s1, t1, g1, k1) in zip(parsed, parsed[1:]):
         if s1 > s0 and k1 > k0 and g1:
             gpus = (k1 - k0) / (s1 - s0) / (t1 * g1)
+            if not 1 <= gpus <= MAX_GPUS:
+                return None
             return int(round(gpus)) if abs(gpus - round(gpus)) < 0.05 else None
     return None

@@ -26,11 +26,11 @@ from typing import Any
 
 from procure.measure.normalize import parse_number
 from procure.measure.parsers.common import no_steps_note
-from procure.measure.samples import Parsed, SampleBuilder
+from procure.measure.samples import MAX_GPUS, Parsed, SampleBuilder
 
 STEP_KEYS = ("train_step_timing", "train_step_timing in s", "train_step_time")
 TOKEN_BENCHMARKS = ("gpt3",)
-_PLATFORM_NODES = re.compile(r"^\s*(\d+)\s*x", re.IGNORECASE)
+_PLATFORM_NODES = re.compile(r"^\s*(\d{1,18})(?!\d)\s*x", re.IGNORECASE)
 
 
 @dataclass
@@ -57,8 +57,18 @@ def records(text: str) -> tuple[list[dict[str, Any]], list[dict[str, Any]], int]
                 bad += marker == ":::MLLOG"
                 continue
             if isinstance(obj, dict):
-                target.append(obj)
+                target.append(_well_typed(obj))
     return out, systems, bad
+
+
+def _well_typed(record: dict[str, Any]) -> dict[str, Any]:
+    """A record whose ``key`` is text (or absent) and ``metadata`` a mapping: the rest of the
+    parser may then trust those two; any other field is checked where it is used."""
+    if not isinstance(record.get("metadata", {}), dict):
+        record["metadata"] = {}
+    if "key" in record and not isinstance(record["key"], str):
+        del record["key"]
+    return record
 
 
 def parse(text: str, name: str = "") -> Parsed:
@@ -307,7 +317,7 @@ def system_facts(system: dict[str, Any]) -> dict[str, Any]:
     nodes = parse_number(system.get("number_of_nodes"))
     per_node = parse_number(system.get("accelerators_per_node"))
     facts: dict[str, Any] = {"system_name": system.get("system_name")}
-    if nodes and per_node:
+    if nodes and per_node and 1 <= nodes * per_node <= MAX_GPUS and nodes >= 1:
         facts["gpus"] = int(nodes * per_node)
         facts["nodes"] = int(nodes)
     if system.get("accelerator_model_name"):

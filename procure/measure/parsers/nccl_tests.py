@@ -22,7 +22,7 @@ LARGE_MESSAGE_BYTES = 1 << 30
 _BINARY = re.compile(r"\b(all_reduce|all_gather|alltoall|reduce_scatter|broadcast|reduce|"
                      r"sendrecv|gather|scatter|hypercube)_perf\b")
 _AVG = re.compile(r"#\s*Avg bus bandwidth\s*:\s*([\d.]+)")
-_RANK = re.compile(r"^#\s*Rank\s+(\d+)\s+Group(?:.*?\son\s+(\S+))?")
+_RANK = re.compile(r"^#\s*Rank\s+(\d{1,18})(?!\d)\s+Group(?:.*?\son\s+(\S+))?")
 _CANONICAL = {"alltoall": "all_to_all", "sendrecv": "send_recv"}
 
 
@@ -68,7 +68,8 @@ def _header(line: str) -> list[str] | None:
 
 def _row(line: str, columns: list[str]) -> dict[str, Any] | None:
     tokens = line.split()
-    if len(tokens) < columns.index("busbw") + 1 or not tokens[0].isdigit():
+    if len(tokens) < columns.index("busbw") + 1 or not (tokens[0].isascii() and tokens[0].isdigit()) \
+            or len(tokens[0]) > 18:
         return None
     busbw = [i for i, c in enumerate(columns) if c == "busbw"]
     times = [i for i, c in enumerate(columns) if c == "time"]

@@ -16,10 +16,10 @@ from procure.measure.normalize import lines as split_lines
 from procure.measure.parsers.common import interval_from_steps, no_steps_note, world_size
 from procure.measure.samples import Parsed, SampleBuilder
 
-_NEMO2 = re.compile(r"Training epoch (\d+), iteration (\d+)/(\d+)")
+_NEMO2 = re.compile(r"Training epoch (\d{1,18})(?!\d), iteration (\d{1,18})(?!\d)/(\d{1,18})(?!\d)")
 _TIMING = re.compile(r"train_step_timing(?: in s)?\s*[:=]\s*([-+\d.eE]+)")
 _GLOBAL_STEP = re.compile(r"global_step\s*[:=]\s*([-+\d.eE]+)")
-_BAR = re.compile(r"^\s*Epoch\s+(\d+):[^\[]*?(\d+)(?:/(\d+)|it)\s*\[([^\]]*)\]?")
+_BAR = re.compile(r"^\s*Epoch\s+(\d{1,18})(?!\d):[^\[]*?(\d{1,18})(?!\d)(?:/(\d{1,18})(?!\d)|it)\s*\[([^\]]*)\]?")
 MIN_WINDOW_S = 60.0
 
 

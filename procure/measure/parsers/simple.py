@@ -18,13 +18,13 @@ from procure.measure.normalize import lines as split_lines
 from procure.measure.parsers.common import no_steps_note, world_size
 from procure.measure.samples import Parsed, SampleBuilder
 
-_MAXTEXT = re.compile(r"completed step:\s*(\d+),\s*seconds:\s*([-+\d.eE]+)")
+_MAXTEXT = re.compile(r"completed step:\s*(\d{1,18})(?!\d),\s*seconds:\s*([-+\d.eE]+)")
 _NANOCHAT = (
-    re.compile(r"\bstep\s+(\d+)(?:/\d+)?\b.*?\|\s*dt:\s*([\d.]+)\s*(ms|s)\b"),
-    re.compile(r"^iter\s+(\d+):\s*loss\s+[-\d.]+,\s*time\s+([\d.]+)\s*(ms|s)\b"),
-    re.compile(r"\bstep\s+(\d+)/\d+\s*\|.*\(\s*([\d.]+)\s*(ms|s)\s*\|"),
+    re.compile(r"\bstep\s+(\d{1,18})(?!\d)(?:/\d+)?\b.*?\|\s*dt:\s*([\d.]+)\s*(ms|s)\b"),
+    re.compile(r"^iter\s+(\d{1,18})(?!\d):\s*loss\s+[-\d.]+,\s*time\s+([\d.]+)\s*(ms|s)\b"),
+    re.compile(r"\bstep\s+(\d{1,18})(?!\d)/\d+\s*\|.*\(\s*([\d.]+)\s*(ms|s)\s*\|"),
 )
-_IE_STEP = re.compile(r"(?:^|[\s,])step=(\d+)")
+_IE_STEP = re.compile(r"(?:^|[\s,])step=(\d{1,18})(?!\d)")
 _IE_FWD_BWD = re.compile(r"fwd_bwd_time=([\d.]+)")
 _IE_TGS = re.compile(r"tgs \(tokens/gpu/second\)=([\d.]+)")
 MAX_GAP_PER_STEP_S = 3600.0

@@ -17,7 +17,7 @@ from procure.measure.normalize import lines as split_lines
 from procure.measure.parsers.common import no_steps_note, world_size
 from procure.measure.samples import Parsed, SampleBuilder
 
-_STEP = re.compile(r"(?<![\w/])step:\s*(\d+)\s+loss:")
+_STEP = re.compile(r"(?<![\w/])step:\s*(\d{1,18})(?!\d)\s+loss:")
 _TPS = re.compile(r"\b(?:tps|wps):\s*([\d,.]+)")
 _MFU = re.compile(r"\bmfu:\s*([\d.]+)%")
 MAX_GAP_PER_STEP_S = 3600.0

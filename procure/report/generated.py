@@ -1,0 +1,181 @@
+"""Text the report generates from the document's structured fields, in the report's language.
+
+The document carries some sentences in English (a flag's reason, the recommendation, notes); they
+are what an English report prints. Another language never translates those sentences: it writes
+its own from the same structured fields (a flag's code and numbers, the ranking, the uncertainty
+bands, the sensitivity rows) with its message catalog. A field it has no template for keeps the
+document's text, so nothing is ever dropped.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from procure.report.formatting import Formatter
+
+MFU_CAUSAL = ("model FLOPs = 3 x forward matmul FLOPs with the causal attention core (2·s·heads·head_dim per layer "
+              "per token forward: the work a causal kernel does; Megatron/PaLM count it non-causal, twice that), "
+              "over the dense peak at the workload precision")
+ATTENTION_CAUSAL = "causal (the work a causal kernel does; Megatron/PaLM count twice that)"
+# conventions the document names by a fixed text (model v1 and v2): the message that says the same in
+# every language; a text not listed here is printed as the document has it
+KNOWN_TEXTS = {
+    "model FLOPs per step (attention counted non-causal, as Megatron and PaLM count) / (step time × "
+    "GPUs × dense peak at the workload precision); HFU counts hardware FLOPs, recomputation included":
+        "text.mfu_convention_noncausal",
+    "non-causal (Megatron/PaLM)": "text.attention_noncausal",
+    MFU_CAUSAL: "text.mfu_convention_causal",
+    ATTENTION_CAUSAL: "text.attention_causal",
+    "checkpoint writes are charged in goodput (lost fraction), not in io_s": "text.checkpoint_note",
+}
+
+
+def own_language(f: Formatter) -> bool:
+    """True when the report writes its own sentences instead of the document's English ones."""
+    return f.msg.lang != "en"
+
+
+def known_text(value: Any, f: Formatter) -> str:
+    """A fixed convention text in the report's language (the document's text in English)."""
+    key = KNOWN_TEXTS.get(str(value)) if value is not None else None
+    return f.msg(key) if key and own_language(f) else f.text(value)
+
+
+def keyed(f: Formatter, key: str, fallback: Any) -> str:
+    """The catalog's text for a structured key (a cost line, an assumption, a plan value) in a
+    language other than English, when the document's text is the very one this version writes for
+    that key; otherwise (English, an unknown key, a text another version wrote) the document's own
+    text, so a label whose meaning changed is never given an old translation."""
+    from procure.report.messages import catalog
+
+    if own_language(f) and fallback is not None and catalog("en").get(key) == str(fallback):
+        text = f.msg.get(key, "")
+        if text:
+            return text
+    return f.text(fallback)
+
+
+def cost_formula(line: dict[str, Any], f: Formatter) -> str:
+    """How a cost line is computed, in the report's language when the document's formula is one of
+    the texts this version writes for that kind of line (``cost_formula.<key>`` and its variants,
+    e.g. with a discount); any other formula is the document's own text."""
+    from procure.report.messages import catalog
+
+    formula = line.get("formula")
+    prefix = f"cost_formula.{line.get('key')}"
+    for key, text in catalog("en").items():
+        if (key == prefix or key.startswith(prefix + ".")) and text == formula:
+            return keyed(f, key, formula)
+    return f.text(formula)
+
+
+def _numbers(flag: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in (flag.get("numbers") or {}).items() if v is not None}
+
+
+def flag_reason(flag: dict[str, Any], bid: dict[str, Any], doc: dict[str, Any], f: Formatter) -> str:
+    """Why ``bid`` carries ``flag``: the document's sentence in English, else one written from the
+    flag's numbers (and the bid and assumptions it refers to)."""
+    reason = f.text(flag.get("reason"))
+    if not own_language(f):
+        return reason
+    code, n = str(flag.get("code")), _numbers(flag)
+    tolerance = next((a.get("value") for a in doc.get("assumptions") or [] if a.get("key") == "committed_tolerance"),
+                     None)
+    try:
+        if code == "impossible":
+            return f.msg("reason.impossible", committed=f.seconds(n["committed_s"]), floor=f.seconds(n["floor_s"]),
+                         gpus=f.integer(bid.get("gpus")))
+        if code == "implausible":
+            return f.msg("reason.implausible", committed=f.seconds(n["committed_s"]),
+                         mfu=f.percent(n["implied_mfu"], 0), ceiling=f.percent(n["mfu_ceiling"], 0))
+        if code in ("optimistic", "conservative"):
+            return f.msg(f"reason.{code}", committed=f.seconds(n["committed_s"]), modeled=f.seconds(n["modeled_s"]),
+                         deviation=f.percent(abs(float(n["deviation"])), 0), tolerance=f.percent(tolerance, 0))
+        if code == "sla-breach":
+            parts = [f.msg(f"reason.sla_{key}", measured=f.seconds(n[f"measured_{key}_s"]),
+                           committed=f.seconds(n[f"committed_{key}_s"]))
+                     for key in ("p99", "mean") if f"measured_{key}_s" in n and f"committed_{key}_s" in n]
+            if parts:
+                return f.msg("reason.join").join(parts)
+        if code == "misses-deadline":
+            return f.msg("reason.misses_deadline", days=f.days(n["time_to_train_days"]),
+                         deadline=f.days(n["deadline_days"]))
+        if code == "infeasible":
+            return f.msg("reason.infeasible", gpus=f.integer(bid.get("gpus")))
+        if code == "price-missing":
+            pricing = bid.get("pricing") or {}
+            if pricing.get("price_book") and pricing.get("term"):
+                return f.msg("reason.price_missing_line", book=pricing["price_book"], term=pricing["term"],
+                             accelerator=(bid.get("accelerator") or {}).get("id"))
+            return f.msg("reason.price_missing")
+    except (KeyError, TypeError, ValueError):
+        pass
+    return reason
+
+
+def _band(bid: dict[str, Any], key: str) -> dict[str, Any]:
+    return ((bid.get("uncertainty") or {}).get(key)) or {}
+
+
+def recommendation(doc: dict[str, Any], f: Formatter) -> str | None:
+    """The recommendation written in the report's language from the ranking, the deadline, the
+    runner-up, the winner's flags, its P10–P90 bands and the sensitivity rows; None in English (the
+    document's own sentence is printed) or when there is no recommended bid."""
+    if not own_language(f):
+        return None
+    by_id = {b["id"]: b for b in doc["bids"]}
+    winner = by_id.get((doc.get("recommendation") or {}).get("bid"))
+    if winner is None:
+        return None
+    m, ccy = f.msg, winner.get("currency") or f.currency
+    parts = [m("rec.lead", bid=winner["id"], vendor=f.text(winner.get("vendor")),
+               usd_mtok=f.rate(winner.get("cost_per_million_tokens"), ccy), days=f.days(winner.get("time_to_train_days")))]
+    deadline = (doc.get("workload") or {}).get("deadline_days")
+    days = winner.get("time_to_train_days")
+    if deadline is not None and days is not None:
+        parts.append(m("rec.deadline_met" if float(days) <= float(deadline) else "rec.deadline_missed",
+                       deadline=f.days(deadline)))
+    runner = next((by_id[i] for i in doc.get("ranking", [])[1:2] if i in by_id), None)
+    if runner is not None and runner.get("cost_per_million_tokens") is not None \
+            and winner.get("cost_per_million_tokens"):
+        more = float(runner["cost_per_million_tokens"]) / float(winner["cost_per_million_tokens"]) - 1
+        parts.append(m("rec.runner_up", bid=runner["id"],
+                       usd_mtok=f.rate(runner["cost_per_million_tokens"], runner.get("currency") or ccy),
+                       more=f.percent(more), days=f.days(runner.get("time_to_train_days"))))
+    codes = [str(fl.get("code")) for fl in winner.get("flags") or []]
+    parts.append(m("rec.flags", bid=winner["id"], flags=m("rec.list_sep").join(codes)) if codes else m("rec.no_flags", bid=winner["id"]))
+    cost, time = _band(winner, "cost_per_million_tokens"), _band(winner, "time_to_train_days")
+    if cost.get("p10") is not None and time.get("p10") is not None:
+        parts.append(m("rec.band", cost_lo=f.rate(cost["p10"], ccy), cost_hi=f.rate(cost.get("p90"), ccy),
+                       days_lo=f.number(time["p10"], 1), days_hi=f.days(time.get("p90"))))
+    parts.append(_sensitivity_sentence(winner, doc, f))
+    return m("rec.join").join(p for p in parts if p)
+
+
+def _sensitivity_sentence(winner: dict[str, Any], doc: dict[str, Any], f: Formatter) -> str:
+    rows = winner.get("sensitivity") or []
+    if not rows:
+        return ""
+    factors = list(dict.fromkeys(str(r.get("factor")) for r in rows))
+    labels = f.msg("rec.list_sep").join(f.msg.get(f"factor.{k}", k) for k in factors)
+    changes = sorted({abs(float(r["change"])) for r in rows if r.get("change") is not None})
+    sizes = f.msg("rec.or").join(f"±{f.percent(c, 0)}" for c in changes)
+    movers = [r for r in rows if r.get("winner_changes")]
+    if not movers:
+        return f.msg("rec.stable", changes=sizes, factors=labels)
+    moved = f.msg("rec.list_sep").join(f"{f.msg.get('factor.' + str(r.get('factor')), str(r.get('factor')))} "
+                                       f"{f.change(r.get('change'))}" for r in movers)
+    return f.msg("rec.unstable", changes=moved)
+
+
+def busbw_note(measured: dict[str, Any], f: Formatter) -> str:
+    """Whether a measured nccl-tests bandwidth replaced the catalog's inter-node rate."""
+    note = f.text(measured.get("busbw_note")) if measured.get("busbw_note") else ""
+    if not own_language(f) or not note:
+        return note
+    gbs = measured.get("busbw_gbs")
+    if gbs is None:
+        return note
+    return f.msg("text.busbw_used" if measured.get("busbw_used") else "text.busbw_not_used",
+                 value=f.sig(gbs, 3))

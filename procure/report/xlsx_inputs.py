@@ -1,0 +1,470 @@
+"""The Inputs sheet: every number the workbook's results depend on, one named cell each, with its
+unit, source and as-of date.
+
+Names: ``in_<key>`` for the workload and the assumptions, ``fx_<CCY>`` for the FX table,
+``bid_<bid>_<field>`` for one bid's inputs. Prices are the quoted figures in their own currency;
+the Model sheet converts them with the FX cells. A term the document does not carry is not
+invented: the line that needs it is then taken as given (and the README's check says so).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from decimal import Decimal
+from typing import Any
+
+from procure.economics.goodput import MAX_LOST_FRACTION
+from procure.money import FX_SIGNIFICANT_DIGITS, D
+from procure.report.xlsx_cells import FMT, INPUT_FILL, NOTE, PLAIN, Book, Sheet, Style, money_format, style
+from procure.report.xlsx_formula import Expr, Name
+
+INPUTS_SHEET = "Inputs"
+HEADER = ["Name", "Item", "Bid", "Value", "Unit", "Source", "As of"]
+VALUE_COL = 3
+BASIS_CHOICES = ["modeled", "measured", "committed"]
+# the assumptions the chain reads (the others drive flags and bands, computed by procure only)
+CHAIN_ASSUMPTIONS = ("failures_per_gpu_hour", "restart_min", "checkpoint_bytes_per_param", "checkpoint_write_gbs",
+                     "checkpoint_interval_min", "gpu_utilisation_power", "power_usd_per_kwh", "pue", "months_hours",
+                     "cost_of_capital", "resale_decline_per_year", "value_of_time_per_day")
+MONEY_TERMS = {"price_per_gpu_hour": 4, "storage_per_gpu_hour": 4, "network_per_gpu_hour": 4, "capex_per_gpu": 2,
+               "network_capex_per_gpu": 2, "support_per_gpu_year": 2, "power_per_kwh": 4, "colo_per_kw_month": 2,
+               "setup_fee": 2, "egress_per_tb": 2, "capex_per_node": 2, "network_capex": 2, "staff_per_year": 2}
+PLAIN_LABELS = {
+    "min_commit_months": ("Minimum commitment", "months", FMT["int"]),
+    "discount_fraction": ("Discount off the price per GPU-hour", "fraction", FMT["pct"]),
+    "prepay_fraction": ("Prepaid share of the commitment", "fraction", FMT["pct"]),
+    "support_fraction": ("Support, fraction of the GPU-hours bill", "fraction", FMT["pct"]),
+    "egress_tb": ("Data moved out", "TB", FMT["num2"]),
+    "life_years": ("Depreciation life", "years", "General"),
+    "residual_fraction": ("Book residual at end of life", "fraction of capex", FMT["pct"]),
+    "resale_decline_per_year": ("Resale value decline (this bid)", "per year", FMT["pct"]),
+    "cost_of_capital": ("Cost of capital (this bid)", "per year", FMT["pct"]),
+    "pue": ("PUE of the price book", "", "0.00"),
+}
+TERM_LABELS = {
+    "price_per_gpu_hour": ("Price per GPU-hour, as quoted", "/GPU-h"),
+    "storage_per_gpu_hour": ("Storage per GPU-hour, as quoted", "/GPU-h"),
+    "network_per_gpu_hour": ("Network per GPU-hour, as quoted", "/GPU-h"),
+    "support_fraction": ("Support, fraction of the GPU-hours bill", "fraction"),
+    "capex_per_gpu": ("Capex per GPU, as quoted", "/GPU"),
+    "network_capex_per_gpu": ("Network capex per GPU, as quoted", "/GPU"),
+    "life_years": ("Depreciation life", "years"),
+    "residual_fraction": ("Residual value at end of life", "fraction of capex"),
+    "support_per_gpu_year": ("Support per GPU-year, as quoted", "/GPU-year"),
+    "power_per_kwh": ("Power price of the price book", "/kWh"),
+    "pue": ("PUE of the price book", ""),
+    "colo_per_kw_month": ("Colocation per kW-month, as quoted", "/kW-month"),
+    "setup_fee": ("One-time setup fee, as quoted", "fee"),
+    "egress_per_tb": ("Egress per TB, as quoted", "/TB"),
+    "capex_per_node": ("Capex per node, as quoted", "/node"),
+    "network_capex": ("Fabric capex, as quoted", "fabric"),
+    "staff_per_year": ("Staff per year, as quoted", "/year"),
+}
+
+
+@dataclass(frozen=True)
+class InputRow:
+    name: str | None           # None: shown for reference, not an input of any formula
+    label: str
+    bid: str
+    value: Any
+    unit: str
+    source: str
+    as_of: str
+    num_format: str = "General"
+    choices: tuple[str, ...] = ()
+
+
+class Names:
+    """Defined names: one slug per bid id, unique and valid in every spreadsheet."""
+
+    def __init__(self) -> None:
+        self.slugs: dict[str, str] = {}
+
+    def slug(self, bid_id: str) -> str:
+        if bid_id not in self.slugs:
+            base = re.sub(r"[^A-Za-z0-9_]", "_", str(bid_id)).lower()[:40] or "bid"
+            taken = set(self.slugs.values())
+            candidate, n = base, 2
+            while candidate in taken:
+                candidate, n = f"{base}_{n}", n + 1
+            self.slugs[bid_id] = candidate
+        return self.slugs[bid_id]
+
+    def bid(self, bid_id: str, field: str) -> str:
+        return f"bid_{self.slug(bid_id)}_{field}"
+
+    def base(self, bid_id: str, key: str) -> str:
+        return f"base_{self.slug(bid_id)}_{key}"
+
+    def scenario(self, bid_id: str, key: str) -> str:
+        return f"scn_{self.slug(bid_id)}_{key}"
+
+    def whatif(self, bid_id: str, key: str) -> str:
+        return f"whatif_{self.slug(bid_id)}_{key}"
+
+    @staticmethod
+    def global_(key: str) -> str:
+        return "in_" + re.sub(r"[^A-Za-z0-9_]", "_", str(key)).lower()
+
+    @staticmethod
+    def fx(currency: str) -> str:
+        return "fx_" + re.sub(r"[^A-Za-z0-9_]", "_", str(currency))
+
+
+def number_or_none(value: Any) -> Decimal | None:
+    return None if value is None else D(value)
+
+
+def build_inputs(book: Book, doc: dict[str, Any], bids: list[dict[str, Any]], names: Names) -> set[str]:
+    """Write the Inputs sheet; return the names defined (what formulas may reference)."""
+    sheet = book.sheet(INPUTS_SHEET)
+    sheet.header(0, HEADER)
+    rows = workload_rows(doc) + basis_rows(doc) + assumption_rows(doc) + fx_rows(doc)
+    for bid in bids:
+        rows += bid_rows(doc, bid, names)
+    row = 1
+    defined: set[str] = set()
+    for item in rows:
+        _write_row(sheet, row, item)
+        if item.name:
+            book.define(item.name, INPUTS_SHEET, row, VALUE_COL)
+            defined.add(item.name)
+        row += 1
+    row += 1
+    sheet.put(row, 1, "Used by procure only (flags and bands; the workbook does not recalculate these)", NOTE)
+    for item in reference_rows(doc):
+        row += 1
+        _write_row(sheet, row, item)
+    sheet.freeze = (1, 2)
+    sheet.autofilter = (0, 0, len(rows), len(HEADER) - 1)
+    sheet.max_width = 70
+    return defined
+
+
+def _write_row(sheet: Sheet, row: int, item: InputRow) -> None:
+    sheet.put(row, 0, item.name or "")
+    sheet.put(row, 1, item.label)
+    sheet.put(row, 2, item.bid)
+    value_style = Style(num_format=item.num_format, fill=INPUT_FILL) if item.name else style(item.num_format)
+    value = item.value
+    if isinstance(value, float):
+        value = D(value)
+    sheet.put(row, VALUE_COL, value, value_style)
+    if item.choices:
+        sheet.choices[(row, VALUE_COL)] = list(item.choices)
+    sheet.put(row, 4, item.unit)
+    sheet.put(row, 5, item.source)
+    sheet.put(row, 6, item.as_of, PLAIN)
+
+
+def _sources(doc: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    return {str(s.get("key")): s for s in doc.get("sources") or []}
+
+
+def _source_text(row: dict[str, Any] | None, fallback: str) -> str:
+    if not row:
+        return fallback
+    return f"{row.get('label')}: " + "; ".join(str(s) for s in row.get("source") or [])
+
+
+def further_phases(doc: dict[str, Any]) -> list[dict[str, Any]]:
+    """The workload's phases after the main one (a long-context extension, say); [] for one phase."""
+    return list(((doc.get("workload") or {}).get("phases") or [])[1:])
+
+
+def phase_key(index: int, key: str) -> str:
+    """The input key of further phase ``index`` (1-based): phase1_train_tokens, ..."""
+    return f"phase{index}_{key}"
+
+
+def train_tokens_expr(doc: dict[str, Any]) -> Expr:
+    """The tokens of every phase: what cost per million tokens divides by (as the economics does)."""
+    total: Expr = Name(Names.global_("train_tokens"))
+    for i in range(1, len(further_phases(doc)) + 1):
+        total = total + Name(Names.global_(phase_key(i, "train_tokens")))
+    return total
+
+
+def phase_rows(doc: dict[str, Any]) -> list[InputRow]:
+    """Each further phase's tokens and tokens per step (its step time is a bid input)."""
+    as_of, rows = str(doc["as_of"]), []
+    for i, phase in enumerate(further_phases(doc), start=1):
+        name, where = str(phase.get("name")), f"cluster.yaml workload.phases[{i - 1}]"
+        rows += [InputRow(Names.global_(phase_key(i, "train_tokens")), f"Training tokens, phase {name}", "",
+                          number_or_none(phase.get("train_tokens")), "tokens", f"{where} (train_tokens, or steps "
+                          "× tokens per step)", as_of, FMT["int"]),
+                 InputRow(Names.global_(phase_key(i, "tokens_per_step")), f"Tokens per step, phase {name}", "",
+                          int(phase.get("global_batch_seqs") or 0) * int(phase.get("seq_len") or 0), "tokens",
+                          f"{where} (global batch × sequence length)", as_of, FMT["int"])]
+    return rows
+
+
+def workload_rows(doc: dict[str, Any]) -> list[InputRow]:
+    w, as_of = doc.get("workload") or {}, str(doc["as_of"])
+    model = w.get("model") or {}
+    model_source = _source_text(_sources(doc).get(f"model:{model.get('id')}"), f"model {model.get('name') or ''}")
+    phases = w.get("phases") or []
+    main_tokens = phases[0].get("train_tokens") if phases else w.get("train_tokens")
+    tokens_label = f"Training tokens, phase {phases[0].get('name')}" if phases else "Training tokens"
+    return [
+        InputRow(Names.global_("train_tokens"), tokens_label, "", number_or_none(main_tokens), "tokens",
+                 "cluster.yaml workload.train_tokens", as_of, FMT["int"]),
+        InputRow(Names.global_("tokens_per_step"), "Tokens per step (global batch)", "",
+                 w.get("global_batch_tokens"), "tokens", "cluster.yaml workload (global batch × sequence length)",
+                 as_of, FMT["int"]),
+        InputRow(Names.global_("params"), "Model parameters (checkpoint size)", "", model.get("params"), "parameters",
+                 model_source, as_of, FMT["int"]),
+        InputRow(Names.global_("deadline_days"), "Deadline", "", number_or_none(w.get("deadline_days")), "days",
+                 "cluster.yaml workload.deadline_days (blank: none)", as_of, FMT["days"]),
+        InputRow(Names.global_("max_lost_fraction"), "Largest lost fraction the goodput formula is trusted to", "",
+                 D(MAX_LOST_FRACTION), "fraction",
+                 "procure: beyond this the first-order formula means nothing; the loss is clamped", as_of, FMT["pct"]),
+    ] + phase_rows(doc)
+
+
+def basis_rows(doc: dict[str, Any]) -> list[InputRow]:
+    """The cost basis that ranks, when the document carries both (issue 12)."""
+    if not any(b.get("cost_bases") for b in doc["bids"]):
+        return []
+    return [InputRow(Names.global_("cost_basis"), "Cost basis that ranks", "", str(doc.get("cost_basis") or "commitment"),
+                     "run | commitment", "cluster.yaml workload.cost_basis, or procure quote --basis",
+                     str(doc["as_of"]), "General", ("run", "commitment"))]
+
+
+def assumption_rows(doc: dict[str, Any]) -> list[InputRow]:
+    rows = []
+    as_of, version = str(doc["as_of"]), doc.get("procure_version") or ""
+    by_key = {a.get("key"): a for a in doc.get("assumptions") or []}
+    for key in CHAIN_ASSUMPTIONS:
+        a = by_key.get(key)
+        if a is None:
+            continue
+        value, unit = a.get("value"), str(a.get("unit") or "")
+        if key == "power_usd_per_kwh":    # given in USD; procure reports it converted (to 1e-6)
+            unit = f"{doc['currency']}/kWh" + ("" if doc["currency"] == "USD" else ", converted from USD")
+        given = a.get("origin") != "default"
+        rows.append(InputRow(Names.global_(key), str(a.get("label") or key), "", number_or_none(value), unit,
+                             f"{a.get('source')}" + (f" ({a.get('origin')})" if given else ""),
+                             as_of if given else f"procure {version} default", _assumption_format(key)))
+    return rows
+
+
+def _assumption_format(key: str) -> str:
+    if key == "failures_per_gpu_hour":
+        return FMT["sci"]
+    if key in ("gpu_utilisation_power", "cost_of_capital", "resale_decline_per_year"):
+        return FMT["pct"]
+    return "General"
+
+
+def reference_rows(doc: dict[str, Any]) -> list[InputRow]:
+    as_of = str(doc["as_of"])
+    return [InputRow(None, str(a.get("label") or a.get("key")), "", a.get("value"), str(a.get("unit") or ""),
+                     str(a.get("source") or ""), as_of)
+            for a in doc.get("assumptions") or [] if a.get("key") not in CHAIN_ASSUMPTIONS]
+
+
+def fx_rows(doc: dict[str, Any]) -> list[InputRow]:
+    fx = doc.get("fx")
+    if not fx:
+        return []
+    base = fx.get("base") or "USD"
+    verified = "" if fx.get("verified") else " (unverified)"
+    rows = [InputRow(Names.fx(ccy), f"FX rate {ccy}", "", D(rate), f"{ccy} per {base}",
+                     f"{fx.get('source')}{verified}", str(fx.get("as_of")), "General")
+            for ccy, rate in sorted((fx.get("rates") or {}).items())]
+    rows.append(InputRow(Names.global_("fx_significant_digits"), "Significant digits of a converted FX rate", "",
+                         FX_SIGNIFICANT_DIGITS, "digits", "procure money policy: FX rates at 12 significant digits, "
+                         "converted prices to 1e-6 of a unit, half away from zero", str(doc["as_of"]), "0"))
+    return rows
+
+
+def bid_rows(doc: dict[str, Any], bid: dict[str, Any], names: Names) -> list[InputRow]:
+    bid_id, as_of = str(bid["id"]), str(doc["as_of"])
+    sources = _sources(doc)
+    acc = bid.get("accelerator") or {}
+    acc_source = _source_text(sources.get(f"accelerator:{acc.get('id')}"), f"catalog {acc.get('id')}")
+    acc_as_of = str((sources.get(f"accelerator:{acc.get('id')}") or {}).get("as_of") or as_of)
+
+    def row(field: str, label: str, value: Any, unit: str, source: str, when: str = as_of,
+            num_format: str = "General", choices: tuple[str, ...] = ()) -> InputRow:
+        return InputRow(names.bid(bid_id, field), label, bid_id, value, unit, source, when, num_format, choices)
+
+    rows = [row("gpus", "GPUs", bid.get("gpus"), "GPU", "bid (cluster.yaml)", num_format=FMT["int"])]
+    rows += price_rows(doc, bid, row)
+    rows += power_rows(doc, bid, row, acc_source, acc_as_of)
+    rows += [row("peak_tflops", "Dense peak per GPU at the workload precision", number_or_none(acc.get("peak_tflops")),
+                 "TFLOP/s", acc_source, acc_as_of, FMT["num2"]),
+             row("model_flops_per_step", "Model FLOPs per step", number_or_none((bid.get("flops") or {}).get(
+                 "model_per_step")), "FLOP", "procure step-time model (6 significant digits)", as_of, FMT["sci"])]
+    delivery = bid.get("delivery")
+    if delivery is not None:
+        rows.append(row("lead_time_days", "Lead time before the capacity is usable",
+                        number_or_none(delivery.get("lead_time_days")), "days",
+                        str(delivery.get("lead_time_origin") or "not given: usable on the as-of date"), as_of,
+                        FMT["days"]))
+    rows += step_time_rows(doc, bid, row)
+    rows += batch_rows(doc, bid, row)
+    rows += phase_step_rows(doc, bid, row)
+    return rows
+
+
+def own_batch(doc: dict[str, Any], bid: dict[str, Any]) -> bool:
+    """The bid runs at a batch of its own (chosen in a batch range), or pays a token penalty: its
+    tokens per step and token factor are inputs of its chain (issue 18)."""
+    batch = bid.get("batch") or {}
+    workload = (doc.get("workload") or {}).get("global_batch_tokens")
+    return bool(batch) and (batch.get("origin") == "range" or batch.get("token_factor") not in (None, 1, 1.0)
+                            or (bid.get("tokens_per_step") is not None and bid.get("tokens_per_step") != workload))
+
+
+def batch_rows(doc: dict[str, Any], bid: dict[str, Any], row: Any) -> list[InputRow]:
+    """The main phase's batch on this bid and its statistical-efficiency factor (issue 18)."""
+    if not own_batch(doc, bid):
+        return []
+    batch, as_of = bid.get("batch") or {}, str(doc["as_of"])
+    law = "procure statistical-efficiency law (methodology), at the document's six significant digits"
+    return [row("tokens_per_step", "Tokens per step (this bid's global batch)",
+                batch.get("global_batch_tokens") or bid.get("tokens_per_step"), "tokens",
+                f"procure: batch {batch.get('origin') or 'workload'} (workload.global_batch_range)", as_of, FMT["int"]),
+            row("token_factor", "Token factor of the batch (tokens to the target over train tokens)",
+                number_or_none(batch.get("token_factor", 1.0)), "ratio", law, as_of, "0.000000")]
+
+
+def phase_step_rows(doc: dict[str, Any], bid: dict[str, Any], row: Any) -> list[InputRow]:
+    """The modeled step time of each further phase on this bid (none where no plan fits it)."""
+    method = doc.get("methodology") or {}
+    by_name = {str(p.get("name")): p for p in bid.get("phases") or []}
+    rows = []
+    for i, phase in enumerate(further_phases(doc), start=1):
+        step = (by_name.get(str(phase.get("name"))) or {}).get("step_time_s")
+        if step is None:
+            continue
+        rows.append(row(phase_key(i, "step_time_s"), f"Step time, phase {phase.get('name')}, modeled", D(step), "s",
+                        f"{method.get('model') or 'procure step-time model'}",
+                        str(method.get("fitted_at") or doc["as_of"]), FMT["num3"]))
+    return rows
+
+
+def quoted_prices(doc: dict[str, Any], bid: dict[str, Any]) -> dict[str, tuple[Decimal, str, str, str]]:
+    """key -> (price as quoted, its currency, what one unit buys, origin); an older document keeps
+    only the converted price per GPU-hour, which is then the input, in the report currency."""
+    p = bid.get("pricing") or {}
+    quoted = {str(q["key"]): (D(q["quoted"]), str(q["currency"]), str(q.get("unit") or ""), str(q.get("origin") or ""))
+              for q in p.get("quoted") or []}
+    if not quoted and p.get("price_per_gpu_hour") is not None:
+        quoted["price_per_gpu_hour"] = (D(p["price_per_gpu_hour"]), str(doc["currency"]), "GPU-h", "as converted")
+    return quoted
+
+
+def plain_terms(bid: dict[str, Any]) -> dict[str, Any]:
+    p = bid.get("pricing") or {}
+    terms = dict(p.get("terms") or {})
+    if p.get("kind") == "rental":
+        terms.setdefault("min_commit_months", p.get("min_commit_months") or 0)
+    return terms
+
+
+def price_rows(doc: dict[str, Any], bid: dict[str, Any], row: Any) -> list[InputRow]:
+    source_row = next((s for k, s in _sources(doc).items() if k in (bid.get("sources") or []) and k.startswith(
+        "price:")), None)
+    book = (bid.get("pricing") or {}).get("price_book")
+    book_source = _source_text(source_row, f"price book {book}" if book else "bid (cluster.yaml)")
+    when = str((source_row or {}).get("as_of") or doc["as_of"])
+    used = used_terms(bid)
+    rows = []
+    for key, (value, ccy, unit, origin) in quoted_prices(doc, bid).items():
+        if key not in used:
+            continue
+        label = TERM_LABELS.get(key, (key.replace("_", " "), ""))[0]
+        source = book_source if origin.startswith("price book") else f"bid ({origin or 'cluster.yaml'})"
+        rows.append(row(key, label, value, f"{ccy}/{unit}", source, when, money_format(ccy, MONEY_TERMS.get(key, 4))))
+    for key, value in plain_terms(bid).items():
+        if key in used and key in PLAIN_LABELS:
+            label, unit, fmt = PLAIN_LABELS[key]
+            rows.append(row(key, label, number_or_none(value), unit, book_source, when, fmt))
+    return rows
+
+
+# which inputs each kind of cost line reads (a zero adder makes no line, hence no input)
+LINE_TERMS = {
+    "gpu_hours": {"price_per_gpu_hour", "discount_fraction", "min_commit_months"},
+    "idle_commitment": {"price_per_gpu_hour", "discount_fraction", "min_commit_months"},
+    "storage": {"storage_per_gpu_hour"}, "network": {"network_per_gpu_hour"},
+    "prepay_financing": {"prepay_fraction", "cost_of_capital"}, "setup": {"setup_fee"},
+    "egress": {"egress_per_tb", "egress_tb"},
+    "capex": {"capex_per_gpu"}, "node_capex": {"capex_per_node"}, "network_capex": {"network_capex_per_gpu"},
+    "fabric_capex": {"network_capex"}, "financing": {"cost_of_capital"}, "resale": {"resale_decline_per_year"},
+    "power": {"power_per_kwh", "pue"}, "colocation": {"colo_per_kw_month"}, "staff": {"staff_per_year"},
+}
+CAPEX_TERMS = {"capex_per_gpu", "capex_per_node", "network_capex_per_gpu", "network_capex"}
+DEPRECIATION_TERMS = {"life_years", "residual_fraction"}
+
+
+def all_lines(bid: dict[str, Any]) -> list[dict[str, Any]]:
+    bases = bid.get("cost_bases") or {}
+    lines = [line for basis in bases.values() for line in basis.get("cost_lines") or []]
+    return lines or list(bid.get("cost_lines") or [])
+
+
+def used_terms(bid: dict[str, Any]) -> set[str]:
+    """The terms some cost line of this bid reads."""
+    purchase = (bid.get("pricing") or {}).get("kind") == "purchase"
+    used: set[str] = set()
+    for line in all_lines(bid):
+        key = str(line.get("key"))
+        used |= LINE_TERMS.get(key, set())
+        if key == "support":
+            used.add("support_per_gpu_year" if purchase else "support_fraction")
+    if purchase and used & CAPEX_TERMS:
+        quoted = {str(q.get("key")) for q in (bid.get("pricing") or {}).get("quoted") or []}
+        used |= (CAPEX_TERMS & quoted) | DEPRECIATION_TERMS     # capex, financing and resale read them all
+    return used
+
+
+def power_rows(doc: dict[str, Any], bid: dict[str, Any], row: Any, acc_source: str, acc_as_of: str) -> list[InputRow]:
+    """IT power per GPU: a system spec (node power / GPUs + fabric share), a given figure, or the TDP."""
+    power, acc = bid.get("power") or {}, bid.get("accelerator") or {}
+    finance = bid.get("finance") or {}
+    source = str(power.get("source") or "tdp")
+    rows = []
+    if source.startswith("system:") and power.get("node_power_kw") is not None:
+        spec = _sources(doc).get(source)
+        text, when = _source_text(spec, f"catalog {source}"), str((spec or {}).get("as_of") or doc["as_of"])
+        rows += [row("node_power_kw", "Power of one node at full load", D(power["node_power_kw"]), "kW", text, when,
+                     FMT["num2"]),
+                 row("fabric_w_per_gpu", "Fabric power per GPU (switches)", D(power.get("fabric_w_per_gpu") or 0), "W",
+                     text, when, FMT["num2"])]
+    elif source == "given":
+        rows.append(row("kw_per_gpu", "IT power per GPU", number_or_none(plain_terms(bid).get("kw_per_gpu")), "kW",
+                        "bid (cluster.yaml)", str(doc["as_of"]), FMT["num3"]))
+    if not source.startswith("system:") or power.get("node_power_kw") is None:
+        rows.append(row("tdp_w", "Power per GPU (TDP)", number_or_none(acc.get("tdp_w")), "W", acc_source, acc_as_of,
+                        FMT["int"]))
+    gpn = power.get("gpus_per_node") or finance.get("gpus_per_node")
+    if gpn is not None:
+        rows.append(row("gpus_per_node", "GPUs per node", gpn, "GPU", f"catalog {source}" if source.startswith(
+            "system:") else "accelerator scale-up domain", str(doc["as_of"]), FMT["int"]))
+    return rows
+
+
+def step_time_rows(doc: dict[str, Any], bid: dict[str, Any], row: Any) -> list[InputRow]:
+    as_of = str(doc["as_of"])
+    modeled = (bid.get("modeled") or {}).get("step_time_s")
+    measured = ((bid.get("measured") or {}).get("step_time_s") or {}).get("mean")
+    logs = ", ".join(str(s.get("path")) for s in (bid.get("measured") or {}).get("sources") or [])
+    committed = (bid.get("committed") or {}).get("step_time_s")
+    method = doc.get("methodology") or {}
+    return [
+        row("modeled_step_time_s", "Step time, modeled", number_or_none(modeled), "s",
+            f"{method.get('model') or 'procure step-time model'}", str(method.get("fitted_at") or as_of), FMT["num3"]),
+        row("measured_step_time_s", "Step time, measured mean", number_or_none(measured), "s",
+            f"measured logs: {logs}" if logs else "no measured logs", as_of, FMT["num3"]),
+        row("committed_step_time_s", "Step time, committed by the vendor", number_or_none(committed), "s",
+            "bid (cluster.yaml committed.step_time_s)", as_of, FMT["num3"]),
+        row("step_time_basis", "Which step time drives the economics", str(bid.get("step_time_basis") or "modeled"),
+            "modeled | measured | committed", "procure: the measured mean when logs gave one, else the model",
+            as_of, "General", tuple(BASIS_CHOICES)),
+    ]

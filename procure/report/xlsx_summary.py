@@ -1,0 +1,219 @@
+"""The Summary sheet (the contract: ``Bid``, ``Total cost``, ``<CCY> per million tokens``, ``Time to
+train (days)``, one row per bid) and its charts.
+
+Totals sum the bid's lines on Cost lines; cost per million tokens divides by the training tokens
+(of every phase, when the workload has several);
+rank is a RANK formula over that column, so a changed input re-ranks the bids. When the document
+carries both cost bases, each has its own total and cost per million tokens, and the contract
+columns take the basis named by the ``in_cost_basis`` input (so finance can rank on either). The
+Scenario columns do the same over the what-if chain. Bids without a cost rank after the costed.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from procure.report.xlsx_cells import FMT, PLAIN, Book, Chart, Series, Sheet, Style, money_format, style
+from procure.report.xlsx_formula import Expr, Name, Range, Ref, call
+from procure.report.xlsx_inputs import Names, train_tokens_expr
+from procure.report.xlsx_lines import A, LINES_SHEET, Blocks, bases_of
+from procure.report.xlsx_chain import Chain
+
+SUMMARY_SHEET = "Summary"
+BASIS_INPUT = "in_cost_basis"
+
+
+@dataclass(frozen=True)
+class Layout:
+    """Summary's columns: key -> (index, header)."""
+
+    headers: tuple[str, ...]
+    keys: tuple[str, ...]
+    bases: tuple[str, ...]
+
+    def col(self, key: str) -> int:
+        return self.keys.index(key)
+
+
+def layout(currency: str, bases: tuple[str, ...], timed: bool = False) -> Layout:
+    """``timed``: a value of time can be given, so the rank is on cost plus the value of the days."""
+    per_mtok = f"{currency} per million tokens"
+    ranked = [("ranked", "Ranked on (per million tokens, with the value of time)")] if timed else []
+    columns = [("rank", "Rank"), ("bid", "Bid"), ("vendor", "Vendor"), ("accelerator", "Accelerator"),
+               ("gpus", "GPUs"), ("step", "Step time (s)"), ("mfu", "MFU"), ("goodput", "Goodput"),
+               ("days", "Time to train (days)"), ("lead", "Lead time (days)"), ("finish", "Days to finish"),
+               ("deadline", "Deadline (days)"), ("meets", "Meets deadline"),
+               ("billed", "Billed hours"), ("total", "Total cost"), ("per_mtok", per_mtok)] + ranked
+    for basis in bases if bases != ("",) else ():
+        title = basis.capitalize()
+        columns += [(f"total:{basis}", f"{title} basis: total cost"), (f"per_mtok:{basis}", f"{title} basis: {per_mtok}")]
+    columns += [("flags", "Flags (procure)"), ("scn_step", "Scenario step time (s)"),
+                ("scn_days", "Scenario time to train (days)"), ("scn_finish", "Scenario days to finish"),
+                ("scn_total", "Scenario total cost"),
+                ("scn_per_mtok", f"Scenario {per_mtok}")]
+    columns += [("scn_ranked", "Scenario ranked on")] if timed else []
+    columns += [("scn_rank", "Scenario rank"), ("scn_meets", "Scenario meets deadline")]
+    return Layout(tuple(h for _, h in columns), tuple(k for k, _ in columns), bases)
+
+
+def summary_layout(doc: dict[str, Any]) -> Layout:
+    timed = any(a.get("key") == "value_of_time_per_day" for a in doc.get("assumptions") or [])
+    return layout(str(doc["currency"]), bases_of(doc), timed)
+
+
+def build_summary(book: Book, doc: dict[str, Any], chains: list[Chain], blocks: Blocks, names: Names,
+                  defined: set[str]) -> Sheet:
+    sheet = book.sheet(SUMMARY_SHEET)
+    ccy = str(doc["currency"])
+    lay = summary_layout(doc)
+    sheet.header(0, list(lay.headers))
+    first, last = 1, len(chains)
+    deadline = Name(Names.global_("deadline_days")) if (doc.get("workload") or {}).get("deadline_days") is not None \
+        else None
+    costed = [any((str(c.bid["id"]), b, "base") in blocks for b in lay.bases) for c in chains]
+    money, rate = style(money_format(ccy)), style(money_format(ccy, 4))
+    tokens = train_tokens_expr(doc)
+    for i, chain in enumerate(chains):
+        row = first + i
+        _bid_row(sheet, row, chain, lay, names, defined, deadline)
+        for case, total_key, per_key in (("base", "total", "per_mtok"), ("scenario", "scn_total", "scn_per_mtok")):
+            total = _total(sheet, row, chain, case, lay, blocks, money, rate, tokens)
+            if total is None:
+                sheet.put(row, lay.col(total_key), "n/a")
+                sheet.put(row, lay.col(per_key), "n/a")
+                continue
+            bold = case == "base"
+            sheet.put(row, lay.col(total_key), total, money._replace(bold=bold))
+            sheet.put(row, lay.col(per_key), _per_mtok(row, lay.col(total_key), tokens), rate._replace(bold=bold))
+            ranked_key = "ranked" if case == "base" else "scn_ranked"
+            time_value = chain.get(case, "time_value")
+            if ranked_key in lay.keys and time_value is not None:
+                sheet.put(row, lay.col(ranked_key), _per_mtok(row, lay.col(total_key), tokens, time_value), rate)
+        for rank_key, per_key in (("rank", "ranked" if "ranked" in lay.keys else "per_mtok"),
+                                  ("scn_rank", "scn_ranked" if "scn_ranked" in lay.keys else "scn_per_mtok")):
+            sheet.put(row, lay.col(rank_key), _rank(row, lay.col(per_key), first, last, costed, i),
+                      style(FMT["int"], bold=True))
+    sheet.freeze = (1, 2)
+    sheet.autofilter = (0, 0, last, len(lay.headers) - 1)
+    _charts(sheet, doc, lay, first, last, deadline is not None, any("days_to_finish" in c.base for c in chains))
+    return sheet
+
+
+def _per_mtok(row: int, total_col: int, tokens: Expr, plus: Expr | None = None) -> Expr:
+    """ROUND(total / tokens × 10^6, 4); ``tokens``: every phase's (train_tokens_expr)."""
+    total: Expr = Ref(SUMMARY_SHEET, row, total_col)
+    if plus is not None:
+        total = total + plus
+    return call("ROUND", total / tokens * 1000000, 4)
+
+
+def _total(sheet: Sheet, row: int, chain: Chain, case: str, lay: Layout, blocks: Blocks, money: Style,
+           rate: Style, tokens: Expr) -> Expr | None:
+    """The total on the ranking basis; with two bases, each gets its columns and the input picks one."""
+    bid_id = str(chain.bid["id"])
+    sums: dict[str, Expr] = {}
+    for basis in lay.bases:
+        block = blocks.get((bid_id, basis, case))
+        if block is not None:
+            sums[basis] = call("SUM", Range(LINES_SHEET, block.first, A, block.last, A))
+    if not sums:
+        return None
+    if lay.bases == ("",):
+        return sums[""]
+    cells: dict[str, Expr] = {}
+    for basis, total in sums.items():
+        if case == "base":          # each basis' own total has a column; the scenario picks directly
+            col = lay.col(f"total:{basis}")
+            sheet.put(row, col, total, money)
+            sheet.put(row, lay.col(f"per_mtok:{basis}"), _per_mtok(row, col, tokens), rate)
+            total = Ref(SUMMARY_SHEET, row, col)
+        cells[basis] = total
+    if len(cells) == 1:
+        return next(iter(cells.values()))
+    return call("IF", Name(BASIS_INPUT).eq("run"), cells["run"], cells["commitment"])
+
+
+def _rank(row: int, per_col: int, first: int, last: int, costed: list[bool], index: int) -> Expr:
+    """RANK over the costed bids; a bid without a cost ranks after them, in the document's order."""
+    pool = Range(SUMMARY_SHEET, first, per_col, last, per_col, absolute=True)
+    if costed[index]:
+        return call("RANK", Ref(SUMMARY_SHEET, row, per_col), pool, 1)
+    first_uncosted = first + costed.index(False)
+    return call("COUNT", pool) + call("ROWS", Range(SUMMARY_SHEET, first_uncosted, per_col, row, per_col,
+                                                    absolute=True))
+
+
+def _bid_row(sheet: Sheet, row: int, chain: Chain, lay: Layout, names: Names, defined: set[str],
+             deadline: Expr | None) -> None:
+    bid = chain.bid
+    bid_id = str(bid["id"])
+    acc = bid.get("accelerator") or {}
+    sheet.put(row, lay.col("bid"), bid_id, Style(bold=True))
+    sheet.put(row, lay.col("vendor"), str(bid.get("vendor") or ""))
+    sheet.put(row, lay.col("accelerator"), str(acc.get("name") or acc.get("id") or ""))
+    sheet.put(row, lay.col("gpus"), Name(names.bid(bid_id, "gpus")), style(FMT["int"]))
+    flags = [str(f.get("code")) for f in bid.get("flags") or [] if f.get("code") != "misses-deadline"]
+    sheet.put(row, lay.col("flags"), ", ".join(flags))
+    cells = [("step", "base", "step_time_s", FMT["num3"]), ("mfu", "base", "mfu", FMT["pct"]),
+             ("goodput", "base", "goodput", FMT["pct"]), ("days", "base", "time_to_train_days", FMT["days"]),
+             ("scn_step", "scenario", "step_time_s", FMT["num3"]),
+             ("scn_days", "scenario", "time_to_train_days", FMT["days"])]
+    for key, case, chain_key, fmt in cells:
+        expr = chain.get(case, chain_key)
+        sheet.put(row, lay.col(key), expr if expr is not None else "n/a", style(fmt) if expr is not None else PLAIN)
+    billed, used = chain.get("base", "billed_hours"), chain.get("base", "used_hours")
+    if bid.get("total_cost") is None:
+        billed = None                # nothing is billed without a price
+    elif billed is not None and used is not None and lay.bases != ("",):
+        billed = call("IF", Name(BASIS_INPUT).eq("run"), used, billed)
+    sheet.put(row, lay.col("billed"), billed if billed is not None else "n/a",
+              style(FMT["num2"]) if billed is not None else PLAIN)
+    lead = Name(names.bid(bid_id, "lead_time_days")) if "lead_time_days" in _defined(names, bid_id, defined) \
+        else None
+    if lead is not None:
+        sheet.put(row, lay.col("lead"), lead, style(FMT["days"]))
+    for key, case in (("finish", "base"), ("scn_finish", "scenario")):
+        finish = chain.get(case, "days_to_finish")
+        if finish is not None:
+            sheet.put(row, lay.col(key), finish, style(FMT["days"]))
+    if deadline is None:
+        return
+    sheet.put(row, lay.col("deadline"), deadline, style(FMT["days"]))
+    for key, case in (("meets", "base"), ("scn_meets", "scenario")):
+        days = chain.get(case, "time_to_train_days")
+        if days is not None:        # capacity comes after its lead time; then the training runs
+            sheet.put(row, lay.col(key), call("IF", (days if lead is None else lead + days).le(deadline), "yes", "no"))
+
+
+def _defined(names: Names, bid_id: str, defined: set[str]) -> set[str]:
+    prefix = names.bid(bid_id, "")
+    return {name[len(prefix):] for name in defined if name.startswith(prefix)}
+
+
+def _charts(sheet: Sheet, doc: dict[str, Any], lay: Layout, first: int, last: int, has_deadline: bool,
+            has_finish: bool) -> None:
+    ccy = str(doc["currency"])
+    bids = Range(SUMMARY_SHEET, first, lay.col("bid"), last, lay.col("bid"), absolute=True)
+
+    def column(key: str) -> Range:
+        return Range(SUMMARY_SHEET, first, lay.col(key), last, lay.col(key), absolute=True)
+
+    anchor = last + 3
+    height = max(300, 60 + 45 * (last - first + 1))
+    cost = Chart("bar", f"{ccy} per million tokens", [
+        Series("As quoted", column("per_mtok"), bids, color="1F3F66"),
+        Series("Scenario", column("scn_per_mtok"), bids, color="70AD47")],
+        anchor, 0, value_axis=f"{ccy} per million tokens", number_format=money_format(ccy, 2), size=(620, height))
+    days_key, scn_key, title = ("days", "scn_days", "Time to train against the deadline (days)")
+    if has_finish:
+        days_key, scn_key, title = ("finish", "scn_finish", "Lead time + time to train against the deadline (days)")
+    days = [Series("As quoted", column(days_key), bids, color="1F3F66"),
+            Series("Scenario", column(scn_key), bids, color="70AD47")]
+    if has_deadline:
+        days.append(Series("Deadline", column("deadline"), bids, line=True, color="C00000"))
+    time = Chart("column", title, days, anchor, 6, value_axis="days", number_format="#,##0", size=(620, height))
+    sheet.charts += [cost, time]
+
+
+__all__ = ["BASIS_INPUT", "SUMMARY_SHEET", "Layout", "build_summary", "layout", "summary_layout"]

@@ -1,0 +1,106 @@
+"""The parsed-catalog cache: read back when nothing changed, rebuilt when any catalog file changes,
+ignored when corrupt, foreign or writable by others; browsing needs neither YAML nor pydantic."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from procure.catalog import cache
+from procure.catalog.load import load_catalog
+from procure.catalog.views import list_entries, show_entry
+from procure.resources import catalog_dir, price_books_dir
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture
+def roots(tmp_path) -> list[Path]:
+    shutil.copytree(catalog_dir(), tmp_path / "hardware_catalog")
+    shutil.copytree(price_books_dir(), tmp_path / "price_books")
+    return [tmp_path / "hardware_catalog", tmp_path / "price_books"]
+
+
+@pytest.fixture
+def folder(tmp_path, monkeypatch) -> Path:
+    monkeypatch.setenv("PROCURE_CACHE_DIR", str(tmp_path / "cache"))
+    return tmp_path / "cache"
+
+
+def _build(roots: list[Path], calls: list[int]):
+    def build():
+        calls.append(1)
+        return load_catalog(*roots)
+    return build
+
+
+def test_a_second_read_comes_from_the_cache(roots, folder):
+    calls: list[int] = []
+    first = cache.cached("parsed", roots, _build(roots, calls))
+    second = cache.cached("parsed", roots, _build(roots, calls))
+    assert calls == [1] and second == first
+    (written,) = folder.glob("catalog-parsed-*.pickle")
+    assert written.stat().st_mode & 0o077 == 0          # private to the user
+
+
+def test_an_edited_added_or_removed_file_rebuilds_it(roots, folder):
+    calls: list[int] = []
+    cache.cached("parsed", roots, _build(roots, calls))
+    book = roots[1] / "aws-2026q3.yaml"
+    book.write_text(book.read_text(encoding="utf-8").replace('price_per_gpu_hour: "6.88"', 'price_per_gpu_hour: "5.5"'),
+                    encoding="utf-8")
+    edited = cache.cached("parsed", roots, _build(roots, calls))
+    assert calls == [1, 1]
+    assert str(edited.price_books["aws-2026q3"].line("h100-sxm5-80gb", "on-demand").price_per_gpu_hour) == "5.5"
+    shutil.copy(roots[0] / "networks" / "efa-p5.yaml", roots[0] / "networks" / "efa-p5-copy.yaml")
+    before = cache.catalog_key(roots)
+    (roots[0] / "networks" / "efa-p5-copy.yaml").unlink()
+    assert cache.catalog_key(roots) != before
+    assert len(list(folder.glob("catalog-parsed-*.pickle"))) == 1      # the stale entry is replaced
+
+
+def test_a_corrupt_or_foreign_cache_file_is_ignored(roots, folder):
+    calls: list[int] = []
+    cache.cached("parsed", roots, _build(roots, calls))
+    (entry,) = folder.glob("catalog-parsed-*.pickle")
+    entry.write_bytes(b"not a pickle")
+    assert cache.cached("parsed", roots, _build(roots, calls)) is not None and calls == [1, 1]
+    entry.chmod(0o666)                                     # writable by others: never unpickled
+    assert cache.read(folder, "parsed", cache.catalog_key(roots)) is None
+
+
+def test_the_cache_can_be_turned_off(roots, monkeypatch):
+    monkeypatch.setenv("PROCURE_CACHE_DIR", "off")
+    calls: list[int] = []
+    cache.cached("parsed", roots, _build(roots, calls))
+    cache.cached("parsed", roots, _build(roots, calls))
+    assert calls == [1, 1]
+
+
+def test_an_unwritable_cache_folder_costs_only_the_speed_up(roots, tmp_path, monkeypatch):
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    monkeypatch.setenv("PROCURE_CACHE_DIR", str(blocker / "cache"))
+    assert cache.cached("parsed", roots, lambda: load_catalog(*roots)).accelerators
+
+
+def test_views_from_the_cache_equal_views_of_the_parsed_catalog(folder):
+    parsed = load_catalog()
+    assert list_entries() == list_entries(cat=parsed)
+    assert show_entry("aws-2026q3") == show_entry("aws-2026q3", parsed)
+    assert list_entries() == list_entries()                         # the second read is the cached one
+
+
+def test_browsing_the_catalog_imports_neither_yaml_nor_pydantic(folder, tmp_path):
+    env = dict(os.environ, PYTHONPATH=str(REPO), PROCURE_CACHE_DIR=str(folder))
+    code = ("import sys; from procure.cli import main; sys.argv = ['procure', 'catalog', 'list', '--format', 'json'];\n"
+            "import atexit; atexit.register(lambda: print(sorted(m for m in ('yaml', 'pydantic', 'numpy') "
+            "if m in sys.modules), file=sys.stderr))\nmain()")
+    subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, check=True)   # fills the cache
+    second = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+    assert second.returncode == 0 and second.stderr.strip().splitlines()[-1] == "[]", second.stderr
