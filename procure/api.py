@@ -54,18 +54,19 @@ def _is_sweep_file(path: Path) -> bool:
 
 def estimate(path: Path | str, bid_id: str | None = None, allow_paths: list[Path] | None = None) -> dict:
     from procure.catalog.calibration import load_knobs
-    from procure.pipeline import estimate_bid
+    from procure.pipeline import critical_batch, estimate_bid_batch
 
     inputs = load_inputs(path, allow_paths)
     bids = [b for b in inputs.bids if bid_id is None or b.bid.id == bid_id]
     if not bids:
         known = ", ".join(b.bid.id for b in inputs.bids)
         raise input_error(str(path), "unknown-bid", f"no bid {bid_id!r} (bids: {known})")
-    out = []
+    out, critical = [], critical_batch(inputs)
     for rb in bids:
-        est = estimate_bid(inputs, rb, None, load_knobs())
+        est, batch = estimate_bid_batch(inputs, rb, None, load_knobs(), critical)
         entry = {"id": rb.bid.id, "accelerator": rb.accelerator.id, "gpus": rb.bid.gpus,
-                 "network": rb.network.id}
+                 "network": rb.network.id, "global_batch_seqs": batch.global_batch_seqs,
+                 "token_penalty": batch.token_penalty}
         entry.update(est.to_dict())
         out.append(entry)
     return {"schema": "procure.estimate/v1", "bids": out}

@@ -17,6 +17,7 @@ from procure.economics.inputs import Assumptions, BidCase
 from procure.economics.negotiation import negotiate
 from procure.economics.sensitivity import (BASIS_FACTOR, FACTOR_LABELS, SENSITIVITY_CHANGES,
                                            SensitivityRow, perturb)
+from procure.economics.target import candidate_rows, time_to_target
 from procure.economics.uncertainty import band
 
 INFINITY = float("inf")
@@ -131,7 +132,9 @@ def compare(cases: list[BidCase], assumptions: Assumptions, basis: str = DEFAULT
         replace(econ, rank=ranked.index(i) + 1, uncertainty=band(cases[i], assumptions, basis),
                 sensitivity=sensitivity_rows(i, cases, base, assumptions, basis),
                 negotiation=negotiate(cases[i], econ, _negotiation_target(i, base, ranked), assumptions,
-                                      basis))
+                                      basis),
+                time_to_target=time_to_target(cases[i], econ, assumptions),
+                batch_candidates=candidate_rows(cases[i], econ))
         for i, econ in enumerate(base))
     summary = summarise_sensitivity(bids, ranked)
     rankings = {b: tuple(base[i].id for i in order(base, b)) for b in BASES}

@@ -6,6 +6,7 @@ their results and reads the clock once, to report how long a plan search took.
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
@@ -17,18 +18,22 @@ from procure.model.types import Estimate, PlanSpec, Workload
 
 if TYPE_CHECKING:   # only `quote` needs the economics and the document: `estimate` starts without them
     from procure.document.quote import QuoteDocument
-    from procure.economics.inputs import Assumptions, BidCase, Performance
+    from procure.economics.inputs import Assumptions, BidCase, Commitment, Performance
+    from procure.economics.statistical import BatchChoice, CriticalBatch
     from procure.inputs.schema import PhaseSpec
     from procure.measure.bid import MeasuredBid
 
 Progress = Callable[[int, int], None]
 
 
-def model_workload(inputs: Inputs, phase: PhaseSpec | None = None) -> Workload:
-    """The model's workload of the main phase, or of a further ``phase`` (its sequence and batch)."""
+def model_workload(inputs: Inputs, phase: PhaseSpec | None = None, *, global_batch_seqs: int | None = None,
+                   seq_len: int | None = None, precision: str | None = None) -> Workload:
+    """The model's workload of the main phase, or of a further ``phase`` (its sequence and batch);
+    the keywords put the main phase at another batch, length or precision (a batch range, a
+    commitment stated at its own conditions)."""
     w = inputs.cluster.workload
     seq, batch = (w.seq_len, w.global_batch_seqs) if phase is None else (phase.seq_len, phase.global_batch_seqs)
-    return Workload(seq_len=seq, global_batch=batch, precision=w.precision,
+    return Workload(seq_len=seq_len or seq, global_batch=global_batch_seqs or batch, precision=precision or w.precision,
                     moe_imbalance=w.moe_imbalance, fp8_dispatch=w.fp8_dispatch)
 
 
@@ -59,29 +64,92 @@ def software(inputs: Inputs, rb: ResolvedBid) -> SoftwareStack:
     return software_for(rb.bid.software, inputs.cluster.workload.software, inputs.cluster.as_of, rb.accelerator)
 
 
-def estimate_bid(inputs: Inputs, rb: ResolvedBid, measured: MeasuredBid | None, knobs: Knobs,
-                 phase: PhaseSpec | None = None) -> Estimate:
+def estimate_at(inputs: Inputs, rb: ResolvedBid, measured: MeasuredBid | None, knobs: Knobs,
+                workload: Workload, plan: PlanSpec | None) -> Estimate:
     from procure.model import estimate
 
     # A log's step-time CV is the job's (already the max over GPUs): only the assumption overrides
     # the per-GPU variation, or the tail would be counted twice.
-    start = time.perf_counter()
-    est = estimate(inputs.arch, rb.accelerator, rb.network, rb.bid.gpus, model_workload(inputs, phase),
-                   plan=plan_spec(rb, phase), knobs=knobs,
-                   measured_busbw_gbs=measured.scale_out.busbw_gbs if measured else None,
-                   step_time_cv=inputs.cluster.assumptions.step_time_cv, elapsed_s=None,
-                   software=software(inputs, rb))
+    return estimate(inputs.arch, rb.accelerator, rb.network, rb.bid.gpus, workload, plan=plan, knobs=knobs,
+                    measured_busbw_gbs=measured.scale_out.busbw_gbs if measured else None,
+                    step_time_cv=inputs.cluster.assumptions.step_time_cv, elapsed_s=None,
+                    software=software(inputs, rb))
+
+
+def _timed(est: Estimate, start: float) -> Estimate:
     if est.search is not None and est.search.get("seconds") is None:
         est.search["seconds"] = round(time.perf_counter() - start, 4)
     return est
 
 
-def scaling(inputs: Inputs, rb: ResolvedBid, est: Estimate, knobs: Knobs) -> dict[str, Any] | None:
+def estimate_bid(inputs: Inputs, rb: ResolvedBid, measured: MeasuredBid | None, knobs: Knobs,
+                 phase: PhaseSpec | None = None) -> Estimate:
+    """The bid's plan at the workload's batch (the main phase), or at a further ``phase``'s."""
+    start = time.perf_counter()
+    return _timed(estimate_at(inputs, rb, measured, knobs, model_workload(inputs, phase), plan_spec(rb, phase)),
+                  start)
+
+
+def critical_batch(inputs: Inputs) -> CriticalBatch | None:
+    """The workload's critical batch under its model family's law (None: the catalog has no law);
+    the law is the main phase's (its batch is the one a range lets the search choose)."""
+    from procure.catalog.batch_scaling import embedding_params, family_of
+    from procure.economics.statistical import critical_batch as solve, law_params
+    from procure.model import active_param_count, param_count
+
+    law = inputs.catalog.batch_scaling.get(family_of(inputs.arch))
+    if law is None:
+        return None
+    w = inputs.cluster.workload
+    params = law_params(law, param_count(inputs.arch), active_param_count(inputs.arch), embedding_params(inputs.arch))
+    return solve(law, params, float(w.train_tokens), float(w.tokens_per_step))
+
+
+def estimate_bid_batch(inputs: Inputs, rb: ResolvedBid, measured: MeasuredBid | None, knobs: Knobs,
+                       critical: CriticalBatch | None = None) -> tuple[Estimate, BatchChoice]:
+    """The main phase's plan at the workload's batch, or (with a batch range) at the batch with the
+    shortest time to target after the statistical-efficiency penalty: the plan search is run at
+    every candidate batch (``economics.statistical.candidate_batches``) and economics chooses."""
+    from procure.economics.statistical import fixed_batch
+
+    w = inputs.cluster.workload
+    start = time.perf_counter()
+    span = w.batch_range_seqs
+    pinned = measured is not None and measured.mean_s and span and span[0] <= w.global_batch_seqs <= span[1]
+    if span is None or critical is None or pinned:
+        est = estimate_at(inputs, rb, measured, knobs, model_workload(inputs), plan_spec(rb))
+        batch = fixed_batch(w.global_batch_seqs, w.tokens_per_step, critical)
+        if pinned:
+            batch = replace(batch, note="measured at the workload's batch: the bid is held there")
+    else:
+        est, batch = _search_batches(inputs, rb, measured, knobs, critical, span)
+    return _timed(est, start), batch
+
+
+def _search_batches(inputs: Inputs, rb: ResolvedBid, measured: MeasuredBid | None, knobs: Knobs,
+                    critical: CriticalBatch, span: tuple[int, int]) -> tuple[Estimate, BatchChoice]:
+    from procure.economics.statistical import BatchOption, candidate_batches, choose_batch, chosen_batch
+
+    w = inputs.cluster.workload
+    batches = candidate_batches(span[0], span[1], rb.bid.gpus, w.global_batch_seqs)
+    estimates = [estimate_at(inputs, rb, measured, knobs, model_workload(inputs, global_batch_seqs=b), plan_spec(rb))
+                 for b in batches]
+    options = [BatchOption(b, b * w.seq_len, e.step_time_s if e.feasible else None,
+                           dict(e.terms) if e.feasible else {}, dict(e.plan) if e.feasible else {},
+                           None if e.feasible else e.reason) for b, e in zip(batches, estimates)]
+    best = choose_batch(options, critical)
+    index = best if best is not None else (batches.index(w.global_batch_seqs) if w.global_batch_seqs in batches else 0)
+    return estimates[index], chosen_batch(options, critical, index)
+
+
+def scaling(inputs: Inputs, rb: ResolvedBid, est: Estimate, knobs: Knobs,
+            batch: BatchChoice | None = None) -> dict[str, Any] | None:
     from procure.model import scaling_curve
 
     if not est.feasible:
         return None
-    return scaling_curve(inputs.arch, rb.accelerator, rb.network, rb.bid.gpus, model_workload(inputs),
+    workload = model_workload(inputs, global_batch_seqs=batch.global_batch_seqs if batch else None)
+    return scaling_curve(inputs.arch, rb.accelerator, rb.network, rb.bid.gpus, workload,
                          est.plan, knobs=knobs, software=software(inputs, rb))
 
 
@@ -137,6 +205,34 @@ def gemm_ceiling_mfu(rb: ResolvedBid, precision: str) -> float | None:
     return None if ceiling is None else ceiling * 1e12 / rb.accelerator.peak_flops(precision)
 
 
+def commitment(inputs: Inputs, rb: ResolvedBid, est: Estimate, batch: BatchChoice, measured: MeasuredBid | None,
+               knobs: Knobs) -> Commitment:
+    """The commitment at the bid's conditions: as given, or converted from the vendor's own
+    conditions with the model's step times at both (``economics.commitment``)."""
+    from procure.economics.commitment import MAX_SEQ_RATIO, Conditions, convert
+    from procure.economics.inputs import Commitment
+
+    c, w = rb.bid.committed, inputs.cluster.workload
+    if not c.has_conditions:
+        return Commitment(**c.figures())
+    seq = c.seq_len or w.seq_len
+    tokens = c.global_batch_tokens or (c.global_batch * seq if c.global_batch else batch.tokens_per_step)
+    stated = Conditions(c.global_batch or max(1, round(tokens / seq)), seq, c.precision or w.precision)
+    at_bid = Conditions(batch.global_batch_seqs, w.seq_len, w.precision)
+    modeled_at_bid = est.step_time_s if est.feasible else None
+    modeled_at_stated = modeled_at_bid if stated == at_bid else None
+    if stated != at_bid and max(seq / w.seq_len, w.seq_len / seq) <= MAX_SEQ_RATIO:
+        workload = model_workload(inputs, global_batch_seqs=stated.global_batch_seqs, seq_len=stated.seq_len,
+                                  precision=stated.precision)
+        found = estimate_at(inputs, rb, measured, knobs, workload, plan_spec(rb))
+        if not found.feasible and plan_spec(rb) is not None:   # the given plan may not divide their batch
+            found = estimate_at(inputs, rb, measured, knobs, workload, None)
+        modeled_at_stated = found.step_time_s if found.feasible else None
+    converted = convert(c.step_time_s, c.p99_step_time_s, stated, at_bid, modeled_at_stated, modeled_at_bid)
+    return Commitment(converted.converted(c.step_time_s), converted.converted(c.p99_step_time_s),
+                      c.scaling_efficiency, converted)
+
+
 def _performance(inputs: Inputs, rb: ResolvedBid, est: Estimate, tokens_per_step: int,
                  measured: MeasuredBid | None, knobs: Knobs | None) -> Performance:
     """One phase's Performance: the model's estimate (or the measured step time), with the
@@ -160,24 +256,31 @@ def _performance(inputs: Inputs, rb: ResolvedBid, est: Estimate, tokens_per_step
 
 def bid_case(inputs: Inputs, rb: ResolvedBid, est: Estimate, measured: MeasuredBid | None,
              scaling_result: dict[str, Any] | None, knobs: Knobs | None = None,
-             phases: list[tuple[PhaseSpec, Estimate]] | None = None) -> BidCase:
+             phases: list[tuple[PhaseSpec, Estimate]] | None = None, *,
+             batch: BatchChoice | None = None, promised: Commitment | None = None) -> BidCase:
     """The economics' view of one bid; ``phases`` are the workload's further phases with their
-    estimates (``phase_estimates``): each is timed at its own step time, all are billed."""
+    estimates (``phase_estimates``): each is timed at its own step time, all are billed. ``batch``
+    is the main phase's (``estimate_bid_batch``; None: the workload's), ``promised`` the
+    commitment at the bid's conditions (``commitment``)."""
     from procure.economics.inputs import BidCase, Commitment, Phase, Pricing
+    from procure.economics.statistical import fixed_batch
     from procure.inputs.resolve import price_terms
     from procure.model import param_count
 
     w, c = inputs.cluster.workload, rb.bid.committed
-    perf = _performance(inputs, rb, est, w.tokens_per_step, measured, knobs)
+    batch = batch or fixed_batch(w.global_batch_seqs, w.tokens_per_step, None)
+    # logs were measured at the workload's batch: they drive the economics only at that batch
+    measured_here = measured if batch.global_batch_seqs == w.global_batch_seqs else None
+    perf = _performance(inputs, rb, est, batch.tokens_per_step, measured_here, knobs)
     further = tuple(Phase(spec.name, _performance(inputs, rb, e, spec.tokens_per_step, None, knobs), spec.tokens)
                     for spec, e in phases or [])
     return BidCase(id=rb.bid.id, vendor=rb.bid.vendor, performance=perf,
                    pricing=Pricing(**price_terms(rb, inputs.cluster.currency)),
-                   commitment=Commitment(c.step_time_s, c.p99_step_time_s, c.scaling_efficiency),
+                   commitment=promised or Commitment(**c.figures()),
                    train_tokens=float(w.train_tokens), params=param_count(inputs.arch),
                    deadline_days=inputs.cluster.deadline_days,
                    scaling_efficiency=(scaling_result or {}).get("efficiency"),
-                   lead_time_days=rb.lead_time_days or 0.0, main_phase=w.name, phases=further)
+                   lead_time_days=rb.lead_time_days or 0.0, batch=batch, main_phase=w.name, phases=further)
 
 
 def economics_assumptions(inputs: Inputs) -> Assumptions:
@@ -202,18 +305,20 @@ def build_document(inputs: Inputs, progress: Progress | None = None, basis: str 
 
     knobs, assumptions = load_knobs(), economics_assumptions(inputs)
     recipes = TunedRecipes(inputs, knobs)
+    critical = critical_batch(inputs)
     outcomes, cases = [], []
     for done, rb in enumerate(inputs.bids, start=1):
         measured = measure(rb)
-        est = estimate_bid(inputs, rb, measured, knobs)
-        curve = scaling(inputs, rb, est, knobs)
+        est, batch = estimate_bid_batch(inputs, rb, measured, knobs, critical)
+        curve = scaling(inputs, rb, est, knobs, batch)
+        promised = commitment(inputs, rb, est, batch, measured, knobs)
         phases = phase_estimates(inputs, rb, knobs)
-        outcomes.append(BidOutcome(rb, est, measured, curve, recipes.compare(rb, est), phases))
-        cases.append(bid_case(inputs, rb, est, measured, curve, knobs, phases))
+        outcomes.append(BidOutcome(rb, est, measured, curve, recipes.compare(rb, est), batch, promised, phases))
+        cases.append(bid_case(inputs, rb, est, measured, curve, knobs, phases, batch=batch, promised=promised))
         if progress:
             progress(done, len(inputs.bids))
     comparison = compare(cases, assumptions, ranking_basis(inputs, basis))
-    return quote_document(inputs, outcomes, comparison, assumptions, knobs)
+    return quote_document(inputs, outcomes, comparison, assumptions, knobs, critical)
 
 
 def run_backtest(path: Path) -> dict[str, Any]:

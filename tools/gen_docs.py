@@ -36,6 +36,7 @@ import annotated_types  # noqa: E402  (pydantic's constraint objects)
 import click  # noqa: E402
 from pydantic import BaseModel  # noqa: E402
 
+from procure.catalog import batch_scaling as BS  # noqa: E402
 from procure.catalog import entries as E  # noqa: E402
 from procure.inputs import schema as S  # noqa: E402
 
@@ -169,6 +170,30 @@ FIELD_TEXT: dict[str, str] = {
     "CommittedSpec.step_time_s": "Committed mean step time.",
     "CommittedSpec.p99_step_time_s": "Committed 99th-percentile step time (checked against measured logs: `sla-breach`).",
     "CommittedSpec.scaling_efficiency": "Committed scaling efficiency (throughput per GPU at this size over a small reference).",
+    "CommittedSpec.global_batch_tokens": "The global batch the committed step times were measured at, in tokens (a multiple of the sequence length); unset: the bid's.",
+    "CommittedSpec.global_batch": "The same in sequences.",
+    "CommittedSpec.seq_len": "The sequence length they were measured at; unset: the workload's.",
+    "CommittedSpec.precision": "The precision they were measured at; unset: the workload's.",
+    # batch scaling laws (catalog)
+    "BatchScalingEntry.schema_": "`procure.batch_scaling/v1`.",
+    "BatchScalingEntry.family": "`dense` or `moe`; equals the file name.",
+    "BatchScalingEntry.name": "Display name of the family.",
+    "BatchScalingEntry.parameter_count": "Which N the loss law reads: `non_embedding` parameters, or `active_non_embedding` (mixture-of-experts).",
+    "BatchScalingEntry.as_of": "Date of the sources.",
+    "BatchScalingEntry.verified": "Whether the values were seen in the cited sources.",
+    "BatchScalingEntry.notes": "Caveats: the data the law was fitted on, how far it carries.",
+    "BatchScalingEntry.parameters": "The law's parameters, each with its own source.",
+    "Parameters.alpha_n": "alpha_N of the loss law.",
+    "Parameters.alpha_d": "alpha_D of the loss law; must be below alpha_B.",
+    "SourcedValue.value": "The number.",
+    "SourcedValue.source": "Where it comes from (paper, equation or table); a judgement says so and why.",
+    "SourcedValue.notes": "Caveats.",
+    # batch range
+    "Workload.global_batch_range": "Global batches the plan search may choose from (`train_tokens` stays stated at `global_batch_tokens`); a bid at another batch needs the equivalent tokens of the statistical-efficiency law.",
+    "BatchRangeSpec.min_tokens": "Smallest global batch, tokens (a multiple of `seq_len`); unset: the workload's batch.",
+    "BatchRangeSpec.max_tokens": "Largest global batch, tokens (a multiple of `seq_len`).",
+    "BatchRangeSpec.min": "Smallest global batch, sequences; unset: the workload's batch.",
+    "BatchRangeSpec.max": "Largest global batch, sequences.",
     # plan
     "PlanSpecModel.tp": "Tensor-parallel degree.",
     "PlanSpecModel.pp": "Pipeline-parallel stages.",
@@ -573,8 +598,27 @@ CLUSTER_SECTIONS = [
         "Every price keeps its quoted value and currency in the result document (`pricing.quoted`), with the "
         "rate and the converted figure (rounded half away from zero to 1e-6 of a unit).",
     ]),
+    ("workload.global_batch_range", S.BatchRangeSpec, "Lets the plan search choose the global batch: it runs "
+     "at every candidate batch of the range and keeps the one with the shortest time to target after the "
+     "statistical-efficiency penalty (the extra tokens a batch beyond the critical batch needs to reach the "
+     "same loss; `hardware_catalog/batch_scaling/`). Time, cost and the band count the equivalent tokens; a "
+     "batch costing more than 5% extra tokens is flagged `batch-beyond-critical`.", [
+        "Each end in tokens or in sequences, not both; `max` or `max_tokens` is required.",
+        "Token ends are multiples of `seq_len`; the minimum is not above the maximum.",
+        "A bid with measured logs stays at the workload's batch when the range holds it (its logs were "
+        "measured there).",
+    ]),
     ("bids[].committed", S.CommittedSpec, "The vendor's promises. The reports compare each with the model "
-     "and with measurements (flags `impossible`, `implausible`, `optimistic`, `conservative`, `sla-breach`).", []),
+     "and with measurements (flags `impossible`, `implausible`, `optimistic`, `conservative`, `sla-breach`).", [
+        "A commitment may state the conditions it was measured at (`global_batch_tokens` or `global_batch`, "
+        "`seq_len`, `precision`; give at most one batch form). procure times the bid at those conditions and "
+        "at its own with the model and multiplies the committed step times by the ratio; the report shows "
+        "the stated and the converted figures side by side.",
+        "A conversion beyond 8x either way, a sequence length changed more than 4x, or a condition the model "
+        "finds no plan for makes the commitment `not-comparable`: flagged, and left out of the other "
+        "commitment flags.",
+        "`global_batch_tokens` must be a multiple of the commitment's `seq_len` (else the workload's).",
+    ]),
     ("bids[].plan", S.PlanSpecModel, "`plan: auto` (the default) searches every dimension. A mapping fixes "
      "the keys it gives and searches the rest.", []),
 ]
@@ -663,6 +707,7 @@ workload:
   # deadline: 2027-03-31             # ... or the deadline as a date
   cost_basis: commitment             # commitment (cash signed for) | run (what this job consumes)
   software: {stack: megatron-core, date: 2026-10}   # optional: the stack, its newest release by then
+  global_batch_range: {min_tokens: 8_388_608, max_tokens: 67_108_864}   # optional: the search may choose
   name: pretrain                     # optional: the main phase's name in the reports
   phases:                            # optional: further phases; time and cost add up
     - name: long-context             # unique
@@ -702,9 +747,12 @@ bids:
       price_book: neocloud-reserved-2026q3   # price_books/neocloud-reserved-2026q3.yaml
       term: reserved-1y              # a term of that book
     committed:                       # the vendor's promises (all optional)
-      step_time_s: 5.9
-      p99_step_time_s: 6.4
+      step_time_s: 1.6
+      p99_step_time_s: 1.8
       scaling_efficiency: 0.92
+      global_batch_tokens: 4_194_304 # measured at 4M tokens per step (converted to the bid's batch)
+      seq_len: 8192                  # ... at this sequence length
+      precision: bf16                # ... and precision (unset: the workload's)
     plan: auto                       # search the parallel plan
     measured: [logs/acme/burnin.log] # burn-in logs, relative to this file
     software: {stack: nemo, version: "25.09"}   # optional: this bid's stack and release
@@ -809,6 +857,7 @@ workload:
     mtp_layers: 1                    # one multi-token-prediction module
   seq_len: 4096
   global_batch: 1024                 # sequences per step
+  global_batch_range: {min: 512, max: 4096}   # sequences the search may choose from
   train_tokens: 2e12
   moe_imbalance: 1.1                 # busiest EP rank's load over the mean
   fp8_dispatch: false                # MoE dispatch in fp8 (fp8 runs)
@@ -819,6 +868,7 @@ bids:
     accelerator: h200-sxm-141gb
     gpus: 512
     pricing: {price_book: runpod-2026q3, term: on-demand}   # kind defaults to rental
+    committed: {step_time_s: 1.2, global_batch: 512}   # measured at 512 sequences per step
     plan: {ep: 16, etp: 1, a2a_overlap: true, moe_dispatcher: deepep}   # the rest is searched
 """
 
@@ -967,6 +1017,28 @@ tables:
     verified: true
 """),
 ]
+CATALOG_FILES.append((
+    "Batch scaling laws", "hardware_catalog/batch_scaling/<family>.yaml", BS.BatchScalingEntry,
+    [("parameters", BS.Parameters), ("parameters.<name>", BS.SourcedValue)],
+    "The statistical efficiency of the global batch for one model family (`dense`, `moe`): tokens to a loss "
+    "at batch B are E_min (1 + B / B_crit) (McCandlish et al. 2018), with a critical batch that grows as the "
+    "loss falls, B_crit(L) = B_star / L^(1 / alpha_B), along the loss L(N, D) (Kaplan et al. 2020). Every "
+    "parameter carries its own source; `b_star_sigma_log` is the spread the uncertainty band draws.", """\
+schema: procure.batch_scaling/v1
+family: dense
+name: "Dense decoder-only transformer"
+form: "E(B) = E_min (1 + B / B_eff), B_eff the harmonic mean of B_crit(L) = B_star / L^(1/alpha_B) over the run"
+parameter_count: non_embedding
+as_of: "2020-01"
+parameters:
+  b_star_tokens: {value: 2.0e8, source: "Kaplan et al. 2020, arXiv 2001.08361, eq. 1.4"}
+  alpha_b: {value: 0.21, source: "Kaplan et al. 2020, eq. 1.4"}
+  n_c: {value: 8.8e13, source: "Kaplan et al. 2020, eq. 1.1"}
+  alpha_n: {value: 0.076, source: "Kaplan et al. 2020, eq. 1.1"}
+  d_c_tokens: {value: 5.4e13, source: "Kaplan et al. 2020, eq. 1.2"}
+  alpha_d: {value: 0.095, source: "Kaplan et al. 2020, eq. 1.2"}
+  b_star_sigma_log: {value: 0.69, source: "procure: a factor of 2 at one sigma (see the shipped file)"}
+"""))
 PROVENANCE_MODELS = [E.SourcedEntry]
 CATALOG_RULES = [
     "A file's `id` equals its file name without `.yaml`.",
@@ -1270,6 +1342,10 @@ CODES: dict[str, tuple[str, str, str]] = {
                 "of `global_batch_tokens`/`global_batch`, of a book and an inline price; a batch that is not a "
                 "multiple of `seq_len`; a repeated bid id; an empty catalog `source`.",
                 "Do what the message says: give exactly one of the two, or make the ids unique."),
+    "bad-batch": ("schema", "A commitment's `global_batch_tokens` that is not a whole number of sequences (of the "
+                  "commitment's `seq_len`, else the workload's).",
+                  "Give the batch the vendor measured at exactly (4M tokens of 8,192 = `4_194_304`), or in "
+                  "sequences with `global_batch`."),
     # catalog cross-checks
     "unknown-model": ("catalog", "`workload.model` is not a model preset.",
                       "Use the suggested id (`procure catalog list --kind models`) or an inline `architecture`."),
@@ -1511,7 +1587,11 @@ def render_troubleshooting() -> str:
 RESULT_INTRO = """\
 `procure quote` computes one document; every output (JSON, HTML, PDF, XLSX, terminal) is a pure
 function of it, and `procure render result.json` re-renders a saved one. Renderers compute
-nothing: every figure they print is a field here (formatting is theirs, arithmetic is not).
+nothing: every figure they print is a field here (formatting is theirs, arithmetic is not). The
+XLSX workbook is the one live model: its cost lines, totals, `Ratios` (over the `Step time`
+sheet's term cells) and `Time to target` (token factor from `batch.critical_batch_tokens`,
+equivalent tokens, days and the statistical-efficiency penalty) are formulas that a spreadsheet
+recalculates to these fields' values.
 
 Conventions: times in seconds unless the name says otherwise; money fields are JSON numbers
 written from `Decimal` with exact digits (cents for amounts, 4 decimals for rates); every other

@@ -8,8 +8,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from procure.catalog.types import (MLA, Accelerator, AttentionWindow, FxTable, ModelArch, MoE, Network,
-                                   PriceBook, PriceLine, Sourced, System)
+from procure.catalog.types import (MLA, Accelerator, AttentionWindow, BatchScalingLaw, FxTable, ModelArch, MoE,
+                                   Network, PriceBook, PriceLine, Sourced, System)
 from procure.errors import Diagnostic, InputError
 from procure.sources.suggest import suggest
 from procure.resources import catalog_dir, price_books_dir
@@ -102,6 +102,7 @@ class Catalog:
     files: dict[str, str] = field(default_factory=dict)   # "accelerator:<id>" -> file path
     systems: dict[str, System] = field(default_factory=dict)
     user_price_books: frozenset[str] = frozenset()       # ids of the books the user brought
+    batch_scaling: dict[str, BatchScalingLaw] = field(default_factory=dict)   # family -> law
 
     def system_for(self, accelerator_id: str) -> System | None:
         """The first system (by id) that ships this accelerator, or None."""
@@ -204,8 +205,11 @@ def load_catalog(catalog_root: Path | None = None, books_root: Path | None = Non
     books = _load_folder(books_root, PriceBookEntry, _price_book, "price book", files, diagnostics,
                          skip=("fx.yaml",))
     systems = _load_folder(catalog_root / "systems", SystemEntry, _system, "system", files, diagnostics)
+    from procure.catalog.batch_scaling import load_batch_scaling   # pydantic: only when parsing
+
+    batch_scaling = load_batch_scaling(catalog_root / "batch_scaling", files, diagnostics)
     cat = Catalog(accelerators, networks, models, books, _fx_tables(books_root / "fx.yaml", diagnostics), files,
-                  systems)
+                  systems, batch_scaling=batch_scaling)
     _cross_check(cat, diagnostics)
     if diagnostics:
         raise InputError(diagnostics)

@@ -242,3 +242,29 @@ class FxTable:
             return amount
         in_base = amount / self.rates[from_ccy]
         return in_base * self.rates[to_ccy]
+
+
+BATCH_SCALING_PARAMETERS = ("b_star_tokens", "alpha_b", "n_c", "alpha_n", "d_c_tokens", "alpha_d", "b_star_sigma_log")
+
+
+@dataclass(frozen=True)
+class BatchScalingLaw:
+    """One family's law as plain numbers (what the pure economics evaluates)."""
+
+    family: str
+    name: str
+    form: str
+    b_star_tokens: float
+    alpha_b: float
+    n_c: float
+    alpha_n: float
+    d_c_tokens: float
+    alpha_d: float
+    b_star_sigma_log: float
+    parameter_count: str = "non_embedding"           # which N the loss law reads
+    sources: dict[str, tuple[str, ...]] = field(default_factory=dict)   # parameter -> its sources
+    sourced: Sourced = Sourced(("",), "")
+    notes: str = ""
+
+    def values(self) -> dict[str, float]:
+        return {name: float(getattr(self, name)) for name in BATCH_SCALING_PARAMETERS}

@@ -17,14 +17,19 @@ from typing import Any
 
 from procure import __version__
 from procure.assumptions import ASSUMPTIONS
+from procure.catalog.batch_scaling import family_of
 from procure.catalog.knobs import AccelKnobs, Knobs
 from procure.catalog.types import Sourced
 from procure.compare import Comparison
 from procure.document import bid as B
 from procure.document import quote as Q
 from procure.economics.bid import BidEconomics
+from procure.economics.commitment import MAX_FACTOR, MAX_SEQ_RATIO
 from procure.economics.cost import BASES
-from procure.economics.inputs import Assumptions
+from procure.economics.inputs import Assumptions, Commitment
+from procure.economics.ratios import DEFINITIONS as RATIO_DEFINITIONS
+from procure.economics.statistical import (MAX_CANDIDATES, MAX_MODEL_PARALLEL, PENALTY_FLAG, TIE_TOLERANCE,
+                                           BatchChoice, CriticalBatch)
 from procure.inputs.bundle import Inputs
 from procure.inputs.resolve import ResolvedBid
 from procure.measure.bid import MeasuredBid
@@ -47,24 +52,27 @@ class BidOutcome:
     measured: MeasuredBid | None
     scaling: dict[str, Any] | None
     tuned_recipe: dict[str, Any] | None = None
+    batch: BatchChoice | None = None
+    commitment: Commitment | None = None
     phases: list[tuple[Any, Estimate]] = field(default_factory=list)   # (PhaseSpec, its estimate)
 
 
 def quote_document(inputs: Inputs, outcomes: list[BidOutcome], comparison: Comparison,
-                   assumptions: Assumptions, knobs: Knobs) -> Q.QuoteDocument:
+                   assumptions: Assumptions, knobs: Knobs, critical: CriticalBatch | None = None) -> Q.QuoteDocument:
     cluster = inputs.cluster
     econ_by_id = {e.id: e for e in comparison.bids}
     return Q.QuoteDocument(
         schema_=Q.SCHEMA, procure_version=__version__, title=cluster.title, as_of=cluster.as_of,
         currency=cluster.currency, mfu_convention=MFU_CONVENTION,
-        inputs=_fingerprints(inputs), workload=_workload(inputs), assumptions=_assumptions(inputs, assumptions),
+        inputs=_fingerprints(inputs), workload=_workload(inputs, critical),
+        assumptions=_assumptions(inputs, assumptions),
         fx=_fx(inputs),
         bids=[_bid(inputs, o, econ_by_id[o.resolved.bid.id]) for o in outcomes],
         ranking=list(comparison.ranking), cost_basis=comparison.basis,
         rankings={k: list(v) for k, v in comparison.rankings.items()},
         recommendation=Q.Recommendation(**comparison.recommendation),
         sensitivity_summary=Q.SensitivitySummary.model_validate(comparison.sensitivity_summary),
-        sources=_sources(inputs), methodology=_methodology(inputs, knobs))
+        sources=_sources(inputs), methodology=_methodology(inputs, knobs, critical))
 
 
 # --- header sections -------------------------------------------------------------------------
@@ -88,7 +96,25 @@ def _fingerprints(inputs: Inputs) -> list[Q.InputFingerprint]:
     return rows
 
 
-def _workload(inputs: Inputs) -> Q.WorkloadSummary:
+def _batch_range(inputs: Inputs) -> Q.BatchRange | None:
+    w = inputs.cluster.workload
+    span = w.batch_range_seqs
+    if span is None:
+        return None
+    return Q.BatchRange(min_seqs=span[0], max_seqs=span[1], min_tokens=span[0] * w.seq_len,
+                        max_tokens=span[1] * w.seq_len)
+
+
+def _critical(critical: CriticalBatch | None) -> Q.CriticalBatch | None:
+    if critical is None:
+        return None
+    data = critical.to_dict()
+    data.pop("train_tokens")
+    data["reference_batch_tokens"] = int(data["reference_batch_tokens"])
+    return Q.CriticalBatch.model_validate(data)
+
+
+def _workload(inputs: Inputs, critical: CriticalBatch | None = None) -> Q.WorkloadSummary:
     w, arch = inputs.cluster.workload, inputs.arch
     moe = None if arch.moe is None else Q.MoESummary(
         experts=arch.moe.experts, top_k=arch.moe.top_k, expert_ffn_hidden=arch.moe.expert_ffn_hidden,
@@ -106,7 +132,8 @@ def _workload(inputs: Inputs) -> Q.WorkloadSummary:
         global_batch_tokens=w.tokens_per_step, train_tokens=sum(p.train_tokens for p in phases),
         precision=w.precision, phases=phases if w.phases else [],
         deadline_days=w.deadline_days, model_flops_per_token=model_flops_per_token(arch, w.seq_len),
-        attention_flops_convention=ATTENTION_CONVENTION)
+        attention_flops_convention=ATTENTION_CONVENTION, global_batch_range=_batch_range(inputs),
+        critical_batch=_critical(critical))
 
 
 def _assumptions(inputs: Inputs, effective: Assumptions) -> list[Q.AssumptionRow]:
@@ -154,13 +181,37 @@ def _sources(inputs: Inputs) -> list[Q.SourceRow]:
                     choice.book.sourced)
         if rb.system is not None:
             add(f"system:{rb.system.id}", "system", f"{rb.system.name} power", rb.system.sourced)
+    law = cat.batch_scaling.get(family_of(arch))
+    if law is not None:
+        add(f"batch-scaling:{law.family}", "batch scaling", f"{law.name}: critical batch and loss law", law.sourced)
     fx = cat.fx_for(inputs.cluster.as_of)
     if fx is not None and any(rb.price.fx_rate != 1 for rb in inputs.bids):
         add(f"fx:{fx.as_of.isoformat()}", "fx", f"FX rates {fx.as_of.isoformat()}", fx.sourced)
     return [rows[k] for k in sorted(rows)]
 
 
-def _methodology(inputs: Inputs, knobs: Knobs) -> Q.Methodology:
+CANDIDATES_TEXT = (f"the workload's batch when in range; every power of two in range; and d × 2^j in range for every "
+                   f"data-parallel size d = GPUs / m, m a divisor of the GPU count up to {MAX_MODEL_PARALLEL:,} "
+                   f"(the model-parallel group); at most {MAX_CANDIDATES} batches, spread evenly in log. The plan "
+                   "search runs at each; the batch with the shortest time to target after the token penalty wins "
+                   f"(times within {TIE_TOLERANCE:.0%} of the shortest are a tie, won by the smallest batch).")
+CONVERSION_TEXT = ("converted = committed × T_model(bid's conditions) / T_model(stated conditions), both on the bid's "
+                   "hardware, software and GPU count (the bid's plan, or the search where it does not divide the "
+                   f"stated batch); not comparable when either condition has no plan, the factor is beyond "
+                   f"{MAX_FACTOR:g}x either way, or the sequence length changes more than {MAX_SEQ_RATIO:g}x.")
+
+
+def _statistical_efficiency(inputs: Inputs) -> Q.StatisticalEfficiency | None:
+    law = inputs.catalog.batch_scaling.get(family_of(inputs.arch))
+    if law is None:
+        return None
+    return Q.StatisticalEfficiency(family=law.family, name=law.name, form=law.form, parameters=law.values(),
+                                   sources={k: list(v) for k, v in law.sources.items()}, notes=law.notes,
+                                   penalty_flag=PENALTY_FLAG, candidate_batches=CANDIDATES_TEXT,
+                                   commitment_conversion=CONVERSION_TEXT)
+
+
+def _methodology(inputs: Inputs, knobs: Knobs, critical: CriticalBatch | None = None) -> Q.Methodology:
     """The fitted knobs of the accelerators this quote uses, one row each."""
     rows = []
     for accel_id in sorted({rb.accelerator.id for rb in inputs.bids}):
@@ -169,7 +220,20 @@ def _methodology(inputs: Inputs, knobs: Knobs) -> Q.Methodology:
                               values=_knob_values(knobs.for_accelerator(accel_id))))
     return Q.Methodology(model=MODEL_NAME, fitted_on=list(knobs.fitted_on), fitted_at=knobs.fitted_at,
                          fit_mape=dict(knobs.fit_mape), knobs=rows,
-                         notes=[CHECKPOINT_NOTE, MFU_CONVENTION])
+                         notes=[CHECKPOINT_NOTE, MFU_CONVENTION],
+                         ratios=[Q.RatioDefinition(key=k, label=label, formula=formula,
+                                                   description=text + _main_phase_note(inputs))
+                                 for k, label, formula, text in RATIO_DEFINITIONS],
+                         statistical_efficiency=_statistical_efficiency(inputs))
+
+
+def _main_phase_note(inputs: Inputs) -> str:
+    """With workload phases, the ratios (and the batch a range chooses) are the main phase's."""
+    w = inputs.cluster.workload
+    if not w.phases:
+        return ""
+    return (f" The workload trains in phases: this is the main phase's ({w.name}) plan; the batch and its token "
+            "penalty are the main phase's too, while time and cost to target count every phase.")
 
 
 def _knob_values(k: AccelKnobs) -> dict[str, float | str]:
@@ -194,7 +258,7 @@ def _bid(inputs: Inputs, outcome: BidOutcome, econ: BidEconomics) -> B.BidResult
                                      tdp_w=accel.tdp_w),
         gpus=bid.gpus,
         network=B.NetworkRef(id=net.id, name=net.name, scale_out_gbps_per_gpu=net.scale_out_gbps_per_gpu),
-        pricing=_pricing(rb), committed=B.Committed(**bid.committed.model_dump()),
+        pricing=_pricing(rb), committed=_committed(outcome.commitment, bid.committed.figures()),
         sources=sorted(filter(None, [f"accelerator:{accel.id}", f"network:{net.id}", rb.price.source_key,
                                      f"system:{rb.system.id}" if rb.system else None])),
         plan=B.Plan(**est.plan) if feasible else None,
@@ -214,7 +278,7 @@ def _bid(inputs: Inputs, outcome: BidOutcome, econ: BidEconomics) -> B.BidResult
         infeasible_reason=None if feasible else est.reason,
         memory=_memory(est, accel.hbm_gb),
         flops=B.Flops(model_per_step=est.model_flops_per_step, hardware_per_step=est.hardware_flops_per_step),
-        tokens_per_step=w.tokens_per_step,
+        tokens_per_step=outcome.batch.tokens_per_step if outcome.batch else w.tokens_per_step,
         scaling=B.Scaling.model_validate(outcome.scaling) if outcome.scaling else None,
         measured=_measured(outcome.measured),
         step_time_basis=econ.step_time_basis, step_time_s=econ.step_time_s,
@@ -235,7 +299,30 @@ def _bid(inputs: Inputs, outcome: BidOutcome, econ: BidEconomics) -> B.BidResult
         upfront_capex=econ.upfront_capex, idle_commitment_hours=econ.idle_commitment_hours,
         used_hours=econ.used_hours, delivery=_delivery(inputs, rb, econ), power=_power(rb, econ),
         finance=_finance(econ),
-        negotiation=econ.negotiation and B.Negotiation.model_validate(econ.negotiation.to_dict()))
+        negotiation=econ.negotiation and B.Negotiation.model_validate(econ.negotiation.to_dict()),
+        batch=_batch(outcome.batch, econ), ratios=econ.ratios and B.Ratios.model_validate(econ.ratios.to_dict()),
+        time_to_target=econ.time_to_target and B.TimeToTarget.model_validate(econ.time_to_target.to_dict()))
+
+
+def _committed(promised: Commitment | None, given: dict[str, Any]) -> B.Committed:
+    """The commitment at the bid's conditions, and (when the vendor stated its own) its words."""
+    if promised is None or promised.stated is None:
+        return B.Committed(**given)
+    return B.Committed(step_time_s=promised.step_time_s, p99_step_time_s=promised.p99_step_time_s,
+                       scaling_efficiency=promised.scaling_efficiency,
+                       stated=B.StatedCommitment.model_validate(promised.stated.to_dict()))
+
+
+def _batch(batch: BatchChoice | None, econ: BidEconomics) -> B.BatchSection | None:
+    if batch is None:
+        return None
+    critical = batch.critical
+    return B.BatchSection(
+        global_batch_seqs=batch.global_batch_seqs, global_batch_tokens=batch.tokens_per_step, origin=batch.origin,
+        reference_batch_tokens=int(critical.reference_batch_tokens) if critical else batch.tokens_per_step,
+        token_factor=batch.token_factor, token_penalty=batch.token_penalty,
+        critical_batch_tokens=critical.effective_tokens if critical else None, note=batch.note or None,
+        candidates=[B.BatchCandidate.model_validate(row.to_dict()) for row in econ.batch_candidates])
 
 
 def _expert_parallel(inputs: Inputs, est: Estimate, gpus_per_domain: int) -> B.ExpertParallel | None:

@@ -178,10 +178,44 @@ class Modeled(Frozen):
     p99_s: Optional[Real] = None
 
 
+class Conditions(Frozen):
+    global_batch_seqs: Count
+    global_batch_tokens: Count
+    seq_len: Count
+    precision: str
+
+
+class StatedCommitment(Frozen):
+    """The commitment as the vendor stated it, at its own conditions, and its conversion."""
+
+    step_time_s: Optional[Real] = Field(description="The committed step time as stated.")
+    p99_step_time_s: Optional[Real] = Field(description="The committed P99 as stated.")
+    conditions: Conditions = Field(description="What the vendor measured at (conditions it did not state are "
+                                               "the bid's; an unstated batch keeps the bid's tokens per step).")
+    bid_conditions: Conditions = Field(description="What the bid is evaluated at: its global batch, the "
+                                                   "workload's sequence length and precision.")
+    modeled_at_stated_s: Optional[Real] = Field(description="The model's step time for this bid at the stated "
+                                                            "conditions (null: no plan, or not tried).")
+    modeled_at_bid_s: Optional[Real] = Field(description="The model's step time for this bid at its own conditions.")
+    conversion_factor: Optional[Real] = Field(description="modeled_at_bid_s / modeled_at_stated_s: the committed "
+                                                          "figures are multiplied by it (null: not comparable).")
+    comparable: bool = Field(description="False when the conversion is too far to trust (flag `not-comparable`): "
+                                         "no plan at either condition, a factor beyond 8x either way, or a "
+                                         "sequence length changed more than 4x.")
+    reason: Optional[str] = Field(description="Why the commitment is not comparable.")
+    converted_step_time_s: Optional[Real] = Field(description="step_time_s × conversion_factor.")
+    converted_p99_step_time_s: Optional[Real] = Field(description="p99_step_time_s × conversion_factor.")
+
+
 class Committed(Frozen):
-    step_time_s: Optional[Real] = None
-    p99_step_time_s: Optional[Real] = None
+    step_time_s: Optional[Real] = Field(None, description="Committed step time at the bid's conditions: as given, "
+                                                          "or converted from the vendor's (see `stated`); null "
+                                                          "when not comparable.")
+    p99_step_time_s: Optional[Real] = Field(None, description="Committed P99 at the bid's conditions.")
     scaling_efficiency: Optional[Real] = None
+    stated: Optional[StatedCommitment] = Field(None, description="When the vendor stated the batch, sequence "
+                                                                 "length or precision it measured at: its words "
+                                                                 "and their conversion.")
 
 
 class MeasuredSource(Frozen):
@@ -393,6 +427,73 @@ class Negotiation(Frozen):
     notes: list[str]
 
 
+class Ratios(Frozen):
+    """The ratios a bid committee reads, over the reported terms (definitions in
+    `methodology.ratios`); null where a denominator is zero."""
+
+    bubble_ratio: Optional[Real] = Field(description="bubble_s / modeled step time.")
+    comm_to_compute: Optional[Real] = Field(
+        description="(exposed + hidden communication) / compute_s; exposed = tp_comm_s + pp_comm_s + "
+                    "dp_comm_exposed_s + ep_comm_s + cp_comm_s, hidden = max(comm_overlappable_s − comm_exposed_s, 0).")
+    overlap_efficiency: Optional[Real] = Field(description="hidden communication / comm_overlappable_s.")
+    exposed_comm_share: Optional[Real] = Field(description="exposed communication / modeled step time.")
+    effective_tokens_per_s_per_gpu: Optional[Real] = Field(
+        description="tokens per step / step time (the one that drives the economics) / GPUs × goodput / token "
+                    "factor: tokens toward the target per GPU per second of wall clock.")
+
+
+class BatchCandidate(Frozen):
+    global_batch_seqs: Count
+    global_batch_tokens: Count
+    chosen: bool
+    feasible: bool
+    reason: Optional[str] = Field(description="Why no plan runs at this batch.")
+    plan: Optional[Plan]
+    step_time_s: Optional[Real] = Field(description="The best plan's modeled step time at this batch.")
+    token_penalty: Optional[Real] = Field(description="Extra tokens to the target at this batch over the "
+                                                      "workload's (negative: fewer).")
+    time_to_target_days: Optional[Real] = Field(description="Train tokens × (1 + token_penalty) / throughput / "
+                                                            "goodput at this batch, days.")
+    ratios: Optional[Ratios]
+
+
+class BatchSection(Frozen):
+    """The global batch the bid is evaluated at and its statistical efficiency."""
+
+    global_batch_seqs: Count
+    global_batch_tokens: Count
+    origin: Literal["workload", "range"] = Field(description="`workload`: the stated batch; `range`: chosen by "
+                                                             "the search within `workload.global_batch_range`.")
+    reference_batch_tokens: Count = Field(description="The workload's batch, at which train_tokens is stated.")
+    token_factor: Real = Field(description="(1 + B / B_eff) / (1 + B_ref / B_eff): tokens to the target over "
+                                           "train_tokens (exactly 1 at the workload's batch).")
+    token_penalty: Real = Field(description="token_factor − 1.")
+    critical_batch_tokens: Optional[Real] = Field(description="B_eff of `workload.critical_batch` (null: no law "
+                                                              "for the model's family).")
+    note: Optional[str] = None
+    candidates: list[BatchCandidate] = Field(description="Every batch the plan search was run at (a range only).")
+
+
+class TimeToTarget(Frozen):
+    """Days and cost to the target loss: the train tokens at the workload's batch, or the equivalent
+    tokens at the bid's; the statistical-efficiency penalty on its own line."""
+
+    basis: Literal["run", "commitment"] = Field(description="The cost basis of the costs.")
+    target_tokens: Tokens = Field(description="The workload's train tokens, every phase (stated at their batches), "
+                                  "exact.")
+    token_factor: Real = Field(description="The main phase's: its batch is the one chosen or grown.")
+    token_penalty: Real
+    equivalent_tokens: Tokens = Field(description="target_tokens + the main phase's train tokens × token_penalty: "
+                                      "the tokens this bid's run processes, exact.")
+    penalty_tokens: Real = Field(description="equivalent_tokens − target_tokens: the penalty in tokens.")
+    days_at_target_tokens: Real = Field(description="Days to process target_tokens at this bid's throughput and goodput.")
+    penalty_days: Real = Field(description="days − days_at_target_tokens: the statistical-efficiency penalty in days.")
+    days: Real = Field(description="Time to target (= time_to_train_days).")
+    cost_at_target_tokens: Optional[Amount] = Field(description="Total cost of target_tokens alone, on `basis`.")
+    penalty_cost: Optional[Amount] = Field(description="cost − cost_at_target_tokens.")
+    cost: Optional[Amount] = Field(description="Total cost to the target (= total_cost).")
+
+
 class BidResult(Frozen):
     # identity and hardware (inputs)
     id: str
@@ -436,7 +537,8 @@ class BidResult(Frozen):
     mfu: Optional[Real] = Field(description="Model FLOPs utilisation (see `mfu_convention` of the document).")
     hfu: Optional[Real]
     goodput: Optional[Goodput]
-    time_to_train_days: Optional[Real] = Field(description="Train tokens / throughput / goodput, days.")
+    time_to_train_days: Optional[Real] = Field(description="Train tokens × token factor / throughput / goodput, "
+                                                           "days (the token factor is 1 at the workload's batch).")
     billed_hours: Optional[Amount]
     energy_mwh: Optional[Amount]
     currency: str
@@ -467,3 +569,7 @@ class BidResult(Frozen):
     power: Optional[PowerRef] = None
     finance: Optional[Finance] = None
     negotiation: Optional[Negotiation] = None
+    batch: Optional[BatchSection] = Field(None, description="The global batch evaluated and its token penalty.")
+    ratios: Optional[Ratios] = Field(None, description="Bubble, communication and overlap ratios and the effective "
+                                                       "throughput of the bid's plan.")
+    time_to_target: Optional[TimeToTarget] = None

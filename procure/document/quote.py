@@ -48,6 +48,26 @@ class ModelSummary(Frozen):
     moe: Optional[MoESummary]
 
 
+class BatchRange(Frozen):
+    min_seqs: Count
+    max_seqs: Count
+    min_tokens: Count
+    max_tokens: Count
+
+
+class CriticalBatch(Frozen):
+    """The workload's critical batch under its model family's law (`methodology.statistical_efficiency`)."""
+
+    family: str
+    params: Real = Field(description="N as the law counts it (non-embedding; for MoE the active non-embedding).")
+    reference_batch_tokens: Count = Field(description="The workload's batch, at which train_tokens is stated.")
+    critical_batch_tokens: Real = Field(description="B_eff: the harmonic mean of B_crit over the run's tokens.")
+    final_critical_batch_tokens: Real = Field(description="B_crit at the end of the run.")
+    min_tokens: Real = Field(description="E_min: tokens to the same loss at a batch far below critical.")
+    final_loss_nats: Real = Field(description="The law's loss at the end of the run (on its own data's scale).")
+    b_star_sigma_log: Real = Field(description="Spread of ln(B_star) the band draws.")
+
+
 class PhaseSummary(Frozen):
     name: str
     seq_len: Count
@@ -66,6 +86,8 @@ class WorkloadSummary(Frozen):
     deadline_days: Optional[Real]
     model_flops_per_token: Real
     attention_flops_convention: str
+    global_batch_range: Optional[BatchRange] = Field(None, description="Batches the plan search may choose from.")
+    critical_batch: Optional[CriticalBatch] = None
     phases: list[PhaseSummary] = Field(default_factory=list, description="The main phase and the further ones "
                                        "(empty for a single-phase workload).")
 
@@ -119,6 +141,25 @@ class KnobRow(Frozen):
     values: dict[str, Union[Real, str]]
 
 
+class RatioDefinition(Frozen):
+    key: str = Field(description="The field of `bids[].ratios`.")
+    label: str
+    formula: str
+    description: str
+
+
+class StatisticalEfficiency(Frozen):
+    family: str
+    name: str
+    form: str = Field(description="The law, its symbols and its papers.")
+    parameters: dict[str, Real]
+    sources: dict[str, list[str]] = Field(description="Each parameter's sources.")
+    notes: str
+    penalty_flag: Real = Field(description="Token penalty above which a bid is flagged `batch-beyond-critical`.")
+    candidate_batches: str = Field(description="How the batches a range is searched at are chosen.")
+    commitment_conversion: str = Field(description="How a commitment stated at other conditions is converted.")
+
+
 class Methodology(Frozen):
     model: str
     fitted_on: list[str]
@@ -126,6 +167,9 @@ class Methodology(Frozen):
     fit_mape: dict[str, Real]
     knobs: list[KnobRow]
     notes: list[str]
+    ratios: list[RatioDefinition] = Field(default_factory=list, description="Definitions of `bids[].ratios`.")
+    statistical_efficiency: Optional[StatisticalEfficiency] = Field(
+        None, description="The statistical-efficiency law of the model's family, with each parameter's source.")
 
 
 class QuoteDocument(Frozen):

@@ -14,7 +14,9 @@ from procure.economics.cost import (BASES, DEFAULT_BASIS, CostLine, Terms, bille
 from procure.economics.flags import Flag, in_order
 from procure.economics.goodput import Goodput, goodput
 from procure.economics.inputs import Assumptions, BidCase
+from procure.economics.ratios import Ratios, ratios
 from procure.economics.sensitivity import SensitivityRow
+from procure.economics.statistical import BatchChoice
 from procure.economics.throughput import Throughput, throughput
 from procure.economics.uncertainty import Uncertainty, band
 from procure.money import MONEY_CONTEXT, D, cents
@@ -93,6 +95,10 @@ class BidEconomics:
     used_hours: Decimal | None = None              # wall-clock hours of the run (every phase)
     terms: Terms | None = None                     # the resolved terms: power, financing, resale
     negotiation: Any = None                        # procure.economics.negotiation.Negotiation
+    batch: BatchChoice | None = None               # the main phase's batch and its token factor
+    ratios: Ratios | None = None                   # the committee's ratios of the bid's (main phase's) plan
+    time_to_target: Any = None                     # procure.economics.target.TimeToTarget (set by compare)
+    batch_candidates: tuple[Any, ...] = ()         # procure.economics.target.CandidateRow (set by compare)
     phases: tuple[PhaseEconomics, ...] = ()        # only for a workload with further phases
 
     @property
@@ -142,6 +148,9 @@ class BidEconomics:
             "idle_commitment_hours": self.idle_commitment_hours,
             "lead_time_days": self.lead_time_days, "days_to_finish": self.days_to_finish,
             "negotiation": self.negotiation and self.negotiation.to_dict(),
+            "ratios": self.ratios and self.ratios.to_dict(),
+            "time_to_target": self.time_to_target and self.time_to_target.to_dict(),
+            "batch_candidates": [row.to_dict() for row in self.batch_candidates],
             "phases": [phase.to_dict() for phase in self.phases],
         }
 
@@ -153,7 +162,7 @@ def _infeasible(case: BidCase, found: list[Flag | None], basis: str) -> BidEcono
                         None, None, None, None, (), None, None, None,
                         in_order(found + [checks.infeasible(perf)]),
                         deadline_days=case.deadline_days, basis=basis,
-                        lead_time_days=case.lead_time_days)
+                        lead_time_days=case.lead_time_days, batch=case.batch)
 
 
 def _goodput_notes(gp: Goodput) -> list[str]:
@@ -207,8 +216,11 @@ def evaluate_core(case: BidCase, assumptions: Assumptions, basis: str = DEFAULT_
         return _infeasible(case, found, basis)
     tp = throughput(perf)
     gp = goodput(perf.gpus, case.params, assumptions)
-    phase_s = [p.train_tokens / throughput(p.performance).tokens_per_s / gp.fraction
-               for p in case.all_phases()]
+    # the tokens to the target: the main phase's train tokens times its batch's statistical-efficiency
+    # factor (the batch chosen or grown is the main phase's); further phases keep their own batch
+    phase_s = [p.train_tokens * (case.token_factor if i == 0 else 1.0)
+               / throughput(p.performance).tokens_per_s / gp.fraction
+               for i, p in enumerate(case.all_phases())]
     phases = _phases(case, phase_s)
     seconds = sum(phase_s)
     days = seconds / 86400.0
@@ -220,6 +232,7 @@ def evaluate_core(case: BidCase, assumptions: Assumptions, basis: str = DEFAULT_
     run = next((b for b in bases if b.basis == "run"), None)
     finish = float(days_to_finish(case.lead_time_days, used_hours))
     found.append(checks.misses_deadline(days, case.deadline_days, case.lead_time_days))
+    found.append(checks.batch_beyond_critical(case.batch))
     return BidEconomics(
         id=case.id, vendor=case.vendor, currency=case.pricing.currency,
         step_time_basis=perf.basis, step_time_s=perf.step_time_s, throughput=tp, goodput=gp,
@@ -232,7 +245,11 @@ def evaluate_core(case: BidCase, assumptions: Assumptions, basis: str = DEFAULT_
         flags=in_order(found), notes=tuple(_goodput_notes(gp) + cost_notes(t)),
         deadline_days=case.deadline_days, basis=basis, bases=bases,
         upfront_capex=None if missing else upfront_capex(t), lead_time_days=case.lead_time_days,
-        days_to_finish=finish, used_hours=used_hours, terms=t, phases=phases if case.phases else (),
+        days_to_finish=finish, used_hours=used_hours, terms=t, batch=case.batch,
+        ratios=ratios(perf.step_time_terms, perf.modeled_step_time_s, tokens_per_step=perf.tokens_per_step,
+                      step_time_s=perf.step_time_s, gpus=perf.gpus, goodput_fraction=gp.fraction,
+                      token_factor=case.token_factor),
+        phases=phases if case.phases else (),
     )
 
 

@@ -6,10 +6,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from procure.economics.inputs import Assumptions, Commitment, Performance
+from procure.economics.statistical import PENALTY_FLAG, BatchChoice
 from procure.economics.throughput import flops_utilisation, physical_floor_s
 
-FLAG_CODES = ("impossible", "implausible", "optimistic", "conservative", "misses-deadline",
-              "infeasible", "sla-breach", "price-missing", "uncalibrated")
+FLAG_CODES = ("impossible", "implausible", "optimistic", "conservative", "not-comparable", "misses-deadline",
+              "batch-beyond-critical", "infeasible", "sla-breach", "price-missing", "uncalibrated")
 ERROR_CODES = frozenset({"impossible", "infeasible", "price-missing"})
 
 
@@ -52,8 +53,8 @@ def impossible(perf: Performance, commitment: Commitment) -> Flag | None:
         floor_s = peak_floor_s / ceiling
         where = (f"the accelerator's measured GEMM ceiling ({ceiling:.0%} of peak)" if ceiling < 1.0
                  else "100% of peak")
-        parts.append(f"committed {committed_s:.3g} s is below the floor of {floor_s:.3g} s "
-                     f"(model FLOPs at {where} on {perf.gpus} GPUs)")
+        parts.append(f"committed {committed_s:.3g} s{commitment.converted_from} is below the floor of "
+                     f"{floor_s:.3g} s (model FLOPs at {where} on {perf.gpus} GPUs)")
         numbers.update(committed_s=committed_s, floor_s=floor_s, peak_floor_s=peak_floor_s,
                        gemm_ceiling_mfu=ceiling, implied_mfu=_implied_mfu(perf, committed_s) or 0.0)
     if not parts:
@@ -69,7 +70,7 @@ def implausible(perf: Performance, commitment: Commitment, assumptions: Assumpti
     if mfu is None or committed_s is None or mfu <= assumptions.mfu_ceiling or mfu > ceiling:
         return None
     return make_flag("implausible",
-                     f"committed {committed_s:.3g} s implies {mfu:.0%} MFU, above the "
+                     f"committed {committed_s:.3g} s{commitment.converted_from} implies {mfu:.0%} MFU, above the "
                      f"{assumptions.mfu_ceiling:.0%} large runs have shown",
                      committed_s=committed_s, implied_mfu=mfu, mfu_ceiling=assumptions.mfu_ceiling)
 
@@ -85,7 +86,7 @@ def versus_model(perf: Performance, commitment: Commitment,
         return None
     code, word = ("optimistic", "below") if deviation < 0 else ("conservative", "above")
     return make_flag(code,
-                     f"committed {committed_s:.2f} s is {abs(deviation):.0%} {word} the modeled "
+                     f"committed {committed_s:.2f} s{commitment.converted_from} is {abs(deviation):.0%} {word} the modeled "
                      f"{modeled_s:.2f} s (tolerance {assumptions.committed_tolerance:.0%})",
                      committed_s=committed_s, modeled_s=modeled_s, deviation=deviation)
 
@@ -98,7 +99,7 @@ def sla_breach(perf: Performance, commitment: Commitment) -> Flag | None:
     for label, measured, committed, key in pairs:
         if measured is not None and committed is not None and measured > committed:
             parts.append(f"measured {label} {measured:.3g} s exceeds the committed "
-                         f"{committed:.3g} s")
+                         f"{committed:.3g} s{commitment.converted_from}")
             numbers.update({f"measured_{key}_s": measured, f"committed_{key}_s": committed})
     if not parts:
         return None
@@ -120,6 +121,33 @@ def misses_deadline(time_to_train_days: float | None, deadline_days: float | Non
         reason = f"time to train {time_to_train_days:.1f} days exceeds the {deadline_days:g}-day deadline"
     return make_flag("misses-deadline", reason, time_to_train_days=time_to_train_days,
                      deadline_days=deadline_days, lead_time_days=lead_time_days, days_to_finish=finish)
+
+
+def not_comparable(commitment: Commitment) -> Flag | None:
+    """The vendor stated its commitment at conditions too far from the bid's to convert."""
+    stated = commitment.stated
+    if stated is None or stated.comparable:
+        return None
+    numbers = {"stated_step_time_s": stated.step_time_s or 0.0,
+               "stated_batch_tokens": float(stated.stated.batch_tokens),
+               "bid_batch_tokens": float(stated.bid.batch_tokens)}
+    if stated.modeled_at_stated_s and stated.modeled_at_bid_s:
+        numbers["model_factor"] = stated.modeled_at_bid_s / stated.modeled_at_stated_s
+    return make_flag("not-comparable", f"committed {stated.describe()}: {stated.reason}", **numbers)
+
+
+def batch_beyond_critical(batch: BatchChoice | None) -> Flag | None:
+    """The bid's batch costs more than PENALTY_FLAG extra tokens to reach the target."""
+    if batch is None or batch.critical is None or batch.token_penalty <= PENALTY_FLAG:
+        return None
+    critical = batch.critical
+    return make_flag(
+        "batch-beyond-critical",
+        f"a global batch of {batch.tokens_per_step:,} tokens needs {batch.token_penalty:.1%} more tokens than the "
+        f"workload's {critical.reference_batch_tokens:,.0f} to reach the same loss (critical batch "
+        f"{critical.effective_tokens / 1e6:.3g}M tokens over the run)",
+        token_penalty=batch.token_penalty, batch_tokens=float(batch.tokens_per_step),
+        reference_batch_tokens=critical.reference_batch_tokens, critical_batch_tokens=critical.effective_tokens)
 
 
 def infeasible(perf: Performance) -> Flag | None:
@@ -149,7 +177,7 @@ def commitment_flags(perf: Performance, commitment: Commitment,
                      assumptions: Assumptions) -> list[Flag]:
     """Every flag about the commitment itself (valid even when the bid is infeasible)."""
     found = [impossible(perf, commitment), implausible(perf, commitment, assumptions),
-             versus_model(perf, commitment, assumptions), sla_breach(perf, commitment)]
+             versus_model(perf, commitment, assumptions), sla_breach(perf, commitment), not_comparable(commitment)]
     return [flag for flag in found if flag is not None]
 
 

@@ -12,6 +12,8 @@ from decimal import Decimal
 from typing import cast
 
 from procure.assumptions import default
+from procure.economics.commitment import StatedCommitment
+from procure.economics.statistical import BatchChoice
 
 
 @dataclass(frozen=True)
@@ -132,11 +134,22 @@ class Assumptions:
 
 @dataclass(frozen=True)
 class Commitment:
-    """What the vendor promised; every field optional."""
+    """What the vendor promised, at the bid's conditions; every field optional. When the vendor
+    stated other conditions, ``stated`` holds its words and the conversion, and the step times
+    here are the converted ones (None when the conversion is not trusted)."""
 
     step_time_s: float | None = None
     p99_step_time_s: float | None = None
     scaling_efficiency: float | None = None
+    stated: StatedCommitment | None = None
+
+    @property
+    def converted_from(self) -> str:
+        """" (converted from 2.1 s at ...)" for flag reasons; empty when nothing was converted."""
+        s = self.stated
+        if s is None or not s.comparable or s.factor == 1.0 and s.stated == s.bid:
+            return ""
+        return f" (converted from {s.describe()})"
 
 
 @dataclass(frozen=True)
@@ -165,12 +178,18 @@ class BidCase:
     deadline_days: float | None = None
     scaling_efficiency: float | None = None  # modeled, from the scaling curve
     lead_time_days: float = 0.0              # days from as_of until the capacity is usable
+    batch: BatchChoice | None = None         # the main phase's batch and its token factor (None: 1)
     main_phase: str = "main"
     phases: tuple[Phase, ...] = ()
 
     def all_phases(self) -> tuple[Phase, ...]:
         """The main phase followed by the further ones."""
         return (Phase(self.main_phase, self.performance, self.train_tokens),) + self.phases
+
+    @property
+    def token_factor(self) -> float:
+        """Tokens the main phase needs over its train tokens (statistical efficiency of its batch)."""
+        return 1.0 if self.batch is None else self.batch.token_factor
 
     @property
     def total_tokens(self) -> float:

@@ -9,7 +9,9 @@ The largest uncertainty of a modeled bid is the model's own error: the step time
 from ``predicted × exp(bias + sigma_log × N(0, 1))`` with the bias and spread of the bid's
 family (``Performance.error``, the model's calibration record), wider for an accelerator
 without fitted knobs. A measured
-step time carries no model error. Each percentile is reported to the precision the sample
+step time carries no model error. When the bid runs at another batch than the workload's, the
+critical batch of the statistical-efficiency law is drawn too (lognormal on B_star, the law's
+``b_star_sigma_log``): at the workload's own batch the token factor is 1 for every draw. Each percentile is reported to the precision the sample
 supports: rounded to the decade of its standard error (from the order statistics).
 """
 
@@ -24,6 +26,7 @@ from procure.economics.cost import DEFAULT_BASIS, missing_price_reason, terms, t
 from procure.economics.goodput import (MAX_LOST_FRACTION, checkpoint_write_s, interval_s,
                                       lost_fraction)
 from procure.economics.inputs import Assumptions, BidCase, Performance, Phase
+from procure.economics.statistical import token_factor
 from procure.money import RATE_QUANTUM, D, quantize
 
 PRICE_SPREAD = 0.10          # triangular, ±10 % around the quoted price (capex for a purchase)
@@ -79,6 +82,7 @@ class Uncertainty:
     days_quantum: float
     step_error: StepError
     basis: str = DEFAULT_BASIS
+    critical_batch_sigma_log: float | None = None   # drawn when the bid's batch is not the workload's
 
     def to_dict(self) -> dict[str, Any]:
         cost = self.cost_per_million_tokens
@@ -88,7 +92,7 @@ class Uncertainty:
             "time_to_train_days": _named(self.time_to_train_days),
             "precision": {"cost_per_million_tokens": self.cost_quantum,
                           "time_to_train_days": self.days_quantum},
-            "distributions": distributions(self.step_error),
+            "distributions": distributions(self.step_error, self.critical_batch_sigma_log),
             "step_time_error": {"sigma_log": self.step_error.sigma_log, "bias": self.step_error.bias,
                                 "calibrated": self.step_error.calibrated,
                                 "family": self.step_error.family, "source": self.step_error.source},
@@ -96,21 +100,25 @@ class Uncertainty:
         }
 
 
-def distributions(error: StepError) -> dict[str, str]:
-    return {
+def distributions(error: StepError, critical_batch_sigma_log: float | None = None) -> dict[str, str]:
+    found = {
         "price": f"triangular ±{PRICE_SPREAD:.0%}",
         "step_time": error.describe(),
         "failure_rate": f"lognormal sigma {FAILURE_SIGMA}",
         "power_price": f"uniform ±{POWER_SPREAD:.0%}",
     }
+    if critical_batch_sigma_log is not None:
+        found["critical_batch"] = f"lognormal sigma {critical_batch_sigma_log:.2f} on B_star (statistical efficiency)"
+    return found
 
 
 def _named(values: tuple[Any, ...]) -> dict[str, Any]:
     return {f"p{p}": v for p, v in zip(PERCENTILES, values)}
 
 
-def _draws(assumptions: Assumptions) -> tuple[Any, Any, Any, Any]:
-    """Four standardised draws, in a fixed order from one seeded stream."""
+def _draws(assumptions: Assumptions) -> tuple[Any, Any, Any, Any, Any]:
+    """Five standardised draws, in a fixed order from one seeded stream (the critical batch's
+    last, so it moves none of the others)."""
     import numpy as np
 
     rng = np.random.Generator(np.random.PCG64(assumptions.seed))
@@ -119,24 +127,41 @@ def _draws(assumptions: Assumptions) -> tuple[Any, Any, Any, Any]:
     step_z = rng.standard_normal(n)
     failures = rng.lognormal(0.0, FAILURE_SIGMA, n)
     power = 1.0 + rng.uniform(-POWER_SPREAD, POWER_SPREAD, n)
-    return price, step_z, failures, power
+    batch_z = rng.standard_normal(n)
+    return price, step_z, failures, power, batch_z
 
 
-def _phase_seconds(phase: Phase, assumptions: Assumptions, step_z: Any) -> Any:
+def token_factors(case: BidCase, batch_z: Any) -> tuple[Any, float | None]:
+    """The main phase's token factor per sample, and the spread drawn (None: the workload's batch,
+    factor 1)."""
+    import numpy as np
+
+    batch = case.batch
+    critical = None if batch is None else batch.critical
+    if batch is None or critical is None or batch.tokens_per_step == critical.reference_batch_tokens:
+        return np.full(len(batch_z), case.token_factor), None
+    scale = np.exp(critical.sigma_log * batch_z)
+    return (token_factor(float(batch.tokens_per_step), critical.reference_batch_tokens,
+                         critical.effective_tokens * scale), critical.sigma_log)
+
+
+def _phase_seconds(phase: Phase, assumptions: Assumptions, step_z: Any, factors: Any = 1.0) -> Any:
     """Compute seconds of one phase per sample (before goodput), each step time drawn with the
     phase's own model error on the shared draw ``step_z``: one model, one bid, so the phases'
-    errors move together."""
+    errors move together. ``factors``: the phase's token factor per sample (its batch's statistical
+    efficiency; 1 for a phase whose batch is the workload's)."""
     import numpy as np
 
     perf = phase.performance
     error = step_error(perf, assumptions)
     step_s = perf.step_time_s * np.exp(error.bias + error.sigma_log * step_z)
-    return phase.train_tokens * step_s / perf.tokens_per_step
+    return phase.train_tokens * factors * step_s / perf.tokens_per_step
 
 
-def _training_hours(case: BidCase, assumptions: Assumptions, step_z: Any, failures: Any) -> Any:
+def _training_hours(case: BidCase, assumptions: Assumptions, step_z: Any, failures: Any,
+                    factors: Any = 1.0) -> Any:
     """Wall-clock hours per sample over every phase; the checkpoint interval stays at the base
-    plan's choice."""
+    plan's choice. ``factors`` apply to the main phase (the one whose batch is chosen)."""
     import numpy as np
 
     perf = case.performance
@@ -146,7 +171,8 @@ def _training_hours(case: BidCase, assumptions: Assumptions, step_z: Any, failur
     job_rate_s = perf.gpus * assumptions.failures_per_gpu_hour * failures / 3600.0
     lost = lost_fraction(write_s, tau_s, job_rate_s, assumptions.restart_min * 60.0)
     goodput = 1.0 - np.clip(lost, 0.0, MAX_LOST_FRACTION)
-    seconds = sum(_phase_seconds(phase, assumptions, step_z) for phase in case.all_phases()) / goodput
+    seconds = sum(_phase_seconds(phase, assumptions, step_z, factors if i == 0 else 1.0)
+                  for i, phase in enumerate(case.all_phases())) / goodput
     return seconds / 3600.0
 
 
@@ -181,8 +207,9 @@ def band(case: BidCase, assumptions: Assumptions, basis: str = DEFAULT_BASIS) ->
     if not feasible or assumptions.monte_carlo_samples <= 0:
         return None
     error = step_error(case.performance, assumptions)
-    price, step_z, failures, power = _draws(assumptions)
-    hours = _training_hours(case, assumptions, step_z, failures)
+    price, step_z, failures, power, batch_z = _draws(assumptions)
+    factors, batch_sigma = token_factors(case, batch_z)
+    hours = _training_hours(case, assumptions, step_z, failures, factors)
     day_samples = hours / 24.0
     days_q = max(max(supported_quantum(day_samples, p) for p in PERCENTILES), DAYS_QUANTUM_FLOOR)
     days = _rounded(np.percentile(day_samples, PERCENTILES), days_q, DAYS_QUANTUM_FLOOR)
@@ -194,4 +221,4 @@ def band(case: BidCase, assumptions: Assumptions, basis: str = DEFAULT_BASIS) ->
         cost_q = max(D(repr(worst)), RATE_QUANTUM) if worst > 0 else RATE_QUANTUM
         cost = tuple(quantize(D(float(v)), cost_q) for v in np.percentile(per_mtok, PERCENTILES))
     return Uncertainty(assumptions.seed, assumptions.monte_carlo_samples, cost, days,  # type: ignore[arg-type]
-                       cost_q, days_q, error, basis)
+                       cost_q, days_q, error, basis, batch_sigma)

@@ -13,6 +13,7 @@ import os
 import stat
 from datetime import date, datetime
 from pathlib import Path
+from typing import Any
 
 from procure.catalog.load import Catalog
 from procure.errors import Diagnostic
@@ -253,6 +254,21 @@ def check_measured(i: int, bid: dict, doc: YamlDocument, base: Path, allowed: li
             out.append(doc.diagnostic(("bids", i, "measured", j), exc.code, str(exc)))
 
 
+def check_commitment(i: int, bid: dict[str, Any], data: dict[str, Any], doc: YamlDocument, out: list[Diagnostic]) -> None:
+    """A commitment's batch in tokens is a whole number of its sequences (its own length, else the
+    workload's), as the workload's batch must be."""
+    committed = bid.get("committed")
+    workload = data.get("workload")
+    if not isinstance(committed, dict):
+        return
+    tokens = _int(committed.get("global_batch_tokens"))
+    seq_len = _int(committed.get("seq_len")) or (_int(workload.get("seq_len")) if isinstance(workload, dict) else None)
+    if tokens is not None and seq_len and tokens > 0 and seq_len > 0 and tokens % seq_len:
+        out.append(doc.diagnostic(("bids", i, "committed", "global_batch_tokens"), "bad-batch",
+                                  f"committed global_batch_tokens {tokens:,} is not a multiple of the sequence "
+                                  f"length {seq_len:,} (give `seq_len` when the vendor measured another)"))
+
+
 def check_cluster(doc: YamlDocument, cat: Catalog, base: Path, allowed: list[Path]) -> list[Diagnostic]:
     data = doc.data if isinstance(doc.data, dict) else {}
     raw_as_of = data.get("as_of")   # a datetime is a date too, but the schema refuses it: no FX look-up
@@ -268,4 +284,5 @@ def check_cluster(doc: YamlDocument, cat: Catalog, base: Path, allowed: list[Pat
         check_pricing(i, bid, data, doc, cat, as_of, out)
         check_plan(i, bid, doc, out)
         check_measured(i, bid, doc, base, allowed, out)
+        check_commitment(i, bid, data, doc, out)
     return out

@@ -7,7 +7,7 @@ has a documented default (see ``procure.economics.inputs.Assumptions``).
 from __future__ import annotations
 
 import re
-from typing import Literal, Optional, Union
+from typing import Any, Literal, Optional, Union
 
 from pydantic import Field, field_validator, model_validator
 
@@ -152,6 +152,26 @@ class PhaseSpec(Strict):
         return float(self.train_tokens) if self.train_tokens is not None else float(self.steps or 0) * self.tokens_per_step
 
 
+class BatchRangeSpec(Strict):
+    """The global batches the search may choose from, in tokens or in sequences (each end one way);
+    `min` defaults to the workload's batch ("grow with the cluster up to `max`")."""
+
+    min_tokens: Optional[int] = Field(None, gt=0, le=MAX_TOKENS_PER_STEP)
+    max_tokens: Optional[int] = Field(None, gt=0, le=MAX_TOKENS_PER_STEP)
+    min: Optional[int] = Field(None, gt=0, le=10**9, description="sequences")
+    max: Optional[int] = Field(None, gt=0, le=10**9, description="sequences")
+
+    @model_validator(mode="after")
+    def _one_form_per_end(self) -> BatchRangeSpec:
+        if self.min is not None and self.min_tokens is not None:
+            raise ValueError("give `min` (sequences) or `min_tokens`, not both")
+        if self.max is not None and self.max_tokens is not None:
+            raise ValueError("give `max` (sequences) or `max_tokens`, not both")
+        if self.max is None and self.max_tokens is None:
+            raise ValueError("a batch range needs `max` (sequences) or `max_tokens`")
+        return self
+
+
 class Workload(Strict):
     model: Optional[str] = None
     architecture: Optional[ArchitectureSpec] = None
@@ -165,6 +185,9 @@ class Workload(Strict):
     deadline: Optional[CalendarDate] = Field(None, description="the deadline as a date (instead of deadline_days)")
     cost_basis: Optional[Literal["run", "commitment"]] = Field(
         None, description="the cost basis that ranks the bids (default commitment; `--basis` overrides)")
+    global_batch_range: Optional[BatchRangeSpec] = Field(
+        None, description="global batches the plan search may choose from; train_tokens stays stated at the "
+                          "workload's batch, and a bid at another batch needs the equivalent tokens")
     name: str = Field("main", min_length=1, max_length=100)
     phases: list[PhaseSpec] = Field(default_factory=list, max_length=20)
     moe_imbalance: Optional[Finite] = Field(None, ge=1.0, le=4.0)
@@ -185,7 +208,32 @@ class Workload(Strict):
         if len(set(names)) != len(names):
             raise ValueError(f"phase names must be unique (the main phase is {self.name!r})")
         check_magnitudes(self)
+        self._check_range()
         return self
+
+    def _check_range(self) -> None:
+        r = self.global_batch_range
+        if r is None:
+            return
+        for name in ("min_tokens", "max_tokens"):
+            value = getattr(r, name)
+            if value is not None and value % self.seq_len:
+                raise ValueError(f"global_batch_range.{name} {value} is not a multiple of seq_len {self.seq_len}")
+        lo, hi = self.batch_range_seqs or (0, 0)
+        if lo > hi:
+            raise ValueError(f"global_batch_range: the minimum ({lo:,} sequences) is above the maximum "
+                             f"({hi:,} sequences)")
+
+    @property
+    def batch_range_seqs(self) -> tuple[int, int] | None:
+        """(min, max) global batch in sequences the search may choose from; None: the batch is fixed."""
+        r = self.global_batch_range
+        if r is None:
+            return None
+        lo = r.min if r.min is not None else (r.min_tokens // self.seq_len if r.min_tokens is not None
+                                              else self.global_batch_seqs)
+        hi = r.max if r.max is not None else (r.max_tokens or 0) // self.seq_len
+        return lo, hi
 
     @property
     def global_batch_seqs(self) -> int:
@@ -316,9 +364,36 @@ class PricingSpec(Strict):
 
 
 class CommittedSpec(Strict):
+    """What the vendor commits; optionally the conditions its step times were measured at (the
+    global batch in tokens or sequences, the sequence length, the precision). Conditions not
+    given are the workload's; procure converts to the workload's conditions with the model."""
+
     step_time_s: Optional[Finite] = Field(None, gt=0, le=1e6)
     p99_step_time_s: Optional[Finite] = Field(None, gt=0, le=1e6)
     scaling_efficiency: Optional[Finite] = Field(None, gt=0, le=1.5)
+    global_batch_tokens: Optional[int] = Field(None, gt=0, le=10**12,
+                                               description="the global batch the step times were measured at, tokens")
+    global_batch: Optional[int] = Field(None, gt=0, le=10**9, description="the same in sequences")
+    seq_len: Optional[int] = Field(None, gt=0, le=10_000_000, description="the sequence length they were measured at")
+    precision: Optional[Literal["bf16", "fp16", "fp8"]] = Field(None, description="the precision they were measured at")
+
+    @model_validator(mode="after")
+    def _one_batch(self) -> CommittedSpec:
+        if self.global_batch_tokens is not None and self.global_batch is not None:
+            raise ValueError("give `global_batch_tokens` or `global_batch` (sequences), not both")
+        if self.has_conditions and self.step_time_s is None and self.p99_step_time_s is None:
+            raise ValueError("conditions (batch, seq_len, precision) describe a committed step time: give "
+                             "`step_time_s` or `p99_step_time_s`")
+        return self
+
+    @property
+    def has_conditions(self) -> bool:
+        return any(v is not None for v in (self.global_batch_tokens, self.global_batch, self.seq_len, self.precision))
+
+    def figures(self) -> dict[str, Any]:
+        """The committed figures alone (what the economics' Commitment takes)."""
+        return {"step_time_s": self.step_time_s, "p99_step_time_s": self.p99_step_time_s,
+                "scaling_efficiency": self.scaling_efficiency}
 
 
 class Bid(Strict):

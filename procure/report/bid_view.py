@@ -11,6 +11,7 @@ from procure.report.commercial_view import bid_commercial, pricing_rows
 from procure.report.formatting import Formatter
 from procure.report.model_view import model_basis
 from procure.report.moe_view import workload_structure
+from procure.report.target_view import bid_target
 
 # additive parts of a step (they sum to the modeled step time); the subtotals are shown apart
 STACKED_TERMS = ("compute_s", "overhead_s", "tp_comm_s", "pp_comm_s", "cp_comm_s", "dp_comm_exposed_s",
@@ -32,7 +33,7 @@ def bid_section(bid: dict, doc: dict, f: Formatter) -> dict[str, Any]:
         "memory": _memory(bid, f), "step": _step(bid, f), "scaling": _scaling(bid, f),
         "comparison": _comparison(bid, f), "measured": _measured(bid, f),
         "economics": _economics(bid, doc, f), "costs": _costs(bid, f),
-        "commercial": bid_commercial(bid, doc, f, _line_row),
+        "commercial": bid_commercial(bid, doc, f, _line_row), "target": bid_target(bid, f),
         "flags": [{"code": f.text(fl.get("code")), "severity": fl.get("severity") or "info",
                    "severity_text": m.get(f"severity.{fl.get('severity')}", f.text(fl.get("severity"))),
                    "reason": generated.flag_reason(fl, bid, doc, f)} for fl in bid.get("flags") or []],

@@ -117,7 +117,8 @@ def hbars(rows: Sequence[BarRow], fmt: Fmt, *, title: str, width: float = 640,
           reference: tuple[str, float] | None = None, colour: str = PALETTE[0]) -> str:
     """Horizontal bars with optional P10–P90 whiskers and a reference line (a deadline)."""
     row_h, top = 22, 8
-    label_w = min(200, max([text_width(r.label, 10) for r in rows] + [40]) + 10)
+    # a highlighted (bold) label is about 15% wider than the estimate for the regular face
+    label_w = min(200, max([text_width(r.label, 10) * (1.15 if r.highlight else 1.0) for r in rows] + [40]) + 10)
     value_w = max([text_width(r.value_text, 9.5) for r in rows] + [30]) + 12
     x0, x1 = label_w, width - value_w
     tops = [v for r in rows for v in (r.value, r.hi) if v is not None]

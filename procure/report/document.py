@@ -15,6 +15,7 @@ from procure.report import charts, generated
 from procure.report.bid_view import bid_section
 from procure.report.commercial_view import summary_bases
 from procure.report.formatting import Formatter
+from procure.report.target_view import RATIO_KEYS, methodology_target, ratio_rows, time_to_target_summary
 
 METHOD_KEYS = ("method.step", "method.compute", "method.comm", "method.bubble", "method.stragglers",
                "method.goodput", "method.economics", "method.flags")
@@ -39,12 +40,12 @@ def build_view(doc: dict, lang: str = "en", page_size: str = "A4",
         "cover": _cover(doc, f, attached),
         "workload": _workload(doc.get("workload") or {}, f),
         "ranking": [ranking_row(b, f) for b in bids],
-        "bases": summary_bases(bids, doc, f),
+        "bases": summary_bases(bids, doc, f), "target": time_to_target_summary(bids, doc, f),
         "recommendation": _recommendation(doc, f),
         "flags": flags_explained(bids, f, doc),
         "bids": [bid_section(b, doc, f) for b in bids],
         "compare": _compare(doc, bids, f),
-        "methodology": _methodology(doc.get("methodology") or {}, f),
+        "methodology": _methodology(doc.get("methodology") or {}, f), "method_target": methodology_target(doc, f),
         "assumptions": _assumptions(doc, f),
         "sources": _sources(doc.get("sources") or [], f),
     }
@@ -160,6 +161,7 @@ def _compare(doc: dict, bids: list[dict], f: Formatter) -> dict:
         "tornado_title": f.msg("compare.tornado", bid=f.text(winner_id)),
         "tornado_svg": _tornado(winner, f) if winner else "",
         "sensitivity": _sensitivity_rows(winner, f) if winner else [],
+        "ratios": ratio_rows(bids, f), "ratio_labels": [f.msg(f"ratio.{key}") for key in RATIO_KEYS],
     }
 
 

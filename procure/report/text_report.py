@@ -7,6 +7,7 @@ from typing import Any
 from procure.report.commercial_view import ranking_basis_line
 from procure.report.document import flags_explained, ordered_bids, ranking_row
 from procure.report.formatting import Formatter
+from procure.report.target_view import RATIO_KEYS, ratio_rows
 from procure.report.terminal import Column, print_line, print_table, text
 
 SEVERITY_STYLE = {"error": "bold red", "warning": "yellow", "info": "cyan"}
@@ -31,6 +32,7 @@ def print_terminal(doc: dict[str, Any], console: Any, lang: str = "en") -> None:
     basis = ranking_basis_line(doc, f)
     if basis:                                            # the one line naming the ranking basis
         print_line(console, basis)
+    _print_ratios(ordered_bids(doc), f, console)
     groups = flags_explained(ordered_bids(doc), f, doc)
     if not groups:
         print_line(console, m("summary.no_flags"))
@@ -41,3 +43,17 @@ def print_terminal(doc: dict[str, Any], console: Any, lang: str = "en") -> None:
         print_line(console, (g["code"], style), f": {g['meaning']}", indent=2)
         for i in g["instances"]:
             print_line(console, (i["bid"], "bold"), f" ({i['severity_text']}): {i['reason']}", indent=4)
+
+
+def _print_ratios(bids: list[dict[str, Any]], f: Formatter, console: Any) -> None:
+    """The committee's ratios and each bid's batch and token penalty (the main phase's plan when
+    the workload has phases); the terminal layer switches to one block per bid when narrow."""
+    rows = ratio_rows(bids, f)
+    if not rows:
+        return
+    m = f.msg
+    columns = [Column(m("col.bid"), justify="left")] + [
+        Column(label) for label in [m("target.col.batch_tokens"), m("target.col.penalty")]
+        + [m(f"ratio.{key}") for key in RATIO_KEYS]]
+    print_table(console, columns, [[r["id"], r["batch"], r["penalty"], *r["ratios"]] for r in rows],
+                title=(m("compare.ratios"), "bold"), key=(0,))

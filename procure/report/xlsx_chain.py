@@ -3,7 +3,7 @@ the report currency, planned for two cases: Base (as quoted) and Scenario (with 
 
 Each row mirrors one step of ``procure.economics``: throughput = tokens per step / step time;
 goodput = 1 − (δ/τ + N·λ·(τ/2 + R)) with Young's τ = √(2δ/(N·λ)) unless an interval is given;
-time = train tokens / throughput / goodput, plus each further phase of the workload at its own step
+time = train tokens (× the token factor of a batch of the bid's own) / throughput / goodput, plus each further phase of the workload at its own step
 time and tokens per step (over the same goodput); hours are billed rounded up to 0.01 h; a reservation
 bills at least its minimum commitment. Planning decides every formula; xlsx_model writes them.
 """
@@ -143,7 +143,8 @@ def _step_scenario(c: Context) -> Expr:
 
 
 def _tokens_per_s(c: Context) -> Expr:
-    return c.g("tokens_per_step") / c.m("step_time_s")
+    own = c.optional(c.inp, "tokens_per_step")      # a batch of the bid's own (a batch range)
+    return (own if own is not None else c.g("tokens_per_step")) / c.m("step_time_s")
 
 
 def _mfu(c: Context) -> Expr:
@@ -193,7 +194,11 @@ def _phases_s(c: Context) -> Expr:
 
 
 def _training_s(c: Context) -> Expr:
-    main = c.g("train_tokens") / c.m("tokens_per_s") / c.b("goodput")
+    tokens = c.g("train_tokens")
+    factor = c.optional(c.inp, "token_factor")      # the main phase's batch: its statistical efficiency
+    if factor is not None:
+        tokens = tokens * factor
+    main = tokens / c.m("tokens_per_s") / c.b("goodput")
     if not further_phases(c.doc):
         return main
     return main + c.m("phases_s") / c.b("goodput")     # every phase at the bid's goodput, as the economics

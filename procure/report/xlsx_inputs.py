@@ -306,8 +306,31 @@ def bid_rows(doc: dict[str, Any], bid: dict[str, Any], names: Names) -> list[Inp
                         str(delivery.get("lead_time_origin") or "not given: usable on the as-of date"), as_of,
                         FMT["days"]))
     rows += step_time_rows(doc, bid, row)
+    rows += batch_rows(doc, bid, row)
     rows += phase_step_rows(doc, bid, row)
     return rows
+
+
+def own_batch(doc: dict[str, Any], bid: dict[str, Any]) -> bool:
+    """The bid runs at a batch of its own (chosen in a batch range), or pays a token penalty: its
+    tokens per step and token factor are inputs of its chain (issue 18)."""
+    batch = bid.get("batch") or {}
+    workload = (doc.get("workload") or {}).get("global_batch_tokens")
+    return bool(batch) and (batch.get("origin") == "range" or batch.get("token_factor") not in (None, 1, 1.0)
+                            or (bid.get("tokens_per_step") is not None and bid.get("tokens_per_step") != workload))
+
+
+def batch_rows(doc: dict[str, Any], bid: dict[str, Any], row: Any) -> list[InputRow]:
+    """The main phase's batch on this bid and its statistical-efficiency factor (issue 18)."""
+    if not own_batch(doc, bid):
+        return []
+    batch, as_of = bid.get("batch") or {}, str(doc["as_of"])
+    law = "procure statistical-efficiency law (methodology), at the document's six significant digits"
+    return [row("tokens_per_step", "Tokens per step (this bid's global batch)",
+                batch.get("global_batch_tokens") or bid.get("tokens_per_step"), "tokens",
+                f"procure: batch {batch.get('origin') or 'workload'} (workload.global_batch_range)", as_of, FMT["int"]),
+            row("token_factor", "Token factor of the batch (tokens to the target over train tokens)",
+                number_or_none(batch.get("token_factor", 1.0)), "ratio", law, as_of, "0.000000")]
 
 
 def phase_step_rows(doc: dict[str, Any], bid: dict[str, Any], row: Any) -> list[InputRow]:

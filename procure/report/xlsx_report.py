@@ -3,7 +3,9 @@
 Inputs (every number the results depend on, named, with unit, source and as-of) feed one chain of
 formulas on Model (step time to billed hours and prices), Cost lines (every line by the
 economics' one rule) and Summary (totals, cost per million tokens, RANK). Each bid has a Scenario
-column for what-ifs. Every formula is stored with its value, computed here from the same
+column for what-ifs. Ratios and Time to target (``xlsx_target``) rebuild the committee's
+ratios over the Step time terms and split the statistical-efficiency penalty off the days and cost
+to the target. Every formula is stored with its value, computed here from the same
 expression tree that writes it, and checked against the result document before writing.
 Sheet names and the Summary header are a contract (docs/result-document.md, product.md).
 """
@@ -22,10 +24,12 @@ from procure.report.xlsx_lines import LINES_SHEET, build_lines
 from procure.report.xlsx_chain import plan_chain
 from procure.report.xlsx_model import MODEL_SHEET, build_model
 from procure.report.xlsx_sheets import (README_SHEET, measurements_sheet, negotiation_sheet, readme_sheet,
-                                        sensitivity_sheet, sources_sheet, step_time_sheet)
+                                        sensitivity_sheet, sources_sheet, step_time_sheet, term_keys)
 from procure.report.xlsx_summary import SUMMARY_SHEET, build_summary
+from procure.report.xlsx_target import RATIOS_SHEET, TARGET_SHEET, ratios_sheet, target_sheet
 
-SHEETS = [SUMMARY_SHEET, README_SHEET, INPUTS_SHEET, MODEL_SHEET, LINES_SHEET, "Step time", "Measurements",
+SHEETS = [SUMMARY_SHEET, README_SHEET, INPUTS_SHEET, MODEL_SHEET, LINES_SHEET, "Step time", RATIOS_SHEET, TARGET_SHEET,
+          "Measurements",
           "Negotiation", "Sensitivity", "Sources"]
 
 
@@ -44,6 +48,8 @@ def build_book(doc: dict[str, Any]) -> tuple[Book, CheckResult]:
     build_model(book, doc, chains, names, defined, extra)
     build_summary(book, doc, chains, blocks, names, defined)
     step_time_sheet(book, chains, names)
+    ratios_sheet(book, chains, names, term_keys(bids))
+    target_sheet(book, doc, chains, names)
     measurements_sheet(book, bids, names)
     negotiation_sheet(book, bids, doc)
     sensitivity_sheet(book, bids, doc)

@@ -100,11 +100,16 @@ def _check_text(result: CheckResult) -> str:
             "differ (listed below): the document was made by another version of the economics, or by hand.")
 
 
+def term_keys(bids: list[dict[str, Any]]) -> list[str]:
+    """The Step time sheet's term columns, in order (the Ratios sheet reads them)."""
+    keys = list(STACKED_TERMS) + list(SUBTOTAL_TERMS)
+    return keys + sorted({k for b in bids for k in (b.get("step_time_terms") or {}) if k not in keys})
+
+
 def step_time_sheet(book: Book, chains: list[Chain], names: Names) -> Sheet:
     sheet = book.sheet("Step time")
     bids = [c.bid for c in chains]
-    keys = list(STACKED_TERMS) + list(SUBTOTAL_TERMS)
-    keys += sorted({k for b in bids for k in (b.get("step_time_terms") or {}) if k not in keys})
+    keys = term_keys(bids)
     labels = catalog("en")
     sheet.header(0, ["Bid", "Plan", "Step-time basis", "Modeled step time (s)", "Step time used (s)"]
                  + [labels.get(f"term.{k}", k) + " (s)" for k in keys])

@@ -1,0 +1,170 @@
+"""The workbook's Ratios and Time to target sheets (issue 18), live formulas over other cells.
+
+``Ratios`` computes the committee's ratios from the ``Step time`` sheet's term cells (same row
+per bid as every per-bid sheet) and the effective throughput from the step time used and the
+goodput of the Model chain, the GPUs and tokens per step (named inputs) and the token factor.
+``Time to target`` takes the days and total cost from the Model chain and Summary (they already
+count every phase and the token factor of the bid's batch), and splits off the statistical-
+efficiency penalty: the main phase's train tokens × (token factor − 1), at the bid's throughput
+and goodput. With workload phases the batch (and the ratios) are the main phase's. A figure no
+formula can rebuild from the workbook's cells (the critical batch, the cost at the target tokens
+alone) is a value whose source is named in the last column. Definitions: ``procure.economics.ratios``.
+"""
+
+from __future__ import annotations
+
+from decimal import Decimal
+from typing import Any
+
+from procure.report.xlsx_cells import FMT, INPUT_FILL, Book, Sheet, money_format, style
+from procure.report.xlsx_chain import Chain
+from procure.report.xlsx_formula import Expr, Name, Num, Ref, call
+from procure.report.xlsx_inputs import Names, train_tokens_expr
+from procure.report.xlsx_summary import SUMMARY_SHEET, summary_layout
+
+RATIOS_SHEET = "Ratios"
+TARGET_SHEET = "Time to target"
+STEP_SHEET = "Step time"
+STEP_MODELED_COL, STEP_USED_COL, STEP_FIRST_TERM_COL = 3, 4, 5     # as xlsx_sheets.step_time_sheet writes them
+# as procure.economics.ratios.EXPOSED_COMM_TERMS (renderers read the document, not the economics)
+EXPOSED_COMM_TERMS = ("tp_comm_s", "pp_comm_s", "dp_comm_exposed_s", "ep_comm_s", "cp_comm_s")
+RATIOS_HEADER = ["Bid", "Bubble ratio", "Communication-to-computation", "Overlap efficiency",
+                 "Exposed-communication share", "Effective tokens/s per GPU", "Exposed communication (s)",
+                 "Hidden communication (s)", "Tokens per step", "Step time used (s)", "GPUs", "Goodput",
+                 "Token factor", "How"]
+TARGET_HEADER = ["Bid", "Global batch (tokens)", "Workload batch (tokens)", "Critical batch (tokens)", "Token factor",
+                 "Token penalty", "Target tokens", "Equivalent tokens", "Penalty tokens", "Days to target",
+                 "Days at target tokens", "Penalty days", "Cost to target", "Cost at target tokens",
+                 "Penalty cost", "Source of the values"]
+RATIO_HOW = ("bubble ratio = bubble_s / modeled step time; communication-to-computation = (exposed + hidden) / "
+             "compute_s; overlap efficiency = hidden / comm_overlappable_s; exposed share = exposed / modeled step "
+             "time; effective = tokens per step / step time used / GPUs × goodput / token factor (the main phase's "
+             "plan when the workload has phases).")
+TARGET_HOW = ("critical batch: the statistical-efficiency law (methodology) via workload.critical_batch; days and "
+              "cost to target: the Model chain and Summary (every phase); penalty: the main phase's train tokens × "
+              "(token factor − 1) at the bid's throughput and goodput; cost at target tokens: the bid's costs "
+              "re-evaluated at the target tokens alone (time_to_target)")
+NA = "n/a"
+
+
+def _defined(book: Book, name: str) -> Name | None:
+    return Name(name) if name in book.names else None
+
+
+def token_factor(book: Book, names: Names, bid_id: str) -> Expr:
+    """The bid's token factor: its input when its batch is its own, else exactly 1."""
+    return _defined(book, names.bid(bid_id, "token_factor")) or Num(Decimal(1))
+
+
+def tokens_per_step(book: Book, names: Names, bid_id: str) -> Expr:
+    return (_defined(book, names.bid(bid_id, "tokens_per_step"))
+            or Name(Names.global_("tokens_per_step")))
+
+
+def ratios_sheet(book: Book, chains: list[Chain], names: Names, term_keys: list[str]) -> Sheet:
+    """One row per bid (the row of every per-bid sheet); formulas where the document has a value."""
+    sheet = book.sheet(RATIOS_SHEET)
+    sheet.header(0, RATIOS_HEADER)
+    term_col = {key: c for c, key in enumerate(term_keys, start=STEP_FIRST_TERM_COL)}
+    for r, chain in enumerate(chains, start=1):
+        bid = chain.bid
+        bid_id = str(bid["id"])
+        ratios = bid.get("ratios") or {}
+        sheet.put(r, 0, bid_id)
+        needed = ("bubble_s", "compute_s", "comm_overlappable_s", "comm_exposed_s")
+        if _terms_present(bid) and all(k in term_col for k in needed):
+            term = {key: Ref(STEP_SHEET, r, col) for key, col in term_col.items()}
+            modeled = Ref(STEP_SHEET, r, STEP_MODELED_COL)
+            parts = [term[k] for k in EXPOSED_COMM_TERMS if k in term]
+            exposed: Expr = parts[0] if parts else Num(Decimal(0))
+            for part in parts[1:]:
+                exposed = exposed + part
+            sheet.put(r, 6, exposed, style(FMT["num4"]))
+            sheet.put(r, 7, call("MAX", term["comm_overlappable_s"] - term["comm_exposed_s"], 0), style(FMT["num4"]))
+            cells = {"bubble_ratio": (1, term["bubble_s"] / modeled, FMT["pct"]),
+                     "comm_to_compute": (2, (Ref(RATIOS_SHEET, r, 6) + Ref(RATIOS_SHEET, r, 7)) / term["compute_s"],
+                                         FMT["num2"]),
+                     "overlap_efficiency": (3, Ref(RATIOS_SHEET, r, 7) / term["comm_overlappable_s"], FMT["pct"]),
+                     "exposed_comm_share": (4, Ref(RATIOS_SHEET, r, 6) / modeled, FMT["pct"])}
+            for key, (col, expr, fmt) in cells.items():
+                sheet.put(r, col, NA if ratios.get(key) is None else expr, style(fmt))
+        else:
+            for col in (1, 2, 3, 4, 6, 7):
+                sheet.put(r, col, NA)
+        step = _defined(book, names.base(bid_id, "step_time_s"))
+        goodput = _defined(book, names.base(bid_id, "goodput"))
+        sheet.put(r, 8, tokens_per_step(book, names, bid_id), style(FMT["int"]))
+        sheet.put(r, 9, Ref(STEP_SHEET, r, STEP_USED_COL) if step is not None else NA, style(FMT["num3"]))
+        sheet.put(r, 10, Name(names.bid(bid_id, "gpus")), style(FMT["int"]))
+        sheet.put(r, 11, goodput if goodput is not None else NA, style(FMT["pct"]))
+        sheet.put(r, 12, Ref(TARGET_SHEET, r, 4), style("0.000000"))
+        if ratios.get("effective_tokens_per_s_per_gpu") is None or step is None or goodput is None:
+            sheet.put(r, 5, NA)
+        else:
+            row = [Ref(RATIOS_SHEET, r, c) for c in range(8, 13)]
+            sheet.put(r, 5, row[0] / row[1] / row[2] * row[3] / row[4], style(FMT["num2"]))
+        sheet.put(r, 13, RATIO_HOW if r == 1 else "")
+    sheet.freeze = (1, 1)
+    sheet.max_width = 40
+    return sheet
+
+
+def _terms_present(bid: dict[str, Any]) -> bool:
+    return bool(bid.get("step_time_terms")) and bool((bid.get("modeled") or {}).get("step_time_s"))
+
+
+def target_sheet(book: Book, doc: dict[str, Any], chains: list[Chain], names: Names) -> Sheet:
+    """Time and cost to the target tokens, the statistical-efficiency penalty in its own columns."""
+    sheet = book.sheet(TARGET_SHEET)
+    sheet.header(0, TARGET_HEADER)
+    lay = summary_layout(doc)
+    for r, chain in enumerate(chains, start=1):
+        bid = chain.bid
+        bid_id = str(bid["id"])
+        batch, ttt = bid.get("batch") or {}, bid.get("time_to_target") or {}
+        ccy = str(bid.get("currency") or doc["currency"])
+        sheet.put(r, 0, bid_id)
+        sheet.put(r, 1, tokens_per_step(book, names, bid_id), style(FMT["int"]))
+        sheet.put(r, 2, Name(Names.global_("tokens_per_step")), style(FMT["int"]))
+        critical = batch.get("critical_batch_tokens")
+        sheet.put(r, 3, critical if critical is not None else NA, style(FMT["int"], fill=INPUT_FILL))
+        sheet.put(r, 4, token_factor(book, names, bid_id), style("0.000000"))
+        factor = Ref(TARGET_SHEET, r, 4)
+        sheet.put(r, 5, factor - 1, style("+0.0%;-0.0%;0.0%"))
+        main_tokens = Name(Names.global_("train_tokens"))
+        sheet.put(r, 6, train_tokens_expr(doc), style(FMT["sci"]))
+        sheet.put(r, 7, Ref(TARGET_SHEET, r, 6) + main_tokens * (factor - 1), style(FMT["sci"]))
+        sheet.put(r, 8, Ref(TARGET_SHEET, r, 7) - Ref(TARGET_SHEET, r, 6), style(FMT["sci"]))
+        days = _defined(book, names.base(bid_id, "time_to_train_days"))
+        speed = _defined(book, names.base(bid_id, "tokens_per_s"))
+        goodput = _defined(book, names.base(bid_id, "goodput"))
+        if ttt and days is not None and speed is not None and goodput is not None:
+            sheet.put(r, 9, days, style(FMT["days"]))
+            sheet.put(r, 11, main_tokens * (factor - 1) / speed / goodput / 86400, style(FMT["days"]))
+            sheet.put(r, 10, Ref(TARGET_SHEET, r, 9) - Ref(TARGET_SHEET, r, 11), style(FMT["days"]))
+        else:
+            for col in (9, 10, 11):
+                sheet.put(r, col, NA)
+        _costs(sheet, r, ttt, ccy, _total_col(lay, ttt))
+        sheet.put(r, 15, TARGET_HOW if r == 1 else "")
+    sheet.freeze = (1, 1)
+    sheet.max_width = 40
+    return sheet
+
+
+def _total_col(lay: Any, ttt: dict[str, Any]) -> int | None:
+    key = f"total:{ttt.get('basis')}"
+    if key in lay.keys:
+        return int(lay.col(key))
+    return int(lay.col("total")) if "total" in lay.keys else None
+
+
+def _costs(sheet: Sheet, r: int, ttt: dict[str, Any], ccy: str, total_col: int | None) -> None:
+    if not ttt or ttt.get("cost") is None or total_col is None:
+        for col in (12, 13, 14):
+            sheet.put(r, col, NA)
+        return
+    money = style(money_format(ccy))
+    sheet.put(r, 12, Ref(SUMMARY_SHEET, r, total_col), money)       # the Summary's live total
+    sheet.put(r, 13, ttt.get("cost_at_target_tokens"), style(money_format(ccy), fill=INPUT_FILL))
+    sheet.put(r, 14, Ref(TARGET_SHEET, r, 12) - Ref(TARGET_SHEET, r, 13), money)
