@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from collections.abc import Iterable
 
 from procure.measure.samples import MAX_RANK, Parsed, SampleBuilder
 
@@ -14,7 +15,7 @@ _WORLD = (
 )
 
 
-def first_positive_int(patterns, lines: list[str]) -> int | None:
+def first_positive_int(patterns: Iterable[re.Pattern[str]], lines: list[str]) -> int | None:
     """The first positive integer group 1 of any pattern finds, patterns tried in order."""
     for pattern in patterns:
         for text in lines:
