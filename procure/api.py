@@ -14,11 +14,15 @@ from typing import TYPE_CHECKING, Any
 from procure.errors import PolicyError, input_error
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Collection
 
+    from procure.catalog.views import EntryList, Shown
+    from procure.compare_rounds import Diff
     from procure.document import QuoteDocument
     from procure.inputs.bundle import Inputs
-    from procure.sweep import SweepPlan, SweepRun
+    from procure.sweep import SweepInputs, SweepPlan, SweepRun
+
+    Progress = Callable[[int, int], None]   # called with (done, total) as work advances
 
 
 def load_inputs(path: Path | str, allow_paths: list[Path] | None = None,
@@ -30,7 +34,7 @@ def load_inputs(path: Path | str, allow_paths: list[Path] | None = None,
 
 
 def validate(path: Path | str, allow_paths: list[Path] | None = None,
-             price_books: list[Path] | None = None) -> Any:
+             price_books: list[Path] | None = None) -> Inputs | SweepInputs:
     """The validated inputs of cluster.yaml, or of a sweep.yaml (told apart by its `schema:`)."""
     if _is_sweep_file(Path(path)):
         from procure.sweep.load import load_sweep
@@ -52,7 +56,7 @@ def _is_sweep_file(path: Path) -> bool:
         return False
 
 
-def estimate(path: Path | str, bid_id: str | None = None, allow_paths: list[Path] | None = None) -> dict:
+def estimate(path: Path | str, bid_id: str | None = None, allow_paths: list[Path] | None = None) -> dict[str, Any]:
     from procure.catalog.calibration import load_knobs
     from procure.pipeline import critical_batch, estimate_bid_batch
 
@@ -64,7 +68,7 @@ def estimate(path: Path | str, bid_id: str | None = None, allow_paths: list[Path
     out, critical = [], critical_batch(inputs)
     for rb in bids:
         est, batch = estimate_bid_batch(inputs, rb, None, load_knobs(), critical)
-        entry = {"id": rb.bid.id, "accelerator": rb.accelerator.id, "gpus": rb.bid.gpus,
+        entry: dict[str, Any] = {"id": rb.bid.id, "accelerator": rb.accelerator.id, "gpus": rb.bid.gpus,
                  "network": rb.network.id, "global_batch_seqs": batch.global_batch_seqs,
                  "token_penalty": batch.token_penalty}
         entry.update(est.to_dict())
@@ -89,7 +93,7 @@ class QuoteResult:
             raise PolicyError(f"--fail-on tripped: {listed}")
 
 
-def quote_document(path: Path | str, allow_paths: list[Path] | None = None, progress=None,
+def quote_document(path: Path | str, allow_paths: list[Path] | None = None, progress: Progress | None = None,
                    basis: str | None = None, price_books: list[Path] | None = None) -> QuoteDocument:
     from procure.pipeline import build_document
 
@@ -100,7 +104,8 @@ def quote_document(path: Path | str, allow_paths: list[Path] | None = None, prog
 def quote(path: Path | str, out_dir: Path, formats: list[str], *, templates_dir: Path | None = None,
           lang: str = "en", page_size: str = "A4", force: bool = False,
           allow_paths: list[Path] | None = None, fail_on: list[str] | None = None,
-          progress=None, basis: str | None = None, price_books: list[Path] | None = None) -> QuoteResult:
+          progress: Progress | None = None, basis: str | None = None,
+          price_books: list[Path] | None = None) -> QuoteResult:
     from procure.economics import FLAG_CODES
     from procure.sources.suggest import suggest
     from procure.report import FORMATS, render
@@ -139,13 +144,15 @@ def _attachments(inputs: Inputs) -> list[tuple[str, bytes]]:
     return files
 
 
-def render_saved(result_json: Path, out_dir: Path, formats: list[str], **options) -> list[Path]:
+def render_saved(result_json: Path, out_dir: Path, formats: list[str], *, templates_dir: Path | None = None,
+                 lang: str = "en", page_size: str = "A4", force: bool = False) -> list[Path]:
     from procure.report import FORMATS, render
 
     _check_formats(formats, FORMATS)
     document = read_quote(Path(result_json))
     slug = slugify(document.title) or Path(result_json).stem
-    return render(document, formats, Path(out_dir), slug, **options)
+    return render(document, formats, Path(out_dir), slug, templates_dir=templates_dir, lang=lang,
+                  page_size=page_size, force=force)
 
 
 def read_quote(path: Path) -> QuoteDocument:
@@ -157,38 +164,39 @@ def read_quote(path: Path) -> QuoteDocument:
     return load_quote(read_json_limited(Path(path), str(path), MAX_JSON_BYTES), str(path))
 
 
-def backtest(runs_path: Path | str) -> dict:
+def backtest(runs_path: Path | str) -> dict[str, Any]:
     from procure.pipeline import run_backtest
 
     return run_backtest(Path(runs_path))
 
 
-def ingest(paths: list[Path], fmt: str | None = None, scheduler: str | None = None, progress=None) -> dict:
+def ingest(paths: list[Path], fmt: str | None = None, scheduler: str | None = None,
+           progress: Progress | None = None) -> dict[str, Any]:
     from procure.measure import ingest as measure_ingest
 
     return measure_ingest(paths, fmt=fmt, scheduler=scheduler, progress=progress).to_dict()
 
 
-def catalog_list(kind: str = "all") -> dict:
+def catalog_list(kind: str = "all") -> EntryList:
     from procure.catalog.views import list_entries
 
     return list_entries(kind)
 
 
-def catalog_show(entry_id: str) -> dict:
+def catalog_show(entry_id: str) -> Shown:
     from procure.catalog.views import show_entry
 
     return show_entry(entry_id)
 
 
-def diff(old: Path, new: Path) -> dict:
+def diff(old: Path, new: Path) -> Diff:
     from procure.compare_rounds import diff_documents
 
     docs = [read_quote(Path(p)).to_data() for p in (old, new)]
     return diff_documents(docs[0], docs[1], str(old), str(new))
 
 
-def _check_formats(formats: list[str], known) -> None:
+def _check_formats(formats: list[str], known: Collection[str]) -> None:
     from procure.sources.suggest import suggest
 
     if not formats:
@@ -234,7 +242,7 @@ def sweep_parts_dir(out_dir: Path, slug: str) -> Path:
 def sweep(path: Path | str, out_dir: Path, formats: list[str], *, scheduler: str | None = None,
           workers: int | None = None, fresh: bool = False, force: bool = False, page_size: str = "A4",
           templates_dir: Path | None = None,
-          progress: "Callable[[int, int], None] | None" = None) -> SweepResult:
+          progress: Progress | None = None) -> SweepResult:
     """Evaluate every point of sweep.yaml (resuming an interrupted run) and write the reports."""
     from procure.report.sweep import check_formats, render_sweep, sweep_targets
     from procure.report.writer import check_targets

@@ -4,12 +4,20 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Callable, Sequence
+from contextlib import nullcontext
 from pathlib import Path
+from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
 import click
 
+if TYPE_CHECKING:
+    from rich.console import Console
+    from rich.progress import Progress
+
 EXIT_OK, EXIT_INPUT, EXIT_POLICY, EXIT_INTERNAL = 0, 1, 2, 3   # EXIT_POLICY: PolicyError, documented by gen_docs
-CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
+CONTEXT: dict[str, Any] = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
+F = TypeVar("F", bound=Callable[..., Any])
 
 
 class State:
@@ -17,7 +25,7 @@ class State:
         self.quiet = quiet
         self.verbose = verbose
 
-    def console(self, stderr: bool = False):
+    def console(self, stderr: bool = False) -> Console:
         from rich.console import Console
 
         return Console(stderr=stderr, no_color="NO_COLOR" in os.environ, highlight=False,
@@ -32,7 +40,7 @@ def _echo(message: object, err: bool = False) -> None:
     click.echo(clean_lines(message), err=err)
 
 
-def _fail(state: State, exc: BaseException) -> None:
+def _fail(state: State, exc: BaseException) -> NoReturn:
     """Map every error to one line per problem and an exit code; tracebacks only with --verbose."""
     from procure.errors import ProcureError
 
@@ -63,24 +71,24 @@ def _silence_stdout() -> None:
         pass
 
 
-def _run(ctx: click.Context, action):
+def _run(ctx: click.Context, action: Callable[[State], None]) -> None:
     state: State = ctx.obj
     try:
-        return action(state)
+        action(state)
     except SystemExit:
         raise
     except BaseException as exc:  # noqa: BLE001 - the one place errors become exit codes
         _fail(state, exc)
 
 
-def _emit_json(obj) -> None:
+def _emit_json(obj: object) -> None:
     from procure.jsontext import to_json_bytes
 
     sys.stdout.buffer.write(to_json_bytes(obj))
     sys.stdout.flush()
 
 
-def _show(state: State, fmt: str, result: dict, view: str) -> None:
+def _show(state: State, fmt: str, result: object, view: str) -> None:
     """JSON for machines, or the named terminal view of procure.cli_views for people."""
     if fmt == "json":
         _emit_json(result)
@@ -90,7 +98,7 @@ def _show(state: State, fmt: str, result: dict, view: str) -> None:
         getattr(cli_views, view)(result, state.console())
 
 
-def _progress(state: State, label: str):
+def _progress(state: State, label: str) -> tuple[Progress | None, Callable[[int, int], None] | None]:
     """A rich progress callback (done, total) for long work; silent when quiet or not a terminal."""
     if state.quiet or not sys.stderr.isatty():
         return None, None
@@ -108,7 +116,8 @@ def _progress(state: State, label: str):
 class ProcureGroup(click.Group):
     """Usage mistakes are bad input (exit 1), not click's default 2, which means --fail-on here."""
 
-    def main(self, args=None, prog_name=None, complete_var=None, standalone_mode=True, **extra):
+    def main(self, args: Sequence[str] | None = None, prog_name: str | None = None,
+             complete_var: str | None = None, standalone_mode: bool = True, **extra: Any) -> Any:
         if not standalone_mode:
             return super().main(args, prog_name, complete_var, standalone_mode, **extra)
         try:
@@ -140,19 +149,27 @@ def main(ctx: click.Context, quiet: bool, verbose: bool) -> None:
     ctx.obj = State(quiet, verbose)
 
 
-def _set_quiet(ctx, _param, value):
+def _state(ctx: click.Context) -> State:
+    """The State the group made (its callback runs before a command's options are parsed)."""
+    state = ctx.find_object(State)
+    if state is None:
+        raise click.UsageError("procure's commands run under `procure`")
+    return state
+
+
+def _set_quiet(ctx: click.Context, _param: click.Parameter, value: bool) -> bool:
     if value:
-        ctx.find_object(State).quiet = True
+        _state(ctx).quiet = True
     return value
 
 
-def _set_verbose(ctx, _param, value):
+def _set_verbose(ctx: click.Context, _param: click.Parameter, value: bool) -> bool:
     if value:
-        ctx.find_object(State).verbose = True
+        _state(ctx).verbose = True
     return value
 
 
-def common(command):
+def common(command: F) -> F:
     """-q/-v accepted after the command name too (`procure quote x.yaml -q`)."""
     command = click.option("-q", "--quiet", is_flag=True, expose_value=False, callback=_set_quiet,
                            help="Print only errors.")(command)
@@ -160,7 +177,7 @@ def common(command):
                         help="More detail; tracebacks on internal errors.")(command)
 
 
-def _output_format(ctx, _param, value: str) -> str:
+def _output_format(ctx: click.Context, _param: click.Parameter, value: str) -> str:
     """A bad --format is one line with a suggestion and exit 1, like every other bad input."""
     if value not in ("text", "json"):
         from procure.sources.suggest import suggest
@@ -200,16 +217,17 @@ PRICE_BOOKS = click.option("--price-books", "price_books", multiple=True,
 @PRICE_BOOKS
 @ALLOW_PATH
 @click.pass_context
-def quote(ctx, cluster, out_dir, formats, fail_on, templates_dir, lang, page_size, force, basis, price_books,
-          allow_paths):
+def quote(ctx: click.Context, cluster: Path, out_dir: Path, formats: str, fail_on: str, templates_dir: Path | None,
+          lang: str, page_size: str, force: bool, basis: str | None, price_books: tuple[Path, ...],
+          allow_paths: tuple[Path, ...]) -> None:
     """Validate, model or ingest every bid, compare them, and write the reports."""
 
-    def action(state: State):
+    def action(state: State) -> None:
         from procure import api
 
         _warn_fonts(state, lang, formats)
         progress, update = _progress(state, "quoting")
-        with progress or _null():
+        with progress or nullcontext():
             result = api.quote(cluster, out_dir=out_dir, formats=_split(formats), templates_dir=templates_dir,
                                lang=lang, page_size=page_size, force=force, allow_paths=list(allow_paths),
                                fail_on=_split(fail_on), progress=update, basis=basis,
@@ -231,10 +249,11 @@ def quote(ctx, cluster, out_dir, formats, fail_on, templates_dir, lang, page_siz
 @PRICE_BOOKS
 @ALLOW_PATH
 @click.pass_context
-def validate(ctx, cluster, fmt, price_books, allow_paths):
+def validate(ctx: click.Context, cluster: Path, fmt: str, price_books: tuple[Path, ...],
+             allow_paths: tuple[Path, ...]) -> None:
     """Check cluster.yaml (or a sweep.yaml) against the schema, the catalog and the price books."""
 
-    def action(state: State):
+    def action(state: State) -> None:
         from procure import api
         from procure.errors import InputError
 
@@ -261,10 +280,10 @@ def validate(ctx, cluster, fmt, price_books, allow_paths):
 @FORMAT_JSON
 @ALLOW_PATH
 @click.pass_context
-def estimate(ctx, cluster, bid_id, fmt, allow_paths):
+def estimate(ctx: click.Context, cluster: Path, bid_id: str | None, fmt: str, allow_paths: tuple[Path, ...]) -> None:
     """The step-time breakdown and the plan of each bid."""
 
-    def action(state: State):
+    def action(state: State) -> None:
         from procure import api
 
         result = api.estimate(cluster, bid_id=bid_id, allow_paths=list(allow_paths))
@@ -278,10 +297,10 @@ def estimate(ctx, cluster, bid_id, fmt, allow_paths):
 @click.argument("runs", type=click.Path(path_type=Path))
 @FORMAT_JSON
 @click.pass_context
-def backtest(ctx, runs, fmt):
+def backtest(ctx: click.Context, runs: Path, fmt: str) -> None:
     """Predict published runs (procure.published-runs/v1 YAML or a vTrain CSV) and report the MAPE."""
 
-    def action(state: State):
+    def action(state: State) -> None:
         from procure import api
 
         result = api.backtest(runs)
@@ -290,7 +309,7 @@ def backtest(ctx, runs, fmt):
     _run(ctx, action)
 
 
-def _list_formats(ctx: click.Context, _param, value: bool) -> None:
+def _list_formats(ctx: click.Context, _param: click.Parameter, value: bool) -> None:
     if not value or ctx.resilient_parsing:
         return
     from procure.measure.formats import LOG_FORMATS
@@ -310,14 +329,15 @@ def _list_formats(ctx: click.Context, _param, value: bool) -> None:
 @click.option("--scheduler", help="Summarise per-rank tables on Dask: 'local' or tcp://HOST:PORT.")
 @FORMAT_JSON
 @click.pass_context
-def ingest(ctx, logs, log_format, scheduler, fmt):
+def ingest(ctx: click.Context, logs: tuple[Path, ...], log_format: str | None, scheduler: str | None,
+           fmt: str) -> None:
     """Read measured step times from training logs and traces (format detected)."""
 
-    def action(state: State):
+    def action(state: State) -> None:
         from procure import api
 
         progress, update = _progress(state, "ingesting")
-        with progress or _null():
+        with progress or nullcontext():
             result = api.ingest(list(logs), fmt=log_format, scheduler=scheduler, progress=update)
         _show(state, fmt, result, "render_ingest")
 
@@ -332,12 +352,13 @@ def ingest(ctx, logs, log_format, scheduler, fmt):
               default="all", show_default=True)
 @FORMAT_JSON
 @click.pass_context
-def catalog(ctx, what, entry_id, kind, fmt):
+def catalog(ctx: click.Context, what: str, entry_id: str | None, kind: str, fmt: str) -> None:
     """Browse accelerators, networks, model presets and price books."""
 
-    def action(state: State):
+    def action(state: State) -> None:
         from procure import api
 
+        result: object
         if what == "show":
             if not entry_id:
                 raise click.UsageError("`procure catalog show ID` needs an id")
@@ -359,10 +380,11 @@ def catalog(ctx, what, entry_id, kind, fmt):
 @click.option("--page-size", type=click.Choice(["A4", "Letter"]), default="A4", show_default=True)
 @click.option("--force", is_flag=True, help="Overwrite existing reports of the same name.")
 @click.pass_context
-def render(ctx, result_json, out_dir, formats, templates_dir, lang, page_size, force):
+def render(ctx: click.Context, result_json: Path, out_dir: Path, formats: str, templates_dir: Path | None, lang: str,
+           page_size: str, force: bool) -> None:
     """Re-render a saved result (procure.quote/v2 JSON, or v1) without recomputing."""
 
-    def action(state: State):
+    def action(state: State) -> None:
         from procure import api
 
         _warn_fonts(state, lang, formats)
@@ -380,10 +402,10 @@ def render(ctx, result_json, out_dir, formats, templates_dir, lang, page_size, f
 @click.argument("new", type=click.Path(path_type=Path))
 @FORMAT_JSON
 @click.pass_context
-def diff(ctx, old, new, fmt):
+def diff(ctx: click.Context, old: Path, new: Path, fmt: str) -> None:
     """What changed between two rounds of bids (two saved quote JSON files)."""
 
-    def action(state: State):
+    def action(state: State) -> None:
         from procure import api
 
         result = api.diff(old, new)
@@ -411,11 +433,12 @@ def diff(ctx, old, new, fmt):
 @click.option("--page-size", type=click.Choice(["A4", "Letter"]), default="A4", show_default=True)
 @click.option("--force", is_flag=True, help="Overwrite existing reports of the same name.")
 @click.pass_context
-def sweep(ctx, sweep_file, out_dir, formats, fmt, scheduler, workers, fresh, emit_point, page_size, force):
+def sweep(ctx: click.Context, sweep_file: Path, out_dir: Path, formats: str, fmt: str, scheduler: str | None,
+          workers: int | None, fresh: bool, emit_point: str | None, page_size: str, force: bool) -> None:
     """Before the RFQ: the cost/time frontier across accelerators, GPU counts and price terms,
     and what to ask for."""
 
-    def action(state: State):
+    def action(state: State) -> None:
         from procure import api
 
         if emit_point:
@@ -423,7 +446,7 @@ def sweep(ctx, sweep_file, out_dir, formats, fmt, scheduler, workers, fresh, emi
             return
         progress, update = _progress(state, "sweeping")
         try:
-            with progress or _null():
+            with progress or nullcontext():
                 result = api.sweep(sweep_file, out_dir, _split(formats), scheduler=scheduler, workers=workers,
                                    fresh=fresh, force=force, page_size=page_size, progress=update)
         except KeyboardInterrupt:
@@ -450,15 +473,17 @@ def sweep(ctx, sweep_file, out_dir, formats, fmt, scheduler, workers, fresh, emi
 
 @main.command(context_settings=CONTEXT)
 @click.argument("shell", type=click.Choice(["bash", "zsh", "fish"]))
-def completion(shell):
+def completion(shell: str) -> None:
     """Print the shell completion script (e.g. `eval "$(procure completion bash)"`)."""
     from click.shell_completion import get_completion_class
 
     cls = get_completion_class(shell)
+    if cls is None:   # click.Choice lets through only the shells click completes
+        raise click.BadParameter(f"no completion for {shell}")
     click.echo(cls(main, {}, "procure", "_PROCURE_COMPLETE").source())
 
 
-def _wrote(state: State, paths) -> None:
+def _wrote(state: State, paths: Sequence[Path]) -> None:
     """One "wrote PATH" line per report, the path whole (scripts read these lines)."""
     for path in paths:
         _echo(f"wrote {path}")
@@ -477,14 +502,6 @@ def _warn_fonts(state: State, lang: str, formats: str) -> None:
 
 def _split(text: str) -> list[str]:
     return [part.strip() for part in (text or "").split(",") if part.strip()]
-
-
-class _null:
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        return False
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -4,11 +4,22 @@ a width, input text cleaned and never read as markup) is ``procure.report.termin
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from procure.report.formatting import Formatter
 from procure.report.terminal import Column, print_line, print_pairs, print_stacked, print_table, text
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from procure.catalog.views import EntryList, Shown
+    from procure.compare_rounds import Change, Diff
+
+# The JSON-ready result of a command (procure.estimate/v1, a backtest, procure.ingest/v1): its
+# schema names the keys.
+Result = Mapping[str, Any]
 
 EN = Formatter("en", "USD")
 NOT_PUBLISHED = "not published"
@@ -57,7 +68,7 @@ def _name(path: Any) -> str:
 TERM_COLUMNS = [Column("term", justify="left"), Column("seconds"), Column("share")]
 
 
-def render_estimate(result: dict, console) -> None:
+def render_estimate(result: Result, console: Console) -> None:
     for bid in result["bids"]:
         head = text((str(bid["id"]), "bold"), f": {EN.integer(bid['gpus'])} × {bid['accelerator']} on {bid['network']}")
         if not bid.get("feasible"):
@@ -74,7 +85,7 @@ def render_estimate(result: dict, console) -> None:
         print_line(console, _search_line(bid.get("search")), indent=2)
 
 
-def _search_line(search: dict | None) -> str:
+def _search_line(search: Result | None) -> str:
     if not search or search.get("plans_evaluated") is None:
         return "plan given in the bid (no search)"
     line = f"searched {EN.integer(search['plans_evaluated'])} plans ({EN.integer(search.get('feasible'))} feasible)"
@@ -83,7 +94,7 @@ def _search_line(search: dict | None) -> str:
 
 # ---------------------------------------------------------------- backtest
 
-def render_backtest(result: dict, console) -> None:
+def render_backtest(result: Result, console: Console) -> None:
     columns = [Column("run", justify="left"), Column("predicted s"), Column("measured s"), Column("error"),
                Column("note", justify="left", wrap=True)]
     rows = [[run["id"], _seconds(run.get("predicted_step_time_s")), _seconds(run.get("measured_step_time_s")),
@@ -116,7 +127,7 @@ INGEST_COLUMNS = [Column("source", justify="left"), Column("format", justify="le
                   Column("max s"), Column("cv")]
 
 
-def render_ingest(result: dict, console) -> None:
+def render_ingest(result: Result, console: Console) -> None:
     rows = []
     for src in result["sources"]:
         st = src.get("step_time_s") or {}
@@ -160,7 +171,7 @@ LIST_COLUMNS = {
 FREE_TEXT = ("name", "vendor", "provider")
 
 
-def render_catalog(result: dict, console) -> None:
+def render_catalog(result: EntryList | Shown, console: Console) -> None:
     if "entry" in result:
         _render_entry(result, console)
         return
@@ -176,9 +187,9 @@ def render_catalog(result: dict, console) -> None:
 SECTIONS = ("sourced", "notes", "lines")
 
 
-def _render_entry(result: dict, console) -> None:
+def _render_entry(result: Shown, console: Console) -> None:
     entry = result["entry"]
-    head = [(f"{result['kind']} ", "dim"), (str(entry.get("id")), "bold")]
+    head: list[str | tuple[str, str]] = [(f"{result['kind']} ", "dim"), (str(entry.get("id")), "bold")]
     if entry.get("name") and entry.get("name") != entry.get("id"):
         head.append(f" — {entry['name']}")
     print_line(console, *head)
@@ -212,7 +223,7 @@ LINE_KEYS = ("accelerator", "term", "price_per_gpu_hour", "min_commit_months", "
 MONEY_KEYS = ("price_per_gpu_hour", "capex_per_gpu", "network_capex_per_gpu", "support_per_gpu_year")
 
 
-def _render_lines(lines: list[dict], console, currency: str) -> None:
+def _render_lines(lines: list[Result], console: Console, currency: str) -> None:
     keys = [k for k in LINE_KEYS if any(line.get(k) is not None for line in lines)]
     keys += sorted({k for line in lines for k, v in line.items()
                     if k not in keys and k not in SECTIONS and v is not None and not isinstance(v, (dict, list))})
@@ -224,7 +235,7 @@ def _render_lines(lines: list[dict], console, currency: str) -> None:
         _render_sourced(line.get("sourced") or {}, console, f"source of {line.get('accelerator')} {line.get('term')}")
 
 
-def _render_sourced(sourced: dict, console, label: str) -> None:
+def _render_sourced(sourced: Result, console: Console, label: str) -> None:
     items = sourced.get("source") or []
     verified = ("verified", "green") if sourced.get("verified") else ("not verified", "yellow")
     print_line(console, (f"{label} ", "dim"), f"(as of {sourced.get('as_of') or EN.na}; ", verified, "):")
@@ -237,7 +248,7 @@ def _render_sourced(sourced: dict, console, label: str) -> None:
 DIFF_COLUMNS = ("bid", "old", "new", "change")
 
 
-def render_diff(result: dict, console) -> None:
+def render_diff(result: Diff, console: Console) -> None:
     """Input changes beside the result changes they caused; money in the report's format."""
     old, new = result["old"], result["new"]
     f = Formatter("en", str(new.get("currency") or old.get("currency") or "USD"))
@@ -268,18 +279,20 @@ def render_diff(result: dict, console) -> None:
                         f"{' > '.join(r['new'])}" + ("  (new winner)" if r["winner_changed"] else ""))
 
 
-def _diff_values(change: dict, f: Formatter) -> list[str]:
+def _diff_values(change: Change, f: Formatter) -> list[str]:
     kind = change["kind"]
-    currency = change.get("currency") or {}
-    old, new = (_diff_value(kind, change[side], f, currency.get(side)) for side in ("old", "new"))
-    if change.get("delta") is None:
+    currency = change.get("currency")
+    old = _diff_value(kind, change["old"], f, currency["old"] if currency else None)
+    new = _diff_value(kind, change["new"], f, currency["new"] if currency else None)
+    delta, relative = change["delta"], change["relative"]
+    if delta is None:
         return [old, new, ""]
     if change["field"] == "rank":
-        return [old, new, f"{int(change['delta']):+d}".replace("-", "−")]
-    return [old, new, _signed(change["relative"]).replace("-", "−") if change.get("relative") is not None else ""]
+        return [old, new, f"{int(delta):+d}".replace("-", "−")]
+    return [old, new, _signed(relative).replace("-", "−") if relative is not None else ""]
 
 
-def _diff_value(kind: str, value: Any, f: Formatter, currency: str | None) -> str:
+def _diff_value(kind: str, value: object, f: Formatter, currency: str | None) -> str:
     if value is None:
         return f.na
     if kind == "money":

@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 import math
 from decimal import Decimal
+from typing import Any, TypedDict
 
 from procure.economics.bid import BidEconomics, evaluate_core
 from procure.economics.cost import BASES, DEFAULT_BASIS, check_basis
@@ -22,24 +23,44 @@ from procure.economics.uncertainty import band
 
 INFINITY = float("inf")
 
+Rankings = dict[str, tuple[str, ...]]   # cost basis -> bid ids, best first
+RankKey = tuple[int, Decimal, float, int]
+
+
+class Recommendation(TypedDict):
+    bid: str | None    # None when no bid can be costed
+    text: str
+
+
+class SensitivityTested(TypedDict):
+    factors: list[str]
+    changes: list[float]
+    method: str
+
+
+class SensitivitySummary(TypedDict):
+    winner: str | None
+    winner_changes_under: list[str]   # one sentence per change that moves the winner
+    tested: SensitivityTested
+
 
 @dataclass(frozen=True)
 class Comparison:
     bids: tuple[BidEconomics, ...]          # input order, rank and sensitivity set
     ranking: tuple[str, ...]                # bid ids, best first, on ``basis``
-    recommendation: dict
-    sensitivity_summary: dict
+    recommendation: Recommendation
+    sensitivity_summary: SensitivitySummary
     basis: str = DEFAULT_BASIS              # the cost basis that ranks
-    rankings: dict = field(default_factory=dict)   # basis -> bid ids, best first
+    rankings: Rankings = field(default_factory=dict)
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return {"bids": [bid.to_dict() for bid in self.bids], "ranking": list(self.ranking),
                 "recommendation": dict(self.recommendation),
                 "sensitivity_summary": dict(self.sensitivity_summary), "cost_basis": self.basis,
                 "rankings": {k: list(v) for k, v in self.rankings.items()}}
 
 
-def rank_key(econ: BidEconomics, index: int, basis: str | None = None) -> tuple:
+def rank_key(econ: BidEconomics, index: int, basis: str | None = None) -> RankKey:
     """Cheapest per million tokens first (time value included when given), ties by time to
     finish; bids without a cost last, by time."""
     days = INFINITY if econ.days_to_finish is None else econ.days_to_finish
@@ -91,7 +112,7 @@ def _other_basis_row(index: int, base: list[BidEconomics], basis: str,
                            winner(base, ranked) != base_winner, setting=other),)
 
 
-def summarise_sensitivity(bids: tuple[BidEconomics, ...], ranked: list[int]) -> dict:
+def summarise_sensitivity(bids: tuple[BidEconomics, ...], ranked: list[int]) -> SensitivitySummary:
     top = winner(list(bids), ranked)
     flips: list[str] = []
     for bid in bids:
@@ -148,14 +169,23 @@ def _money(value: Decimal, currency: str) -> str:
     return f"{value:.4f} {currency} per million tokens"
 
 
+def _cost(bid: BidEconomics) -> Decimal:
+    """The cost per million tokens of a bid chosen among those that have one."""
+    if bid.cost_per_million_tokens is None:
+        raise ValueError(f"bid {bid.id} has no cost")
+    return bid.cost_per_million_tokens
+
+
 def _pick(bids: tuple[BidEconomics, ...], ranked: list[int]) -> int | None:
     """The cheapest bid that meets the deadline; else the cheapest bid with a cost."""
     costed = [i for i in ranked if bids[i].has_cost]
     on_time = [i for i in costed if "misses-deadline" not in bids[i].flag_codes]
-    return (on_time or costed or [None])[0]
+    candidates = on_time or costed
+    return candidates[0] if candidates else None
 
 
-def _deadline_sentence(bids, ranked, pick: int, deadline: float | None) -> str:
+def _deadline_sentence(bids: tuple[BidEconomics, ...], ranked: list[int], pick: int,
+                       deadline: float | None) -> str:
     chosen = bids[pick]
     if deadline is None:
         return ""
@@ -165,23 +195,23 @@ def _deadline_sentence(bids, ranked, pick: int, deadline: float | None) -> str:
     text = f"It finishes within the {deadline:g}-day deadline."
     if cheapest != pick:
         other = bids[cheapest]
-        price = _money(other.cost_per_million_tokens, other.currency)
+        price = _money(_cost(other), other.currency)
         text += (f" The cheapest bid, {other.id} ({price}), misses it, finishing on day "
                  f"{other.days_to_finish:.1f}.")
     return text
 
 
-def _runner_up_sentence(bids, ranked, pick: int) -> str:
+def _runner_up_sentence(bids: tuple[BidEconomics, ...], ranked: list[int], pick: int) -> str:
     chosen = bids[pick]
     others = [i for i in ranked if i != pick and bids[i].has_cost]
     if not others:
         return "It is the only bid with a cost."
     runner = bids[others[0]]
-    gap = (runner.cost_per_million_tokens / chosen.cost_per_million_tokens - 1) * 100
+    gap = (_cost(runner) / _cost(chosen) - 1) * 100
     word = "more" if gap >= 0 else "less"
     late = " (missing the deadline)" if "misses-deadline" in runner.flag_codes else ""
     return (f"The runner-up, {runner.id}, costs "
-            f"{_money(runner.cost_per_million_tokens, runner.currency)} "
+            f"{_money(_cost(runner), runner.currency)} "
             f"({abs(gap):.1f}% {word}) and takes {runner.time_to_train_days:.1f} days{late}.")
 
 
@@ -197,7 +227,7 @@ def _flags_sentence(chosen: BidEconomics) -> str:
     return text
 
 
-def _sensitivity_sentence(summary: dict, limit: int = 4) -> str:
+def _sensitivity_sentence(summary: SensitivitySummary, limit: int = 4) -> str:
     flips = summary["winner_changes_under"]
     if not flips:
         return ("No single ±10% or ±20% change in price, model efficiency, failure rate, power "
@@ -222,7 +252,7 @@ BASIS_WORDS = {"run": "the run basis (what this job consumes)",
                "commitment": "the commitment basis (the cash signed for)"}
 
 
-def _basis_sentence(bids: tuple[BidEconomics, ...], basis: str, rankings: dict) -> str:
+def _basis_sentence(bids: tuple[BidEconomics, ...], basis: str, rankings: Rankings) -> str:
     other = next(b for b in BASES if b != basis)
     order_other = [i for i in rankings.get(other, ()) if any(b.id == i and b.has_cost for b in bids)]
     text = f"Ranked on {BASIS_WORDS[basis]}."
@@ -242,7 +272,7 @@ def _uncosted_codes(bid: BidEconomics) -> list[str]:
     return [code for code in bid.flag_codes if code in ("infeasible", "price-missing")]
 
 
-def _uncosted_sentence(bids, ranked) -> str:
+def _uncosted_sentence(bids: tuple[BidEconomics, ...], ranked: list[int]) -> str:
     uncosted = [bids[i] for i in ranked if not bids[i].has_cost]
     if not uncosted:
         return ""
@@ -250,8 +280,8 @@ def _uncosted_sentence(bids, ranked) -> str:
     return f"Not costed: {named}."
 
 
-def recommend(bids: tuple[BidEconomics, ...], ranked: list[int], summary: dict,
-              basis: str = DEFAULT_BASIS, rankings: dict | None = None) -> dict:
+def recommend(bids: tuple[BidEconomics, ...], ranked: list[int], summary: SensitivitySummary,
+              basis: str = DEFAULT_BASIS, rankings: Rankings | None = None) -> Recommendation:
     """One paragraph from the figures: basis, winner, runner-up gap, deadline, capex, flags,
     band, sensitivity."""
     if not bids:
@@ -262,7 +292,7 @@ def recommend(bids: tuple[BidEconomics, ...], ranked: list[int], summary: dict,
     chosen = bids[pick]
     parts = [
         f"Recommend {chosen.id} ({chosen.vendor}) at "
-        f"{_money(chosen.cost_per_million_tokens, chosen.currency)} and "
+        f"{_money(_cost(chosen), chosen.currency)} and "
         f"{chosen.time_to_train_days:.1f} days to train.",
         _deadline_sentence(bids, ranked, pick, chosen.deadline_days),
         _runner_up_sentence(bids, ranked, pick), _capex_sentence(chosen),

@@ -9,12 +9,65 @@ a renderer how to format it (money in the report's format, seconds, days, a perc
 from __future__ import annotations
 
 from decimal import Decimal
-from typing import Any, Callable
+from typing import Any, Callable, NotRequired, TypedDict
 
 SCHEMA = "procure.diff/v2"
 
+Doc = dict[str, Any]   # a procure.quote/v2 document (or a part of one) as plain data
 # (field path in a bid, label, kind); kind "money" is in the bid's currency, "book_money" in its price book's
-BID_INPUTS = (
+FieldSpec = tuple[tuple[str, ...], str, str]
+
+
+class CurrencyPair(TypedDict):
+    old: str | None
+    new: str | None
+
+
+class Change(TypedDict):
+    field: str
+    label: str
+    kind: str                  # how to format old and new: text, count, seconds, days, percent, number, money...
+    old: object                # as saved (money stays Decimal)
+    new: object
+    delta: Decimal | None      # None for text or when a side is missing
+    relative: float | None
+    currency: NotRequired[CurrencyPair]   # money kinds only
+
+
+class BidChanges(TypedDict):
+    id: str
+    inputs: list[Change]
+    results: list[Change]
+    flags_added: list[str]
+    flags_removed: list[str]
+
+
+class Side(TypedDict):
+    file: str | None
+    title: object
+    as_of: object
+    currency: object
+
+
+class RankingChange(TypedDict):
+    old: list[str]
+    new: list[str]
+    changed: bool
+    winner_changed: bool
+
+
+class Diff(TypedDict):
+    schema: str
+    old: Side
+    new: Side
+    inputs: list[Change]
+    added: list[str]
+    removed: list[str]
+    changed: list[BidChanges]
+    ranking: RankingChange
+
+
+BID_INPUTS: tuple[FieldSpec, ...] = (
     (("vendor",), "vendor", "text"),
     (("accelerator", "id"), "accelerator", "text"),
     (("gpus",), "GPUs", "count"),
@@ -31,7 +84,7 @@ BID_INPUTS = (
     (("measured", "step_time_s", "mean"), "measured mean step time", "seconds"),
     (("measured", "step_time_s", "p99"), "measured P99 step time", "seconds"),
 )
-BID_RESULTS = (
+BID_RESULTS: tuple[FieldSpec, ...] = (
     (("rank",), "rank", "count"),
     (("step_time_s",), "step time", "seconds"),
     (("time_to_train_days",), "time to train", "days"),
@@ -39,7 +92,7 @@ BID_RESULTS = (
     (("cost_per_million_tokens",), "cost per million tokens", "rate"),
     (("mfu",), "MFU", "percent"),
 )
-WORKLOAD_INPUTS = (
+WORKLOAD_INPUTS: tuple[FieldSpec, ...] = (
     (("model", "id"), "model", "text"),
     (("seq_len",), "sequence length", "count"),
     (("global_batch_tokens",), "global batch (tokens)", "count"),
@@ -49,7 +102,7 @@ WORKLOAD_INPUTS = (
 )
 
 
-def _get(data: Any, path: tuple[str, ...]) -> Any:
+def _get(data: object, path: tuple[str, ...]) -> Any:
     for key in path:
         if not isinstance(data, dict):
             return None
@@ -57,7 +110,7 @@ def _get(data: Any, path: tuple[str, ...]) -> Any:
     return data
 
 
-def _num(value: Any) -> Decimal | None:
+def _num(value: object) -> Decimal | None:
     if value is None or isinstance(value, bool):
         return None
     if isinstance(value, Decimal):
@@ -67,38 +120,42 @@ def _num(value: Any) -> Decimal | None:
     return None
 
 
-def _change(field: str, label: str, kind: str, old: Any, new: Any, currency: tuple[str | None, str | None]) -> dict:
+def _change(field: str, label: str, kind: str, old: object, new: object,
+            currency: tuple[str | None, str | None]) -> Change:
     o, n = _num(old), _num(new)
     delta = None if o is None or n is None or kind == "text" else n - o
-    relative = None if delta is None or o == 0 else float(delta / o)
-    out = {"field": field, "label": label, "kind": kind, "old": old, "new": new, "delta": delta, "relative": relative}
+    relative = None if delta is None or o is None or o == 0 else float(delta / o)
+    out: Change = {"field": field, "label": label, "kind": kind, "old": old, "new": new, "delta": delta,
+                   "relative": relative}
     if kind in ("money", "rate", "book_money"):
         out["currency"] = {"old": currency[0], "new": currency[1]}
     return out
 
 
-def _same(a: Any, b: Any) -> bool:
+def _same(a: object, b: object) -> bool:
     """Equal values; numbers by value (a saved float and the Decimal it was written from are equal)."""
     na, nb = _num(a), _num(b)
     return na == nb if na is not None and nb is not None else a == b
 
 
-def _compare(old: dict, new: dict, spec: tuple, currency: Callable[[dict, str], str | None]) -> list[dict]:
+def _compare(old: Doc, new: Doc, spec: tuple[FieldSpec, ...], currency: Callable[[Doc, str], str | None],
+             prefix: str = "") -> list[Change]:
     changes = []
     for path, label, kind in spec:
         a, b = _get(old, path), _get(new, path)
         if not _same(a, b):
-            changes.append(_change(".".join(path), label, kind, a, b, (currency(old, kind), currency(new, kind))))
+            changes.append(_change(prefix + ".".join(path), label, kind, a, b,
+                                   (currency(old, kind), currency(new, kind))))
     return changes
 
 
-def _bid_currency(bid: dict, kind: str) -> str | None:
+def _bid_currency(bid: Doc, kind: str) -> str | None:
     if kind == "book_money":
         return _get(bid, ("pricing", "book_currency")) or bid.get("currency")
     return bid.get("currency")
 
 
-def _assumptions(old: dict, new: dict) -> list[dict]:
+def _assumptions(old: Doc, new: Doc) -> list[Change]:
     a = {str(x.get("key")): x for x in old.get("assumptions") or []}
     b = {str(x.get("key")): x for x in new.get("assumptions") or []}
     out = []
@@ -110,14 +167,14 @@ def _assumptions(old: dict, new: dict) -> list[dict]:
     return out
 
 
-def _flags(bid: dict) -> list[str]:
+def _flags(bid: Doc) -> list[str]:
     return sorted(str(f.get("code")) for f in bid.get("flags") or [])
 
 
-def diff_documents(old: dict, new: dict, old_file: str | None = None, new_file: str | None = None) -> dict:
+def diff_documents(old: Doc, new: Doc, old_file: str | None = None, new_file: str | None = None) -> Diff:
     old_bids = {b["id"]: b for b in old.get("bids", [])}
     new_bids = {b["id"]: b for b in new.get("bids", [])}
-    changed = []
+    changed: list[BidChanges] = []
     for bid_id in [b for b in new_bids if b in old_bids]:
         a, b = old_bids[bid_id], new_bids[bid_id]
         inputs = _compare(a, b, BID_INPUTS, _bid_currency)
@@ -127,13 +184,14 @@ def diff_documents(old: dict, new: dict, old_file: str | None = None, new_file: 
             changed.append({"id": bid_id, "inputs": inputs, "results": results,
                             "flags_added": sorted(set(flags_b) - set(flags_a)),
                             "flags_removed": sorted(set(flags_a) - set(flags_b))})
-    workload = _compare(old.get("workload") or {}, new.get("workload") or {}, WORKLOAD_INPUTS, lambda d, k: None)
+    workload = _compare(old.get("workload") or {}, new.get("workload") or {}, WORKLOAD_INPUTS, lambda d, k: None,
+                        prefix="workload.")
     old_rank, new_rank = list(old.get("ranking", [])), list(new.get("ranking", []))
     return {
         "schema": SCHEMA,
         "old": _side(old, old_file),
         "new": _side(new, new_file),
-        "inputs": [dict(c, field=f"workload.{c['field']}") for c in workload] + _assumptions(old, new),
+        "inputs": workload + _assumptions(old, new),
         "added": sorted(set(new_bids) - set(old_bids)),
         "removed": sorted(set(old_bids) - set(new_bids)),
         "changed": changed,
@@ -142,5 +200,5 @@ def diff_documents(old: dict, new: dict, old_file: str | None = None, new_file: 
     }
 
 
-def _side(doc: dict, file: str | None) -> dict:
+def _side(doc: Doc, file: str | None) -> Side:
     return {"file": file, "title": doc.get("title"), "as_of": doc.get("as_of"), "currency": doc.get("currency")}

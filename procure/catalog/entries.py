@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import date
+from decimal import Decimal
 from typing import Literal, Optional, Union
 
 from pydantic import Field, ValidationInfo, field_validator
@@ -75,7 +76,7 @@ class SourcedEntry(Strict):
 
     @field_validator("source")
     @classmethod
-    def _non_empty(cls, value):
+    def _non_empty(cls, value: SourceList) -> SourceList:
         items = [value] if isinstance(value, str) else value
         if not items or not all(str(s).strip() for s in items):
             raise ValueError("every catalog entry needs a non-empty source")
@@ -143,9 +144,9 @@ class SystemEntry(SourcedEntry):
 
 
 class AddersEntry(Strict):
-    storage_per_gpu_hour: Money = 0
-    network_per_gpu_hour: Money = 0
-    support_fraction: Money = 0
+    storage_per_gpu_hour: Money = Decimal(0)
+    network_per_gpu_hour: Money = Decimal(0)
+    support_fraction: Money = Decimal(0)
 
 
 class FacilityEntry(Strict):

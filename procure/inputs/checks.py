@@ -9,8 +9,10 @@ flag and stays in the comparison.
 
 from __future__ import annotations
 
+import math
 import os
 import stat
+from collections.abc import Mapping
 from datetime import date, datetime
 from pathlib import Path
 from typing import Any
@@ -21,16 +23,18 @@ from procure.sources.files import kind_of, walk_files, within
 from procure.sources.suggest import suggest
 from procure.sources.yamlpos import YamlDocument
 
+Raw = Mapping[str, object]   # a mapping of cluster.yaml as read, before (or despite) the schema
 
-def _str(value) -> str | None:
+
+def _str(value: object) -> str | None:
     return value if isinstance(value, str) and value else None
 
 
-def _int(value) -> int | None:
+def _int(value: object) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
-def check_workload(data: dict, doc: YamlDocument, cat: Catalog, out: list[Diagnostic]) -> None:
+def check_workload(data: Raw, doc: YamlDocument, cat: Catalog, out: list[Diagnostic]) -> None:
     workload = data.get("workload")
     model = _str(workload.get("model")) if isinstance(workload, dict) else None
     if model is not None and model not in cat.models:
@@ -39,7 +43,7 @@ def check_workload(data: dict, doc: YamlDocument, cat: Catalog, out: list[Diagno
                                   " (or give an inline `architecture:`)"))
 
 
-def check_currency(data: dict, doc: YamlDocument, cat: Catalog, as_of: date | None, out: list[Diagnostic]) -> None:
+def check_currency(data: Raw, doc: YamlDocument, cat: Catalog, as_of: date | None, out: list[Diagnostic]) -> None:
     currency = _str(data.get("currency")) or "USD"
     if currency == "USD" or as_of is None:
         return
@@ -52,7 +56,7 @@ def check_currency(data: dict, doc: YamlDocument, cat: Catalog, as_of: date | No
                                   f"{suggest(currency, fx.rates)}"))
 
 
-def check_hardware(i: int, bid: dict, doc: YamlDocument, cat: Catalog, out: list[Diagnostic]) -> None:
+def check_hardware(i: int, bid: Raw, doc: YamlDocument, cat: Catalog, out: list[Diagnostic]) -> None:
     accel, network = _str(bid.get("accelerator")), _str(bid.get("network"))
     if accel is not None and accel not in cat.accelerators:
         out.append(doc.diagnostic(("bids", i, "accelerator"), "unknown-accelerator",
@@ -66,7 +70,7 @@ def check_hardware(i: int, bid: dict, doc: YamlDocument, cat: Catalog, out: list
                                   f"{network!r} is not in the catalog{cat.did_you_mean('network', network)}"))
 
 
-def check_pricing(i: int, bid: dict, data: dict, doc: YamlDocument, cat: Catalog, as_of: date | None,
+def check_pricing(i: int, bid: Raw, data: Raw, doc: YamlDocument, cat: Catalog, as_of: date | None,
                   out: list[Diagnostic]) -> None:
     pricing = bid.get("pricing")
     if not isinstance(pricing, dict):
@@ -146,13 +150,14 @@ def price_book_folders(doc: YamlDocument, base: Path, allowed: list[Path],
     return folders
 
 
-def check_plan(i: int, bid: dict, doc: YamlDocument, out: list[Diagnostic]) -> None:
+def check_plan(i: int, bid: Raw, doc: YamlDocument, out: list[Diagnostic]) -> None:
     plan, gpus = bid.get("plan"), _int(bid.get("gpus"))
     if not isinstance(plan, dict) or gpus is None or gpus <= 0:
         return
     parts = [_int(plan.get(k)) for k in ("tp", "pp", "dp")] + [_int(plan.get("cp", 1))]
-    if all(p is not None and p > 0 for p in parts):
-        product = parts[0] * parts[1] * parts[2] * parts[3]
+    sizes = [p for p in parts if p is not None and p > 0]
+    if len(sizes) == len(parts):
+        product = math.prod(sizes)
         if product != gpus:
             out.append(doc.diagnostic(("bids", i, "plan"), "plan-mismatch",
                                       f"tp×pp×dp×cp = {product} but the bid has {gpus} GPUs"))
@@ -240,7 +245,7 @@ def expand_measured(texts: list[str], base: Path, allowed: list[Path]) -> tuple[
     return tuple(found)
 
 
-def check_measured(i: int, bid: dict, doc: YamlDocument, base: Path, allowed: list[Path],
+def check_measured(i: int, bid: Raw, doc: YamlDocument, base: Path, allowed: list[Path],
                    out: list[Diagnostic]) -> None:
     measured = bid.get("measured")
     seen: set[str] = set()

@@ -10,23 +10,25 @@ rule that fired (the same text), so each problem is printed once, at the field i
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from datetime import date, datetime
 
 from procure.errors import Diagnostic
 from procure.sources.yamlpos import YamlDocument
 
 CODE = "invalid"   # the schema's code for a failed rule across fields
+Raw = Mapping[str, object]   # a mapping of cluster.yaml as read, before (or despite) the schema
 
 
-def _int(value) -> int | None:
+def _int(value: object) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
-def _given(mapping: dict, key: str) -> bool:
+def _given(mapping: Raw, key: str) -> bool:
     return mapping.get(key) is not None
 
 
-def check_workload(data: dict, doc: YamlDocument, out: list[Diagnostic]) -> None:
+def check_workload(data: Raw, doc: YamlDocument, out: list[Diagnostic]) -> None:
     workload = data.get("workload")
     if not isinstance(workload, dict):
         return
@@ -43,11 +45,11 @@ def check_workload(data: dict, doc: YamlDocument, out: list[Diagnostic]) -> None
                                   f"global_batch_tokens {tokens} is not a multiple of seq_len {seq_len}"))
 
 
-def _terms(pricing: dict, names: tuple[str, ...]) -> str:
+def _terms(pricing: Raw, names: tuple[str, ...]) -> str:
     return ", ".join(f"`{name}`" for name in names if _given(pricing, name))
 
 
-def check_pricing(i: int, bid: dict, doc: YamlDocument, out: list[Diagnostic]) -> None:
+def check_pricing(i: int, bid: Raw, doc: YamlDocument, out: list[Diagnostic]) -> None:
     from procure.inputs.schema import PURCHASE_TERMS, RENTAL_TERMS
 
     pricing = bid.get("pricing")
@@ -83,12 +85,12 @@ def check_pricing(i: int, bid: dict, doc: YamlDocument, out: list[Diagnostic]) -
             rule("give a `price_book` and `term`, or an inline `usd_per_gpu_hour`")
 
 
-def check_dates(data: dict, doc: YamlDocument, out: list[Diagnostic]) -> None:
+def check_dates(data: Raw, doc: YamlDocument, out: list[Diagnostic]) -> None:
     """Dates that must come after as_of, and one way to say when a bid's capacity starts."""
-    as_of = data.get("as_of")
-    as_of = as_of if isinstance(as_of, date) and not isinstance(as_of, datetime) else None
-    workload = data.get("workload") if isinstance(data.get("workload"), dict) else {}
-    deadline = workload.get("deadline")
+    raw_as_of = data.get("as_of")
+    as_of = raw_as_of if isinstance(raw_as_of, date) and not isinstance(raw_as_of, datetime) else None
+    workload = data.get("workload")
+    deadline = workload.get("deadline") if isinstance(workload, dict) else None
     if as_of is not None and isinstance(deadline, date) and deadline <= as_of:
         out.append(doc.diagnostic(("workload", "deadline"), CODE,
                                   f"workload.deadline {deadline} is not after as_of {as_of}"))
@@ -104,7 +106,7 @@ def check_dates(data: dict, doc: YamlDocument, out: list[Diagnostic]) -> None:
                                       f"bid {bid.get('id')!r}: available_from {start} is before as_of {as_of}"))
 
 
-def check_unique_ids(bids: list, doc: YamlDocument, out: list[Diagnostic]) -> None:
+def check_unique_ids(bids: list[object], doc: YamlDocument, out: list[Diagnostic]) -> None:
     first: dict[str, int] = {}
     for i, bid in enumerate(bids):
         bid_id = bid.get("id") if isinstance(bid, dict) else None

@@ -106,6 +106,8 @@ def fx_rate(cat: Catalog, cluster: Cluster, from_ccy: str) -> Decimal:
     if from_ccy == cluster.currency:
         return Decimal(1)
     table = cat.fx_for(cluster.as_of)
+    if table is None:   # checks.check_currency and check_pricing report this before anything resolves
+        raise ValueError(f"no FX table on or before {cluster.as_of} to convert {from_ccy}")
     return fx(table.rates[cluster.currency] / table.rates[from_ccy])
 
 
@@ -137,7 +139,7 @@ def _inline_currency(bid: Bid, book: PriceBook | None) -> str:
 def _price(bid: Bid, cluster: Cluster, cat: Catalog) -> PriceChoice:
     p = bid.pricing
     book = cat.price_books[p.price_book] if p.price_book is not None else None
-    line = book.line(bid.accelerator, p.term) if book is not None else None
+    line = book.line(bid.accelerator, p.term) if book is not None and p.term is not None else None
     missing = None
     if book is not None and line is None:
         missing = (f"price book {book.id} has no {p.term!r} line for {bid.accelerator} "
@@ -151,8 +153,8 @@ def _price(bid: Bid, cluster: Cluster, cat: Catalog) -> PriceChoice:
     for key, label, unit in MONEY_TERMS:
         if key in given:
             value, ccy, origin = given[key], inline_ccy, "cluster.yaml"
-        elif key in from_book:
-            value, ccy, origin = from_book[key], book.currency, f"price book {book.id}"  # type: ignore[union-attr]
+        elif key in from_book and book is not None:
+            value, ccy, origin = from_book[key], book.currency, f"price book {book.id}"
         else:
             continue
         rate = fx_rate(cat, cluster, ccy)
@@ -169,8 +171,8 @@ def _lead_time(bid: Bid, cluster: Cluster, choice: PriceChoice) -> tuple[float |
     given = cluster.lead_time_days(bid)
     if given is not None:
         return given, "available_from" if bid.available_from is not None else "lead_time_days"
-    if choice.line is not None and choice.line.lead_time_days is not None:
-        return choice.line.lead_time_days, f"price book {choice.book.id}"  # type: ignore[union-attr]
+    if choice.book is not None and choice.line is not None and choice.line.lead_time_days is not None:
+        return choice.line.lead_time_days, f"price book {choice.book.id}"
     return None, ""
 
 
@@ -178,7 +180,10 @@ def resolve_bids(cluster: Cluster, cat: Catalog, base: Path, allowed: list[Path]
     resolved = []
     for bid in cluster.bids:
         accel = cat.accelerators[bid.accelerator]
-        network = cat.networks[bid.network or accel.default_network]
+        network_id = bid.network or accel.default_network
+        if network_id is None:   # checks.check_hardware reports a bid with no network and no default
+            raise ValueError(f"bid {bid.id!r} names no network and {accel.id} has no default")
+        network = cat.networks[network_id]
         paths = expand_measured(bid.measured, base, allowed)   # folders as their files, each once
         choice = _price(bid, cluster, cat)
         lead, origin = _lead_time(bid, cluster, choice)
@@ -212,8 +217,9 @@ def price_terms(rb: ResolvedBid, report_currency: str) -> dict[str, Any]:
         if key != "kw_per_gpu":
             terms[key] = value
     terms.update(_power_terms(rb))
-    if choice.kind == "purchase" and choice.line is not None and "capex_per_gpu" not in terms:
-        terms["missing_reason"] = (f"price book {choice.book.id} prices {choice.line.accelerator} "  # type: ignore[union-attr]
+    if choice.kind == "purchase" and choice.book is not None and choice.line is not None \
+            and "capex_per_gpu" not in terms:
+        terms["missing_reason"] = (f"price book {choice.book.id} prices {choice.line.accelerator} "
                                    f"{choice.line.term} without a capex per GPU")
     return terms
 

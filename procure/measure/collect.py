@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Callable
 
@@ -29,7 +30,7 @@ from procure.measure.summarise import SourceSummary, per_step_max, summarise
 Progress = Callable[[int, int], None]
 
 
-def ingest(paths: list[str | Path] | str | Path, fmt: str | None = None,
+def ingest(paths: Sequence[str | Path] | str | Path, fmt: str | None = None,
            scheduler: str | None = None, progress: Progress | None = None,
            limits: readers.Limits = readers.DEFAULT_LIMITS) -> IngestResult:
     """Read step times from files and folders (see the module docstring for the policy).
@@ -60,7 +61,7 @@ def ingest(paths: list[str | Path] | str | Path, fmt: str | None = None,
     return result
 
 
-def _as_list(paths: list[str | Path] | str | Path) -> list[str | Path]:
+def _as_list(paths: Sequence[str | Path] | str | Path) -> list[str | Path]:
     return [paths] if isinstance(paths, (str, Path)) else list(paths)
 
 

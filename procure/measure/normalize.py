@@ -126,11 +126,11 @@ _UNIT_DURATION = re.compile(r"(\d+(?:\.\d+)?)\s*(d|h|m|s|ms)\b")
 _UNIT_SECONDS = {"d": 86400.0, "h": 3600.0, "m": 60.0, "s": 1.0, "ms": 0.001}
 
 
-def parse_clock(text: str) -> float | None:
+def parse_clock(value: object) -> float | None:
     """Seconds from ``H:MM:SS``, ``MM:SS``, ``4 days, 7:14:51`` or ``1h 2m 3s`` forms."""
-    if text is None:
+    if value is None:
         return None
-    text = str(text).strip()
+    text = str(value).strip()   # a record's field: text or a number
     days = 0.0
     m = _DAYS.match(text)
     if m:
@@ -143,14 +143,14 @@ def parse_clock(text: str) -> float | None:
         except ValueError:
             return None
         seconds = 0.0
-        for value in values:
-            seconds = seconds * 60.0 + value
+        for field in values:
+            seconds = seconds * 60.0 + field
         return days * 86400.0 + seconds
     units = _UNIT_DURATION.findall(text)
     if units and _UNIT_DURATION.sub("", text).strip() == "":
         return days * 86400.0 + sum(float(v) * _UNIT_SECONDS[u] for v, u in units)
-    value = parse_number(text)
-    return None if value is None else days * 86400.0 + value
+    number = parse_number(text)
+    return None if number is None else days * 86400.0 + number
 
 
 def parse_timestamp(text: str) -> float | None:

@@ -51,6 +51,12 @@ class TableSchema:
         names = [self.step, self.rank, self.duration, self.start, self.end, self.op]
         return [n for n in names if n]
 
+    def need(self, column: str | None) -> str:
+        """A column this kind of table has (``schema_for`` sets every column its kind reads)."""
+        if column is None:
+            raise ValueError(f"a {self.kind!r} table has no such column")
+        return column
+
 
 def _find(columns: dict[str, str], names: tuple[str, ...]) -> str | None:
     for name in names:
@@ -113,15 +119,15 @@ def step_rank_times_arrow(table: Any, schema: TableSchema) -> tuple[dict[str, np
     step, rank = columns[schema.step], columns[schema.rank]
     valid = pc.and_(_whole(step), _whole(rank))
     if schema.kind == "step":
-        times = _seconds(columns[schema.duration], schema.scale)
+        times = _seconds(columns[schema.need(schema.duration)], schema.scale)
     elif schema.kind == "span":
-        end = pc.cast(columns[schema.end], pa.float64(), safe=False)
-        times = _seconds(pc.subtract(end, pc.cast(columns[schema.start], pa.float64(), safe=False)),
+        end = pc.cast(columns[schema.need(schema.end)], pa.float64(), safe=False)
+        times = _seconds(pc.subtract(end, pc.cast(columns[schema.need(schema.start)], pa.float64(), safe=False)),
                          schema.scale)
     else:
         times = None
-        start = _seconds(columns[schema.start], schema.scale)
-        duration = _seconds(columns[schema.duration], schema.scale)
+        start = _seconds(columns[schema.need(schema.start)], schema.scale)
+        duration = _seconds(columns[schema.need(schema.duration)], schema.scale)
         valid = pc.and_(valid, pc.and_(_within(start, -MAX_STEP_TIME_S),
                                        _within(duration, 0.0)))
     if times is not None:
@@ -178,7 +184,8 @@ def _plain_values(column: Any) -> np.ndarray:
 
 def _whole_np(values: np.ndarray) -> np.ndarray:
     """As ``_whole`` for a float column: finite, whole and below 2**53."""
-    return np.isfinite(values) & (np.floor(values) == values) & (np.abs(values) < float(2**53))
+    whole: np.ndarray = np.isfinite(values) & (np.floor(values) == values) & (np.abs(values) < float(2**53))
+    return whole
 
 
 _NUMERIC_TEXT = r"^[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?$"
@@ -328,8 +335,9 @@ def _op_arrays(table: Any, columns: dict[str, Any], schema: TableSchema, step: A
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    start = pc.multiply(pc.cast(columns[schema.start], pa.float64(), safe=False), _f(schema.scale))
-    duration = pc.multiply(pc.cast(columns[schema.duration], pa.float64(), safe=False), _f(schema.scale))
+    start = pc.multiply(pc.cast(columns[schema.need(schema.start)], pa.float64(), safe=False), _f(schema.scale))
+    duration = pc.multiply(pc.cast(columns[schema.need(schema.duration)], pa.float64(), safe=False),
+                           _f(schema.scale))
     op = _text(table[schema.op])
     is_compute = pc.fill_null(pc.ends_with(op, COMPUTE_SUFFIX), False)
     busy_ns = pc.cast(pc.round(pc.multiply(duration, _f(1e9)), round_mode="half_to_even"),
@@ -450,7 +458,8 @@ def _group_median(values: np.ndarray, starts: np.ndarray, counts: np.ndarray,
     ordered = values[np.lexsort((values, group))]
     lo = starts + (counts - 1) // 2
     hi = starts + counts // 2
-    return (ordered[lo] + ordered[hi]) / 2.0
+    medians: np.ndarray = (ordered[lo] + ordered[hi]) / 2.0
+    return medians
 
 
 def reduce_ranks(rank: np.ndarray, basis_us: np.ndarray) -> dict[str, np.ndarray]:

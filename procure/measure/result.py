@@ -62,12 +62,13 @@ class IngestResult:
         if combined is None:
             return None
         keys = ("mean", "p50", "p95", "p99", "max", "std", "cv", "count", "aggregation")
-        return _rounded({k: combined[k] for k in keys})
+        return _rounded_dict({k: combined[k] for k in keys})
 
     def histogram(self, bins: int = 30) -> dict[str, list[float]] | None:
         """Counts of the combined step-time samples in ``bins`` equal-width bins."""
         pooled = self._pooled()
-        return None if pooled is None else _rounded(stats.histogram(pooled[1].step_time_s, bins))
+        counts = None if pooled is None else stats.histogram(pooled[1].step_time_s, bins)
+        return None if counts is None else _rounded_dict(counts)
 
     def busbw_gbs(self) -> float | None:
         """nccl-tests large-message (>= 1 GiB, else the largest) bus bandwidth, GB/s.
@@ -82,7 +83,7 @@ class IngestResult:
         return _round(float(median(figures))) if figures else None
 
     def to_dict(self) -> dict[str, Any]:
-        return _rounded({
+        return _rounded_dict({
             "schema": SCHEMA,
             "sources": [_source_dict(s) for s in self.sources],
             "combined": self.combined(),
@@ -119,7 +120,12 @@ def _round(value: float) -> float:
     return float(f"{value:.{SIGNIFICANT_DIGITS}g}")
 
 
-def _rounded(obj: Any) -> Any:
+def _rounded_dict(obj: dict[str, Any]) -> dict[str, Any]:
+    """``_rounded`` of a mapping, keeping its type."""
+    return {k: _rounded(v) for k, v in obj.items()}
+
+
+def _rounded(obj: object) -> object:
     """JSON-ready copy: numpy scalars to Python, floats to 9 significant digits."""
     if isinstance(obj, dict):
         return {k: _rounded(v) for k, v in obj.items()}

@@ -14,12 +14,13 @@ MAX_RANK = 2**31 - 1   # ranks and GPU counts beyond this are corrupt fields (th
 MAX_GPUS = 10_000_000  # the schema's bound on a bid's GPUs
 
 
-def _finite(value: object) -> float | None:
-    """``float(value)`` when it is a finite number, else None (never an exception)."""
+def _finite(value: float | None) -> float | None:
+    """``float(value)`` when it is a finite number, else None (never an exception: untyped callers
+    may pass a log's text or a huge integer)."""
     if value is None or isinstance(value, bool):
         return None
     try:
-        number = float(value)  # type: ignore[arg-type]
+        number = float(value)
     except (TypeError, ValueError, OverflowError):
         return None
     return number if math.isfinite(number) else None

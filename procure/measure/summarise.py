@@ -95,6 +95,7 @@ def summarise(parsed: Parsed, path: str) -> SourceSummary:
                             info=dict(parsed.info), rank_samples=samples)
     if duplicates:
         summary.notes.append(f"{duplicates} duplicate (step, rank) samples merged (slowest kept)")
+    red: RankReduction | None
     if parsed.reduction is not None:
         series, red = _table_series(parsed.reduction), parsed.reduction
     else:

@@ -9,7 +9,7 @@ this package stays cheap.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
@@ -18,6 +18,8 @@ from typing import TYPE_CHECKING, Any
 from procure.errors import input_error
 
 if TYPE_CHECKING:
+    from rich.console import Console
+
     from procure.document import QuoteDocument
 
 LANGS = ("en", "zh-TW")
@@ -26,7 +28,7 @@ _SLUG = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
 
 def render(doc: QuoteDocument, formats: list[str], out_dir: Path, slug: str, *, templates_dir: Path | None = None,
            lang: str = "en", page_size: str = "A4", force: bool = False,
-           attachments: list[tuple[str, bytes]] | tuple = ()) -> list[Path]:
+           attachments: list[tuple[str, bytes]] | tuple[tuple[str, bytes], ...] = ()) -> list[Path]:
     """Write ``<out_dir>/<slug>.<format>`` for each format; return the paths written.
 
     Under the output folder's lock: procure's own previous reports are replaced, other files only
@@ -100,7 +102,7 @@ def render_bytes(document: QuoteDocument, formats: list[str], *, templates_dir: 
     return {fmt: RENDERERS[fmt](ctx) for fmt in formats}
 
 
-def render_terminal(doc: dict[str, Any], console, *, lang: str = "en") -> None:
+def render_terminal(doc: dict[str, Any], console: Console, *, lang: str = "en") -> None:
     """The ranked table and the flags explained, printed on a rich Console."""
     from procure.report.text_report import print_terminal
 
@@ -110,8 +112,9 @@ def render_terminal(doc: dict[str, Any], console, *, lang: str = "en") -> None:
 FORMATS = tuple(RENDERERS)
 
 
-def _check_options(formats, slug: str, lang: str, page_size: str, templates_dir) -> list[str]:
-    formats = list(dict.fromkeys(formats))
+def _check_options(requested: Sequence[str], slug: str, lang: str, page_size: str,
+                   templates_dir: Path | None) -> list[str]:
+    formats = list(dict.fromkeys(requested))
     problems = [f"unknown format {f!r}; use one of {', '.join(FORMATS)}" for f in formats if f not in FORMATS]
     if not formats:
         problems.append("no output format requested")

@@ -125,7 +125,7 @@ def hbars(rows: Sequence[BarRow], fmt: Fmt, *, title: str, width: float = 640,
     if reference:
         tops.append(reference[1])
     ticks = nice_ticks(0.0, max(tops) if tops else 1.0)
-    scale = lambda v: x0 + (x1 - x0) * (v / ticks[-1] if ticks[-1] else 0)  # noqa: E731
+    scale: Callable[[float], float] = lambda v: x0 + (x1 - x0) * (v / ticks[-1] if ticks[-1] else 0)  # noqa: E731
     y_bottom = top + row_h * len(rows) + 4
     body = _x_axis(ticks, x0, scale, top, y_bottom, fmt)
     for i, row in enumerate(rows):
@@ -164,9 +164,9 @@ def stacked_bar(segments: Sequence[tuple[str, float]], fmt: Fmt, *, title: str,
     total = sum(v for _, v, _ in parts)
     ticks = nice_ticks(0.0, max(total, marker[1] if marker else 0.0) or 1.0)
     x0, x1, bar_y, bar_h = 10, width - 20, 24, 26
-    scale = lambda v: x0 + (x1 - x0) * v / ticks[-1]  # noqa: E731
+    scale: Callable[[float], float] = lambda v: x0 + (x1 - x0) * v / ticks[-1]  # noqa: E731
     body = _x_axis(ticks, x0, scale, bar_y - 6, bar_y + bar_h + 6, fmt)
-    x = x0
+    x: float = x0
     for _, value, colour in parts:
         w = scale(value) - x0
         body.append(_rect(x, bar_y, w, bar_h, colour, ' stroke="#ffffff" stroke-width="0.6"'))
@@ -189,7 +189,7 @@ def tornado(rows: Sequence[tuple[str, float | None, float | None, str, str]], ba
     values = [v for r in rows for v in (r[1], r[2]) if v is not None] + [base]
     span = max(abs(v - base) for v in values) or abs(base) * 0.1 or 1.0
     lo, hi = base - span * 1.1, base + span * 1.1
-    scale = lambda v: x0 + (x1 - x0) * (v - lo) / (hi - lo)  # noqa: E731
+    scale: Callable[[float], float] = lambda v: x0 + (x1 - x0) * (v - lo) / (hi - lo)  # noqa: E731
     y_bottom = top + row_h * len(rows) + 4
     ticks = [t for t in nice_ticks(lo, hi, 6) if lo <= t <= hi]
     body = []
@@ -233,8 +233,8 @@ def line_chart(points: Sequence[tuple[float, float]], x_fmt: Fmt, y_fmt: Fmt, *,
     ys = [p[1] for p in pts]
     top = max(max(ys), y_floor) if y_floor is not None else max(ys) * 1.05
     ticks = nice_ticks(min(0.0, min(ys)), top if top > 0 else 1.0, 4)
-    sx = lambda v: x0 + (x1 - x0) * (math.log2(v) - min(lx)) / span_x  # noqa: E731
-    sy = lambda v: y0 - (y0 - y1) * (v - ticks[0]) / (ticks[-1] - ticks[0])  # noqa: E731
+    sx: Callable[[float], float] = lambda v: x0 + (x1 - x0) * (math.log2(v) - min(lx)) / span_x  # noqa: E731
+    sy: Callable[[float], float] = lambda v: y0 - (y0 - y1) * (v - ticks[0]) / (ticks[-1] - ticks[0])  # noqa: E731
     body = []
     for t in ticks:
         body.append(_line(x0, sy(t), x1, sy(t), GRID, 0.6))

@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import io
 import logging
+from collections.abc import Callable, Mapping, Sequence
 from datetime import date, datetime, timezone
 from pathlib import Path
+from typing import Any, Protocol
 from urllib.parse import unquote, urlparse
 
 
@@ -19,18 +21,28 @@ class FetchRefused(ValueError):
     """A URL outside the template folder or not a data: URL."""
 
 
-def safe_fetcher_class():
+class Fetcher(Protocol):
+    """A WeasyPrint URL fetcher that records what the document asked for."""
+
+    root: Path
+    requested: list[str]
+
+    def fetch(self, url: str, headers: Mapping[str, str] | None = None) -> Any: ...
+
+
+def safe_fetcher_class() -> Callable[[Path], Fetcher]:
     import weasyprint
 
-    class SafeFetcher(weasyprint.URLFetcher):
+    # weasyprint ships no type information, so its URLFetcher is Any to mypy
+    class SafeFetcher(weasyprint.URLFetcher):  # type: ignore[misc]
         """Serves data: URLs and files under ``root``; refuses everything else."""
 
-        def __init__(self, root: Path, **kwargs):
+        def __init__(self, root: Path, **kwargs: Any):
             super().__init__(allowed_protocols=("data", "file"), **kwargs)
             self.root = Path(root).resolve()
             self.requested: list[str] = []
 
-        def fetch(self, url, headers=None):
+        def fetch(self, url: str, headers: Mapping[str, str] | None = None) -> Any:
             self.requested.append(url)
             scheme = url.split(":", 1)[0].lower()
             if scheme == "data":
@@ -55,7 +67,7 @@ def as_of_datetime(as_of: str) -> datetime:
 
 
 def render_pdf(html: str, *, base_dir: Path, as_of: str,
-               attachments: list[tuple[str, bytes]] | tuple = (), fetcher=None) -> bytes:
+               attachments: Sequence[tuple[str, bytes]] = (), fetcher: Fetcher | None = None) -> bytes:
     import weasyprint
 
     fetcher = fetcher or safe_fetcher_class()(base_dir)
@@ -71,7 +83,8 @@ def render_pdf(html: str, *, base_dir: Path, as_of: str,
     previous = logger.level
     logger.setLevel(logging.ERROR)
     try:
-        return document.write_pdf(attachments=files, pdf_identifier=_identifier(html), uncompressed_pdf=False)
+        pdf: bytes = document.write_pdf(attachments=files, pdf_identifier=_identifier(html), uncompressed_pdf=False)
+        return pdf
     finally:
         logger.setLevel(previous)
 

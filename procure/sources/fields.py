@@ -15,7 +15,7 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_valida
 from procure.sources.yamlpos import DecimalText
 
 
-def _exact_decimal(value):
+def _exact_decimal(value: object) -> object:
     """Money from YAML keeps the text it was written as; never via a binary float."""
     if isinstance(value, DecimalText):
         return Decimal(value.text)
@@ -26,13 +26,13 @@ def _exact_decimal(value):
     return value
 
 
-def _finite(value):
+def _finite(value: object) -> object:
     if isinstance(value, float) and not math.isfinite(value):
         raise ValueError("must be a finite number")
     return value
 
 
-def _date_only(value):
+def _date_only(value: object) -> object:
     """A calendar date (2026-12-01); YAML integers are not dates, though pydantic would take them,
     and a time of day (2026-12-01 10:00:00) is refused rather than silently dropped."""
     if isinstance(value, (int, float)) and not isinstance(value, bool):
@@ -49,7 +49,7 @@ class YamlBool(str):
 _NUMBER_TYPES = (int, float, Decimal)
 
 
-def _numeric_only(annotation) -> bool:
+def _numeric_only(annotation: object) -> bool:
     """True when a field takes numbers (int, float, Decimal, Optional/Annotated of them), not bools."""
     args = typing.get_args(annotation)
     if typing.get_origin(annotation) is typing.Literal:   # zero_stage: 0..3
@@ -73,7 +73,7 @@ class Strict(BaseModel):
 
     @model_validator(mode="before")
     @classmethod
-    def _no_bools_as_numbers(cls, data):
+    def _no_bools_as_numbers(cls, data: object) -> object:
         """`gpus: yes` is YAML's true, and pydantic would count it as 1 GPU: refuse it at its key."""
         if not isinstance(data, dict) or not any(isinstance(v, bool) for v in data.values()):
             return data

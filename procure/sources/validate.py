@@ -3,27 +3,32 @@
 from __future__ import annotations
 
 import typing
+from collections.abc import Iterable, Sequence
+from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
+from pydantic_core import ErrorDetails
 
 from procure.errors import Diagnostic, InputError
 from procure.sources.fields import YamlBool
 from procure.sources.suggest import suggest
-from procure.sources.yamlpos import YamlDocument
+from procure.sources.yamlpos import YamlDocument, YamlPath
+
+ModelT = TypeVar("ModelT", bound=BaseModel)
 
 
-def _unwrap(annotation):
+def _unwrap(annotation: object) -> list[type[BaseModel]]:
     """The pydantic model classes an annotation may hold (through Optional, list, Union)."""
     origin = typing.get_origin(annotation)
     if origin is None:
         return [annotation] if isinstance(annotation, type) and issubclass(annotation, BaseModel) else []
-    models = []
+    models: list[type[BaseModel]] = []
     for arg in typing.get_args(annotation):
         models.extend(_unwrap(arg))
     return models
 
 
-def _model_at(root: type[BaseModel], path: tuple) -> type[BaseModel] | None:
+def _model_at(root: type[BaseModel], path: YamlPath) -> type[BaseModel] | None:
     model = root
     for part in path:
         if isinstance(part, int):
@@ -38,9 +43,9 @@ def _model_at(root: type[BaseModel], path: tuple) -> type[BaseModel] | None:
     return model
 
 
-def _data_path(data, loc: tuple) -> tuple:
+def _data_path(data: object, loc: Sequence[str | int]) -> YamlPath:
     """Keep the parts of a pydantic ``loc`` that are real keys/indexes of the data."""
-    path: list = []
+    path: list[str | int] = []
     node = data
     for part in loc:
         if isinstance(node, dict) and part in node:
@@ -56,7 +61,7 @@ def _data_path(data, loc: tuple) -> tuple:
     return tuple(path)
 
 
-def dotted(path: tuple) -> str:
+def dotted(path: YamlPath) -> str:
     """('bids', 0, 'gpus') -> 'bids[0].gpus'."""
     text = ""
     for part in path:
@@ -73,7 +78,7 @@ PATTERN_WORDS = {
 }
 
 
-def shown(value) -> str:
+def shown(value: object) -> str:
     """``value`` quoted as the user wrote it (repr), cut to MAX_ECHO_CHARS with its full length said."""
     text = repr(value)
     if len(text) <= MAX_ECHO_CHARS:
@@ -83,15 +88,15 @@ def shown(value) -> str:
     return text[:MAX_ECHO_CHARS - 20] + "..." + (f" ({size:,} {unit})" if size is not None else "")
 
 
-def _suggest(value, options) -> str:
+def _suggest(value: object, options: Iterable[str]) -> str:
     return suggest(value, options) if isinstance(value, str) and len(value) <= MAX_ECHO_CHARS else ""
 
 
-def _message(error: dict, path: tuple, root: type[BaseModel], data) -> tuple[str, str, bool]:
+def _message(error: ErrorDetails, path: YamlPath, root: type[BaseModel]) -> tuple[str, str, bool]:
     kind = error["type"]
     name = dotted(path)
     value = error.get("input")
-    ctx = error.get("ctx") or {}
+    ctx: dict[str, Any] = error.get("ctx") or {}
     if kind in ("int_parsing", "float_parsing", "decimal_parsing") and isinstance(value, YamlBool):
         return "bad-type", (f"`{name}` must be a number, got {value} (YAML reads yes/no/on/off as "
                             "true/false)"), False
@@ -115,16 +120,16 @@ def _message(error: dict, path: tuple, root: type[BaseModel], data) -> tuple[str
         return "bad-value", f"`{name}` is {shown(value)}; expected {expected}{_suggest(value, options)}", False
     if kind in ("string_pattern_mismatch",):
         pattern = str(ctx.get("pattern", ""))
-        words = PATTERN_WORDS.get(pattern)
+        meaning = PATTERN_WORDS.get(pattern)
         return "bad-value", (f"`{name}` {shown(value)} does not match the pattern `{pattern}`"
-                             + (f" ({words})" if words else "")), False
+                             + (f" ({meaning})" if meaning else "")), False
     if kind == "value_error":
         return "invalid", f"`{name}`: {error['msg'].removeprefix('Value error, ')}", False
     return kind.replace("_", "-"), f"`{name}`: {error['msg']}", False
 
 
 def diagnostics_from(exc: ValidationError, doc: YamlDocument, root: type[BaseModel]) -> list[Diagnostic]:
-    found: dict[tuple, Diagnostic] = {}
+    found: dict[tuple[YamlPath, str], Diagnostic] = {}
     for error in exc.errors():
         loc = error["loc"]
         if any(isinstance(p, str) and p.startswith("literal[") for p in loc) and \
@@ -134,27 +139,28 @@ def diagnostics_from(exc: ValidationError, doc: YamlDocument, root: type[BaseMod
                 isinstance(_lookup(doc.data, _data_path(doc.data, loc)), str):
             continue   # `plan: aut` failed the mapping branch: the literal branch says it better
         path = _data_path(doc.data, loc)
-        code, message, at_key = _message(error, path, root, doc.data)
+        code, message, at_key = _message(error, path, root)
         diag = doc.diagnostic(path, code, message, at_key=at_key)
         found.setdefault((path, code), diag)
     if not found:   # every error was a union branch we chose to hide: report them all rather than none
         for error in exc.errors():
             path = _data_path(doc.data, error["loc"])
-            code, message, at_key = _message(error, path, root, doc.data)
+            code, message, at_key = _message(error, path, root)
             found.setdefault((path, code), doc.diagnostic(path, code, message, at_key=at_key))
     return list(found.values())
 
 
-def _lookup(data, path: tuple):
+def _lookup(data: object, path: YamlPath) -> object:
+    node: Any = data   # indexed as it comes: any miss (no such key, index, or not a container) is None
     for part in path:
         try:
-            data = data[part]
+            node = node[part]
         except (KeyError, IndexError, TypeError):
             return None
-    return data
+    return node
 
 
-def validate_document(doc: YamlDocument, model: type[BaseModel]):
+def validate_document(doc: YamlDocument, model: type[ModelT]) -> ModelT:
     if not isinstance(doc.data, dict):
         raise InputError(Diagnostic(doc.source, 1, 1, "not-a-mapping",
                                     "the file must be a YAML mapping (key: value pairs)"))

@@ -14,7 +14,9 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from datetime import date
 from pathlib import Path
+from typing import Any, Protocol, Union, cast
 
 import yaml
 
@@ -29,12 +31,39 @@ _Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _NUMBER = re.compile(r"^[-+]?(?:\d[\d_]*(?:\.[\d_]*)?|\.\d[\d_]*)(?:[eE][-+]?\d+)?$")
 _INT = re.compile(r"^[-+]?\d[\d_]*$")
 
+# A path into the data: keys and list indexes, e.g. ('bids', 0, 'gpus'); positions also file each
+# key itself under ('<key>',) + path.
+YamlPath = tuple[Union[str, int], ...]
+# What a document converts to. DecimalText is a float and a datetime a date; None for `~`, for a
+# refused number and for an empty document.
+YamlScalar = Union[str, int, float, bool, date, None]
+YamlValue = Union[YamlScalar, list["YamlValue"], dict[str, "YamlValue"]]
+
+
+class _Mark(Protocol):
+    line: int     # 0-based
+    column: int   # 0-based
+
+
+class _Node(Protocol):
+    """What the converter reads of a PyYAML node (PyYAML ships no type stubs)."""
+
+    tag: str
+    value: Any    # a scalar's text, a sequence's nodes, or a mapping's (key, value) node pairs
+    start_mark: _Mark
+
+
+class _ScalarNode(_Node, Protocol):
+    value: str
+    style: str | None   # None when plain (unquoted): only plain text may be read as a number
+
+
 class DecimalText(float):
     """A float that remembers the exact text it was written as (for Decimal money fields)."""
 
     text: str
 
-    def __new__(cls, text: str):
+    def __new__(cls, text: str) -> DecimalText:
         obj = super().__new__(cls, float(text.replace("_", "")))
         obj.text = text.replace("_", "")
         return obj
@@ -44,9 +73,9 @@ class DecimalText(float):
 class YamlDocument:
     source: str
     data: object
-    positions: dict[tuple, tuple[int, int]] = field(default_factory=dict)
+    positions: dict[YamlPath, tuple[int, int]] = field(default_factory=dict)
 
-    def position(self, path: tuple) -> tuple[int, int]:
+    def position(self, path: YamlPath) -> tuple[int, int]:
         """The position of ``path``, or of its nearest ancestor that has one."""
         path = tuple(path)
         while path:
@@ -55,16 +84,16 @@ class YamlDocument:
             path = path[:-1]
         return self.positions.get((), (1, 1))
 
-    def key_position(self, path: tuple) -> tuple[int, int]:
+    def key_position(self, path: YamlPath) -> tuple[int, int]:
         """The position of the key ``path[-1]`` itself (for unknown or duplicate keys)."""
         return self.positions.get(("<key>",) + tuple(path), self.position(path))
 
-    def diagnostic(self, path: tuple, code: str, message: str, *, at_key: bool = False) -> Diagnostic:
+    def diagnostic(self, path: YamlPath, code: str, message: str, *, at_key: bool = False) -> Diagnostic:
         line, col = self.key_position(path) if at_key else self.position(path)
         return Diagnostic(self.source, line, col, code, message)
 
 
-def _children(node) -> list:
+def _children(node: _Node) -> list[_Node]:
     if isinstance(node, yaml.MappingNode):
         return [part for pair in node.value for part in pair]
     if isinstance(node, yaml.SequenceNode):
@@ -75,18 +104,18 @@ def _children(node) -> list:
 class _Converter:
     def __init__(self, source: str):
         self.source = source
-        self.positions: dict[tuple, tuple[int, int]] = {}
+        self.positions: dict[YamlPath, tuple[int, int]] = {}
         self.diagnostics: list[Diagnostic] = []
         self.visited = 0
         self.collections: set[int] = set()
         self.aliased = False
 
-    def check_expansion(self, root) -> None:
+    def check_expansion(self, root: _Node) -> None:
         """Refuse an alias bomb before expanding it: each node's expanded size, memoised by node
         (an alias is the same node object), so the cost is the document's size, not the bomb's."""
         sizes: dict[int, int] = {}
         open_nodes: set[int] = set()      # expanding now: meeting one again is an alias to itself
-        stack = [(root, False)]
+        stack: list[tuple[_Node, bool]] = [(root, False)]
         while stack:
             node, children_done = stack.pop()
             if id(node) in sizes:
@@ -115,11 +144,11 @@ class _Converter:
                     "refusing to expand it (an alias bomb)")
         return f"the document holds more than {MAX_NODES:,} values; the limit is {MAX_NODES:,}"
 
-    def _diag(self, node, code: str, message: str) -> None:
+    def _diag(self, node: _Node, code: str, message: str) -> None:
         mark = node.start_mark
         self.diagnostics.append(Diagnostic(self.source, mark.line + 1, mark.column + 1, code, message))
 
-    def convert(self, node, path: tuple, depth: int = 0):
+    def convert(self, node: _Node, path: YamlPath, depth: int = 0) -> YamlValue:
         self.visited += 1
         if isinstance(node, yaml.CollectionNode):   # an alias is the same node object met again
             self.aliased = self.aliased or id(node) in self.collections
@@ -135,11 +164,11 @@ class _Converter:
             return self._mapping(node, path, depth)
         if isinstance(node, yaml.SequenceNode):
             return [self.convert(item, path + (i,), depth + 1) for i, item in enumerate(node.value)]
-        return self._scalar(node)
+        return self._scalar(cast(_ScalarNode, node))   # the composer makes no fourth kind of node
 
-    def _mapping(self, node, path: tuple, depth: int) -> dict:
-        result: dict = {}
-        merges: list = []
+    def _mapping(self, node: _Node, path: YamlPath, depth: int) -> dict[str, YamlValue]:
+        result: dict[str, YamlValue] = {}
+        merges: list[YamlValue] = []
         for key_node, value_node in node.value:
             if key_node.tag == "tag:yaml.org,2002:merge":
                 merged = self.convert(value_node, path, depth + 1)
@@ -164,7 +193,7 @@ class _Converter:
                     result.setdefault(k, v)
         return result
 
-    def _scalar(self, node):
+    def _scalar(self, node: _ScalarNode) -> YamlScalar:
         value = node.value
         if node.tag == "tag:yaml.org,2002:str" and not node.style and _NUMBER.match(value):
             return self._number(node, value)
@@ -178,12 +207,13 @@ class _Converter:
             return None
         if node.tag == "tag:yaml.org,2002:timestamp":
             try:
-                return _Loader.construct_yaml_timestamp(_Loader(""), node)
+                stamp: date = _Loader.construct_yaml_timestamp(_Loader(""), node)   # a date or a datetime
+                return stamp
             except (ValueError, OverflowError, TypeError):
                 return value   # e.g. 2026-02-30 or a +99:00 offset: the schema reports it as a bad date
         return value
 
-    def _yaml11_number(self, node):
+    def _yaml11_number(self, node: _ScalarNode) -> int | float | str | None:
         """0x1F, 0b101, 1:30, .inf: YAML 1.1 spellings, converted by PyYAML, bounded like the rest."""
         if len(node.value) > MAX_NUMBER_CHARS:
             # refused before converting: PyYAML's base-60 (1:59:59:...) conversion is quadratic
@@ -192,7 +222,7 @@ class _Converter:
             return None
         construct = (_Loader.construct_yaml_int if node.tag.endswith(":int") else _Loader.construct_yaml_float)
         try:
-            number = construct(_Loader(""), node)
+            number: int | float = construct(_Loader(""), node)
         except (ValueError, TypeError, OverflowError):
             return node.value
         if isinstance(number, int) and abs(number) > 10**MAX_NUMBER_DIGITS:
@@ -200,7 +230,7 @@ class _Converter:
             return None
         return number
 
-    def _number(self, node, text: str):
+    def _number(self, node: _ScalarNode, text: str) -> int | DecimalText | None:
         digits = sum(ch.isdigit() for ch in text)
         if digits > MAX_NUMBER_DIGITS:
             self._diag(node, "bad-number", f"number with {digits} digits is too large")
@@ -260,7 +290,7 @@ def read_yaml(path: Path | str, source: str | None = None, limit: int = MAX_INPU
     return parse_yaml_text(decode_utf8(read_bytes_limited(path, source, limit), source), source)
 
 
-def plain(value):
+def plain(value: YamlValue) -> YamlValue:
     """Strip DecimalText to float (for callers that want plain data, e.g. the backtest)."""
     if isinstance(value, DecimalText):
         return float(value)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from collections.abc import Iterable
 
 from procure.measure.samples import MAX_RANK, Parsed, SampleBuilder
 
@@ -14,7 +15,7 @@ _WORLD = (
 )
 
 
-def first_positive_int(patterns, lines: list[str]) -> int | None:
+def first_positive_int(patterns: Iterable[re.Pattern[str]], lines: list[str]) -> int | None:
     """The first positive integer group 1 of any pattern finds, patterns tried in order."""
     for pattern in patterns:
         for text in lines:
@@ -39,11 +40,12 @@ def interval_from_steps(steps: list[float]) -> int | None:
     return int(value) if float(value).is_integer() and value >= 1 else None
 
 
-def finish(fmt: str, builder: SampleBuilder, covers: float, **kwargs: object) -> Parsed:
+def finish(fmt: str, builder: SampleBuilder, covers: float, *, variant: str | None = None,
+           gpus: int | None = None, notes: list[str] | None = None) -> Parsed:
     """A Parsed whose aggregation follows from how many steps a sample covers."""
     aggregation = "per-step" if covers == 1 else "interval-mean"
-    return Parsed(format=fmt, samples=builder.arrays(), aggregation=aggregation,
-                  **kwargs)  # type: ignore[arg-type]
+    return Parsed(format=fmt, samples=builder.arrays(), aggregation=aggregation, variant=variant, gpus=gpus,
+                  notes=[] if notes is None else notes)
 
 
 def no_steps_note(what: str) -> str:

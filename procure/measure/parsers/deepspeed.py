@@ -77,9 +77,10 @@ def _from_breakdown(texts: list[str]) -> Parsed:
             continue
         timers = fields(text.split("time (ms)", 1)[1])
         parts = [parse_number(timers.get(k)) for k in ("fwd", "bwd", "step")]
+        timings_ms = [p for p in parts if p is not None]
         count += 1
-        if all(p is not None for p in parts):
-            builder.add(sum(parts) / 1000.0, step=step if step is not None else count)  # type: ignore[arg-type]
+        if len(timings_ms) == len(parts):
+            builder.add(sum(timings_ms) / 1000.0, step=step if step is not None else count)
     notes = ["step time = fwd + bwd + step wall-clock timers (excludes data loading and host "
              "time between steps)"] if len(builder) else [
         no_steps_note("no throughput or wall-clock breakdown lines")]

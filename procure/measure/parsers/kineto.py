@@ -165,7 +165,8 @@ def _events(text: str, pos: int, trace: _Trace) -> int:
 
 
 def _skip(text: str, pos: int) -> int:
-    return _SPACE.match(text, pos).end()  # type: ignore[union-attr]
+    m = _SPACE.match(text, pos)   # always matches: the pattern accepts no space at all
+    return m.end() if m else pos
 
 
 def _expect(text: str, pos: int, char: str) -> int:

@@ -41,6 +41,16 @@ class _Block:
     size: float | None
 
 
+@dataclass(frozen=True)
+class _Span:
+    """A block whose stop and size (samples) are known: the only blocks timings are read from."""
+
+    start_ms: float
+    stop_ms: float
+    start_pos: float | None
+    size: float
+
+
 def records(text: str) -> tuple[list[dict[str, Any]], list[dict[str, Any]], int]:
     """(MLLOG records, SYSJSON objects, unparsable MLLOG lines) from a possibly noisy log."""
     out: list[dict[str, Any]] = []
@@ -118,9 +128,10 @@ def _units_per_step(per_step: list[dict[str, Any]], meta: dict[str, Any]) -> flo
     deltas = [b - a for a, b in zip(positions, positions[1:]) if b > a]
     if deltas:
         return float(Counter(deltas).most_common(1)[0][0])
-    gbs = meta.get("gbs")
+    gbs: float | None = meta.get("gbs")   # _metadata keeps numbers as parse_number made them
     if gbs and meta.get("seq") and meta.get("benchmark", "").lower() in TOKEN_BENCHMARKS:
-        return gbs * meta["seq"]
+        tokens: float = gbs * meta["seq"]
+        return tokens
     return gbs
 
 
@@ -149,10 +160,10 @@ def _step_times(recs: list[dict[str, Any]], meta: dict[str, Any]) -> Parsed:
     blocks = _blocks(recs, meta, units)
     intervals = [r for r in throughput if r not in whole]
     for attempt in (_from_block_means, _from_throughput, _from_blocks):
-        parsed = attempt(intervals, blocks, units, meta)
-        if parsed is not None:
-            parsed.notes.extend(_whole_run_notes(whole, units))
-            return parsed
+        found = attempt(intervals, blocks, units, meta)
+        if found is not None:
+            found.notes.extend(_whole_run_notes(whole, units))
+            return found
     return _from_whole_run(whole, units, meta)
 
 
@@ -175,7 +186,7 @@ def _is_whole_run(record: dict[str, Any], count: int) -> bool:
     return isinstance(md.get("step"), list) or "epoch_num" in record["value"] or count == 1
 
 
-def _blocks(recs: list[dict[str, Any]], meta: dict[str, Any], units: float | None) -> list[_Block]:
+def _blocks(recs: list[dict[str, Any]], meta: dict[str, Any], units: float | None) -> list[_Span]:
     blocks: list[_Block] = []
     end_pos = None
     for r in recs:
@@ -197,7 +208,8 @@ def _blocks(recs: list[dict[str, Any]], meta: dict[str, Any], units: float | Non
     _fill_sizes(blocks, end_pos or meta.get("trained_samples") or meta.get("train_samples"))
     if units:  # a block must hold at least one step (BERT blocks count epochs, not samples)
         blocks = [b for b in blocks if b.size is None or b.size >= units]
-    return [b for b in blocks if b.stop_ms is not None and b.size]
+    return [_Span(b.start_ms, b.stop_ms, b.start_pos, b.size)
+            for b in blocks if b.stop_ms is not None and b.size]
 
 
 def _fill_sizes(blocks: list[_Block], end_pos: float | None) -> None:
@@ -209,17 +221,17 @@ def _fill_sizes(blocks: list[_Block], end_pos: float | None) -> None:
             block.size = nxt - block.start_pos
 
 
-def _block_of(record: dict[str, Any], blocks: list[_Block]) -> _Block | None:
+def _block_of(record: dict[str, Any], blocks: list[_Span]) -> _Span | None:
     time_ms = parse_number(record.get("time_ms"))
     if time_ms is None:
         return None
     for block in blocks:
-        if block.start_ms <= time_ms <= (block.stop_ms or 0) + 1000.0:
+        if block.start_ms <= time_ms <= block.stop_ms + 1000.0:
             return block
     return None
 
 
-def _from_block_means(intervals: list[dict[str, Any]], blocks: list[_Block],
+def _from_block_means(intervals: list[dict[str, Any]], blocks: list[_Span],
                       units: float | None, meta: dict[str, Any]) -> Parsed | None:
     means = [r for r in intervals if _step_key(r["value"])]
     if not means or not units:
@@ -237,7 +249,7 @@ def _from_block_means(intervals: list[dict[str, Any]], blocks: list[_Block],
                          "percentiles over block means understate the tail"])
 
 
-def _from_throughput(intervals: list[dict[str, Any]], blocks: list[_Block],
+def _from_throughput(intervals: list[dict[str, Any]], blocks: list[_Span],
                      units: float | None, meta: dict[str, Any]) -> Parsed | None:
     if not intervals or not units:
         return None
@@ -263,7 +275,7 @@ def _from_throughput(intervals: list[dict[str, Any]], blocks: list[_Block],
                          "tail"])
 
 
-def _from_blocks(intervals: list[dict[str, Any]], blocks: list[_Block], units: float | None,
+def _from_blocks(intervals: list[dict[str, Any]], blocks: list[_Span], units: float | None,
                  meta: dict[str, Any]) -> Parsed | None:
     if not blocks or not units:
         return None

@@ -89,7 +89,7 @@ def _at(tokens: list[str], indexes: list[int], which: int) -> float | None:
 
 
 def _row_busbw(row: dict[str, Any]) -> float:
-    both = [v for v in (row["busbw_gbs"], row["busbw_inplace_gbs"]) if v is not None]
+    both: list[float] = [v for v in (row["busbw_gbs"], row["busbw_inplace_gbs"]) if v is not None]
     return sum(both) / len(both)
 
 

@@ -26,18 +26,19 @@ MIN_WINDOW_S = 60.0
 def parse(text: str, name: str = "") -> Parsed:
     rows = split_lines(text)
     texts = [row.text for row in rows]
-    nemo2 = [row for row in rows if _NEMO2.search(row.text)]
+    nemo2 = [(row, m) for row in rows if (m := _NEMO2.search(row.text))]
     if nemo2:
         return _parse_nemo2(nemo2, texts)
     return _parse_bars(rows, texts)
 
 
-def _parse_nemo2(rows: list[Line], texts: list[str]) -> Parsed:
+def _parse_nemo2(rows: list[tuple[Line, re.Match[str]]], texts: list[str]) -> Parsed:
+    """NeMo 2 lines, each with its ``Training epoch E, iteration I/N`` match."""
     builder = SampleBuilder()
     steps: list[float] = []
-    for row in rows:
+    for row, m_iteration in rows:
         m_step, m_time = _GLOBAL_STEP.search(row.text), _TIMING.search(row.text)
-        iteration = float(_NEMO2.search(row.text).group(2))  # type: ignore[union-attr]
+        iteration = float(m_iteration.group(2))
         step = parse_number(m_step.group(1)) if m_step else iteration
         if m_time:
             builder.add(parse_number(m_time.group(1)), step=step)

@@ -59,12 +59,12 @@ def parse_nanochat(text: str, name: str = "") -> Parsed:
 
 
 def parse_internevo(text: str, name: str = "") -> Parsed:
-    rows = [r for r in split_lines(text) if _IE_STEP.search(r.text)]
+    matched = [(r, m) for r in split_lines(text) if (m := _IE_STEP.search(r.text))]
+    rows = [r for r, _ in matched]
     builder = SampleBuilder()
     previous: tuple[int, float] | None = None
-    for row in rows:
-        step = int(_IE_STEP.search(row.text).group(1))  # type: ignore[union-attr]
-        previous = _difference(builder, previous, step, row)
+    for row, m in matched:
+        previous = _difference(builder, previous, int(m.group(1)), row)
     return Parsed(format="internevo", samples=builder.arrays(),
                   aggregation=_aggregation(builder), notes=_internevo_notes(rows, len(builder)))
 

@@ -25,13 +25,14 @@ MAX_GAP_PER_STEP_S = 3600.0
 
 def parse(text: str, name: str = "") -> Parsed:
     rows = split_lines(text)
-    metric_rows = [r for r in rows if _STEP.search(r.text) and "valid" not in r.text.lower()]
+    metrics = [(r, m) for r in rows if (m := _STEP.search(r.text)) and "valid" not in r.text.lower()]
+    metric_rows = [r for r, _ in metrics]
     builder = SampleBuilder()
     previous: dict[int, tuple[int, float]] = {}
-    for row in metric_rows:
+    for row, m in metrics:
         if row.ts_s is None:
             continue
-        step = int(_STEP.search(row.text).group(1))  # type: ignore[union-attr]
+        step = int(m.group(1))
         rank = -1 if row.rank is None else row.rank
         _difference(builder, previous, rank, step, row.ts_s)
     covers = [c for c in builder.covers] or [1.0]

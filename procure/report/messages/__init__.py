@@ -14,7 +14,8 @@ _HERE = Path(__file__).resolve().parent
 def catalog(lang: str) -> dict[str, str]:
     if lang not in LANGUAGES:
         raise ValueError(f"unsupported language {lang!r}; use one of {', '.join(LANGUAGES)}")
-    return json.loads((_HERE / f"{lang}.json").read_text(encoding="utf-8"))
+    table: dict[str, str] = json.loads((_HERE / f"{lang}.json").read_text(encoding="utf-8"))
+    return table
 
 
 class Messages:
