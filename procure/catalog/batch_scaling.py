@@ -33,9 +33,9 @@ FAMILIES = ("dense", "moe")
 
 
 class SourcedValue(Strict):
-    value: Finite
-    source: Union[str, list[str]]
-    notes: str = ""
+    value: Finite = Field(description="The number.")
+    source: Union[str, list[str]] = Field(description="Where it comes from (paper, equation or table); a judgement says so and why.")
+    notes: str = Field("", description="Caveats.")
 
     @property
     def sources(self) -> tuple[str, ...]:
@@ -46,9 +46,9 @@ class Parameters(Strict):
     b_star_tokens: SourcedValue = Field(description="B_star, tokens: the critical batch at a loss of 1 nat.")
     alpha_b: SourcedValue = Field(description="alpha_B: B_crit(L) = B_star / L^(1 / alpha_B).")
     n_c: SourcedValue = Field(description="N_c, non-embedding parameters, of the loss law.")
-    alpha_n: SourcedValue
+    alpha_n: SourcedValue = Field(description="alpha_N of the loss law.")
     d_c_tokens: SourcedValue = Field(description="D_c, tokens, of the loss law.")
-    alpha_d: SourcedValue
+    alpha_d: SourcedValue = Field(description="alpha_D of the loss law; must be below alpha_B.")
     b_star_sigma_log: SourcedValue = Field(description="Spread of ln(B_star) the band draws (lognormal).")
 
     @model_validator(mode="after")
@@ -68,15 +68,15 @@ class Parameters(Strict):
 
 
 class BatchScalingEntry(Strict):
-    schema_: Literal["procure.batch_scaling/v1"] = Field(alias="schema")
-    family: Literal[FAMILIES]   # type: ignore[valid-type]
-    name: str
+    schema_: Literal["procure.batch_scaling/v1"] = Field(alias="schema", description="`procure.batch_scaling/v1`.")
+    family: Literal[FAMILIES] = Field(description="`dense` or `moe`; equals the file name.")   # type: ignore[valid-type]
+    name: str = Field(description="Display name of the family.")
     form: str = Field(description="The law in words and symbols, with the papers it comes from.")
-    parameter_count: Literal["non_embedding", "active_non_embedding"] = "non_embedding"
-    as_of: str
-    verified: bool = True
-    notes: str = ""
-    parameters: Parameters
+    parameter_count: Literal["non_embedding", "active_non_embedding"] = Field("non_embedding", description="Which N the loss law reads: `non_embedding` parameters, or `active_non_embedding` (mixture-of-experts).")
+    as_of: str = Field(description="Date of the sources.")
+    verified: bool = Field(True, description="Whether the values were seen in the cited sources.")
+    notes: str = Field("", description="Caveats: the data the law was fitted on, how far it carries.")
+    parameters: Parameters = Field(description="The law's parameters, each with its own source.")
 
 
 def _law(e: BatchScalingEntry) -> BatchScalingLaw:

@@ -14,16 +14,16 @@ SourceList = Union[str, list[str]]
 
 
 class MoESpec(Strict):
-    experts: int = Field(gt=1, le=4096)
-    top_k: int = Field(ge=1, le=64)
-    expert_ffn_hidden: int = Field(gt=0)
-    shared_experts: int = Field(0, ge=0)
-    shared_expert_ffn_hidden: Optional[int] = Field(None, gt=0)
-    dense_layers: int = Field(0, ge=0)
-    layer_freq: int = Field(1, ge=1, le=64)
-    capacity_factor: Optional[Finite] = Field(None, ge=1.0, le=8.0)
-    groups: Optional[int] = Field(None, ge=1, le=4096)
-    group_topk: Optional[int] = Field(None, ge=1, le=4096)
+    experts: int = Field(gt=1, le=4096, description="Routed experts per MoE layer.")
+    top_k: int = Field(ge=1, le=64, description="Experts each token is routed to.")
+    expert_ffn_hidden: int = Field(gt=0, description="MLP width of one expert.")
+    shared_experts: int = Field(0, ge=0, description="Experts every token passes through, in addition to the routed ones.")
+    shared_expert_ffn_hidden: Optional[int] = Field(None, gt=0, description="Total MLP width of the shared experts, where it differs from shared_experts x expert_ffn_hidden.")
+    dense_layers: int = Field(0, ge=0, description="Leading layers with a dense MLP instead of experts.")
+    layer_freq: int = Field(1, ge=1, le=64, description="Every n-th layer after the dense ones is MoE (Llama 4 Maverick: 2).")
+    capacity_factor: Optional[Finite] = Field(None, ge=1.0, le=8.0, description="Expert capacity as a multiple of the balanced load (tokens over capacity are dropped, experts padded to it); unset means dropless routing.")
+    groups: Optional[int] = Field(None, ge=1, le=4096, description="Expert groups of group-limited routing (DeepSeek-V3: 8).")
+    group_topk: Optional[int] = Field(None, ge=1, le=4096, description="Groups a token's experts may come from (DeepSeek-V3: 4): laid out one per node, the nodes a token crosses to.")
 
     @field_validator("top_k")
     @classmethod
@@ -35,44 +35,44 @@ class MoESpec(Strict):
 
 
 class MLASpec(Strict):
-    q_lora_rank: Optional[int] = Field(None, gt=0)
-    kv_lora_rank: int = Field(gt=0)
-    qk_nope_head_dim: int = Field(gt=0)
-    qk_rope_head_dim: int = Field(gt=0)
-    v_head_dim: int = Field(gt=0)
+    q_lora_rank: Optional[int] = Field(None, gt=0, description="Width of the query latent; unset when queries are projected directly.")
+    kv_lora_rank: int = Field(gt=0, description="Width of the key/value latent.")
+    qk_nope_head_dim: int = Field(gt=0, description="Per-head query/key width without rotary embedding.")
+    qk_rope_head_dim: int = Field(gt=0, description="Per-head rotary query/key width (the key part shared across heads).")
+    v_head_dim: int = Field(gt=0, description="Per-head value width.")
 
 
 class AttentionWindowSpec(Strict):
-    size: int = Field(gt=0, le=100_000_000)
-    global_every: Optional[int] = Field(None, ge=1, le=1000)
-    kind: Literal["sliding", "chunked"] = "sliding"
+    size: int = Field(gt=0, le=100_000_000, description="Keys a query sees (sliding) or the chunk length (chunked).")
+    global_every: Optional[int] = Field(None, ge=1, le=1000, description="Every n-th layer attends to the whole sequence; unset means every layer is local.")
+    kind: Literal["sliding", "chunked"] = Field("sliding", description="`sliding` (GPT-OSS, Mistral) or `chunked` (causal inside fixed chunks: Llama 4).")
 
 
 class ArchitectureSpec(Strict):
     """An inline model architecture (instead of a preset id)."""
 
-    name: str = "custom model"
-    layers: int = Field(gt=0, le=10_000)
-    hidden: int = Field(gt=0, le=1_000_000)
-    heads: int = Field(gt=0, le=10_000)
-    kv_heads: Optional[int] = Field(None, gt=0)
-    head_dim: Optional[int] = Field(None, gt=0, le=4096)
-    ffn_hidden: Optional[int] = Field(None, gt=0)
-    vocab: int = Field(gt=0, le=10_000_000)
-    gated_mlp: bool = False
-    tied_embeddings: bool = False
-    moe: Optional[MoESpec] = None
-    mla: Optional[MLASpec] = None
-    attention_window: Optional[AttentionWindowSpec] = None
-    mtp_layers: int = Field(0, ge=0, le=16)
+    name: str = Field("custom model", description="Display name of the model.")
+    layers: int = Field(gt=0, le=10_000, description="Transformer layers.")
+    hidden: int = Field(gt=0, le=1_000_000, description="Hidden (model) width.")
+    heads: int = Field(gt=0, le=10_000, description="Attention heads.")
+    kv_heads: Optional[int] = Field(None, gt=0, description="Key/value heads (grouped-query attention); unset means `heads` (multi-head attention).")
+    head_dim: Optional[int] = Field(None, gt=0, le=4096, description="Width of one attention head, where the model decouples it from hidden / heads (Qwen3, Gemma); unset means hidden / heads.")
+    ffn_hidden: Optional[int] = Field(None, gt=0, description="Dense MLP width; unset means 4 x hidden, or 8/3 x hidden rounded up to 256 with `gated_mlp`.")
+    vocab: int = Field(gt=0, le=10_000_000, description="Vocabulary size.")
+    gated_mlp: bool = Field(False, description="SwiGLU/GeGLU MLP (three weight matrices instead of two).")
+    tied_embeddings: bool = Field(False, description="Input embedding and output projection share weights.")
+    moe: Optional[MoESpec] = Field(None, description="Mixture-of-experts layers; unset for a dense model.")
+    mla: Optional[MLASpec] = Field(None, description="Multi-head latent attention (DeepSeek-V2/V3, Kimi K2); unset for standard attention.")
+    attention_window: Optional[AttentionWindowSpec] = Field(None, description="Local attention on some layers (sliding window or chunks); unset for full causal attention.")
+    mtp_layers: int = Field(0, ge=0, le=16, description="Multi-token-prediction modules (DeepSeek-V3: 1): one more layer and output-head pass each.")
 
 
 class SourcedEntry(Strict):
-    source: SourceList
-    as_of: Union[str, date, int]
-    verified: bool = True
-    notes: str = ""
-    unverified_fields: list[str] = Field(default_factory=list)
+    source: SourceList = Field(description="Where the numbers come from: one text or a list (URLs, papers, fact sheets). Must not be empty.")
+    as_of: Union[str, date, int] = Field(description="When the source was read or the figures observed (free text or a date).")
+    verified: bool = Field(True, description="`true` when the core numbers were seen in the cited source.")
+    notes: str = Field("", description="Caveats, conflicts between sources, derivations.")
+    unverified_fields: list[str] = Field(default_factory=list, description="Fields whose values were not confirmed in the source.")
 
     @field_validator("source")
     @classmethod
@@ -84,115 +84,115 @@ class SourcedEntry(Strict):
 
 
 class ScaleUpEntry(Strict):
-    tech: str
-    bw_gbs_per_direction: Finite = Field(ge=0)
-    domain_size: int = Field(ge=1)
+    tech: str = Field(description="Interconnect name.")
+    bw_gbs_per_direction: Finite = Field(ge=0, description="Bandwidth per accelerator per direction inside the domain.")
+    domain_size: int = Field(ge=1, description="Accelerators per scale-up domain as usually sold.")
 
 
 class AcceleratorEntry(SourcedEntry):
-    id: str
-    vendor: str
-    name: str
-    architecture: str = ""
-    release_year: int
-    peak_tflops: dict[Literal["fp32", "tf32", "bf16", "fp16", "fp8", "fp6", "fp4"], Finite]
-    hbm_gb: Finite = Field(gt=0)
-    hbm_bw_tbs: Finite = Field(gt=0)
-    scale_up: ScaleUpEntry
-    tdp_w: Optional[Finite] = Field(None, gt=0)
-    matmul_ceiling_tflops: dict[str, Finite] = Field(default_factory=dict)
-    default_network: Optional[str] = None
+    id: str = Field(description="Id, equal to the file name: `<model>-<form>-<memory>` in lower case.")
+    vendor: str = Field(description="Maker (NVIDIA, AMD, Google, ...).")
+    name: str = Field(description="Display name.")
+    architecture: str = Field("", description="Micro-architecture (Hopper, CDNA 3, ...).")
+    release_year: int = Field(description="Year of release.")
+    peak_tflops: dict[Literal["fp32", "tf32", "bf16", "fp16", "fp8", "fp6", "fp4"], Finite] = Field(description="DENSE peak TFLOP/s (no 2:4 sparsity) per precision; omit a precision the part lacks.")
+    hbm_gb: Finite = Field(gt=0, description="Usable device memory (GB = 1e9 bytes).")
+    hbm_bw_tbs: Finite = Field(gt=0, description="Memory bandwidth (TB/s = 1e12 bytes/s).")
+    scale_up: ScaleUpEntry = Field(description="The scale-up domain (NVLink, xGMI, ICI, NeuronLink).")
+    tdp_w: Optional[Finite] = Field(None, gt=0, description="Board power; unset where the vendor publishes none.")
+    matmul_ceiling_tflops: dict[str, Finite] = Field(default_factory=dict, description="Measured maximum achievable matmul TFLOP/s per precision (`{}` when unknown).")
+    default_network: Optional[str] = Field(None, description="A network id used when a bid names none.")
 
 
 class NetworkEntry(SourcedEntry):
-    id: str
-    name: str
-    kind: str
-    scale_out_gbps_per_gpu: Finite = Field(gt=0)
-    latency_us: Finite = Field(gt=0)
-    rail_optimised: bool = True
+    id: str = Field(description="Id, equal to the file name.")
+    name: str = Field(description="Display name.")
+    kind: str = Field(description="infiniband, roce, efa, tcpx, ethernet or dcn.")
+    scale_out_gbps_per_gpu: Finite = Field(gt=0, description="Inter-node bandwidth per accelerator per direction (node NIC total / accelerators per node).")
+    latency_us: Finite = Field(gt=0, description="Per-step latency (alpha) of the alpha-beta collective model.")
+    rail_optimised: bool = Field(True, description="GPU i of every node is on rail (leaf) i.")
 
 
 class ModelEntry(SourcedEntry):
-    id: str
-    name: str
-    layers: int = Field(gt=0)
-    hidden: int = Field(gt=0)
-    heads: int = Field(gt=0)
-    kv_heads: int = Field(gt=0)
-    head_dim: Optional[int] = Field(None, gt=0, le=4096)
-    ffn_hidden: int = Field(gt=0)
-    vocab: int = Field(gt=0)
-    gated_mlp: bool
-    tied_embeddings: bool = False
-    max_seq_len: Optional[int] = None
-    moe: Optional[MoESpec] = None
-    mla: Optional[MLASpec] = None
-    attention_window: Optional[AttentionWindowSpec] = None
-    mtp_layers: int = Field(0, ge=0, le=16)
+    id: str = Field(description="Id, equal to the file name.")
+    name: str = Field(description="Display name.")
+    layers: int = Field(gt=0, description="Transformer layers.")
+    hidden: int = Field(gt=0, description="Hidden width.")
+    heads: int = Field(gt=0, description="Attention heads.")
+    kv_heads: int = Field(gt=0, description="Key/value heads.")
+    head_dim: Optional[int] = Field(None, gt=0, le=4096, description="Attention head width where it is not hidden / heads.")
+    ffn_hidden: int = Field(gt=0, description="Dense MLP width (for MoE: the dense layers' width).")
+    vocab: int = Field(gt=0, description="Vocabulary size.")
+    gated_mlp: bool = Field(description="SwiGLU/GeGLU MLP.")
+    tied_embeddings: bool = Field(False, description="Input and output embeddings share weights.")
+    max_seq_len: Optional[int] = Field(None, description="Longest sequence the model was trained for (informational).")
+    moe: Optional[MoESpec] = Field(None, description="Mixture-of-experts layers (fields as in cluster.yaml `workload.architecture.moe`).")
+    mla: Optional[MLASpec] = Field(None, description="Multi-head latent attention (fields as in cluster.yaml `workload.architecture.mla`).")
+    attention_window: Optional[AttentionWindowSpec] = Field(None, description="Local attention (fields as in cluster.yaml `workload.architecture.attention_window`).")
+    mtp_layers: int = Field(0, ge=0, le=16, description="Multi-token-prediction modules.")
 
 
 class SystemEntry(SourcedEntry):
     """A system (node or rack) an accelerator ships in: its wall power per GPU for the facility lines."""
 
-    id: str
-    name: str
-    accelerators: list[str] = Field(min_length=1)
-    gpus_per_node: int = Field(gt=0, le=1024)
-    node_power_kw: Finite = Field(gt=0, le=2000)
-    fabric_w_per_gpu: Finite = Field(0, ge=0, le=2000)
+    id: str = Field(description="System id, equal to the file name.")
+    name: str = Field(description="Display name.")
+    accelerators: list[str] = Field(min_length=1, description="The accelerator ids this system ships (the first system listing an accelerator is its system).")
+    gpus_per_node: int = Field(gt=0, le=1024, description="Accelerators per node (or per rack for a rack-scale system); the node capex line counts nodes with it.")
+    node_power_kw: Finite = Field(gt=0, le=2000, description="Maximum power of one node, CPUs, memory, NICs, scale-up switches and fans included.")
+    fabric_w_per_gpu: Finite = Field(0, ge=0, le=2000, description="Each GPU's share of the scale-out fabric's power (switches and optics).")
 
 
 class AddersEntry(Strict):
-    storage_per_gpu_hour: Money = Decimal(0)
-    network_per_gpu_hour: Money = Decimal(0)
-    support_fraction: Money = Decimal(0)
+    storage_per_gpu_hour: Money = Field(Decimal(0), description="Storage charge per GPU-hour.")
+    network_per_gpu_hour: Money = Field(Decimal(0), description="Network/egress charge per GPU-hour.")
+    support_fraction: Money = Field(Decimal(0), description="Support as a fraction of the GPU-hours bill.")
 
 
 class FacilityEntry(Strict):
-    power_usd_per_kwh: Money
-    pue: Money
-    colo_per_kw_month: Money
+    power_usd_per_kwh: Money = Field(description="Electricity price per kWh.")
+    pue: Money = Field(description="Power usage effectiveness.")
+    colo_per_kw_month: Money = Field(description="Colocation price per kW of IT load per month.")
 
 
 class PriceLineEntry(SourcedEntry):
-    accelerator: str
-    term: str
-    price_per_gpu_hour: Optional[Money] = None
-    min_commit_months: int = Field(0, ge=0, le=120)
-    sku: str = ""
-    region: str = ""
-    capex_per_gpu: Optional[Money] = None
-    network_capex_per_gpu: Optional[Money] = None
-    life_years: Optional[Money] = None
-    residual_fraction: Optional[Money] = None
-    support_per_gpu_year: Optional[Money] = None
-    capex_per_node: Optional[Money] = None
-    lead_time_days: Optional[Finite] = Field(None, ge=0, le=3650)
+    accelerator: str = Field(description="An accelerator id of the catalog.")
+    term: str = Field(description="The term a bid names (`on-demand`, `reserved-1y`, `reserved-3y`, `spot`, `capacity-block`, `purchase`, ...).")
+    price_per_gpu_hour: Optional[Money] = Field(None, description="Rental price per GPU-hour (instance price / accelerators per instance).")
+    min_commit_months: int = Field(0, ge=0, le=120, description="Minimum billed months (reserved-1y: 12, reserved-3y: 36).")
+    sku: str = Field("", description="Instance type or product the price is for.")
+    region: str = Field("", description="Region of the price.")
+    capex_per_gpu: Optional[Money] = Field(None, description="Purchase: the accelerator's share of its server or rack.")
+    network_capex_per_gpu: Optional[Money] = Field(None, description="Purchase: fabric cost per accelerator.")
+    life_years: Optional[Money] = Field(None, description="Purchase: depreciation life.")
+    residual_fraction: Optional[Money] = Field(None, description="Purchase: resale value at the end of life, as a fraction of capex.")
+    support_per_gpu_year: Optional[Money] = Field(None, description="Purchase: support contract per accelerator per year.")
+    capex_per_node: Optional[Money] = Field(None, description="Purchase: capex per node on top of the GPUs' share.")
+    lead_time_days: Optional[Finite] = Field(None, ge=0, le=3650, description="Days from order to a usable cluster (a bid's own lead time wins).")
 
 
 class PriceBookEntry(SourcedEntry):
-    id: str
-    provider: str
-    kind: Literal["rental", "purchase"]
-    currency: str = Field(pattern=r"^[A-Z]{3}$")
-    effective: date
-    adders: AddersEntry = AddersEntry()
-    facility: Optional[FacilityEntry] = None
-    facility_source: SourceList = ""
-    lines: list[PriceLineEntry] = Field(min_length=1)
+    id: str = Field(description="Id, equal to the file name: provider and quarter (`aws-2026q3`).")
+    provider: str = Field(description="Who sells at these prices.")
+    kind: Literal["rental", "purchase"] = Field(description="`rental` or `purchase`; a bid's `pricing.kind` must match.")
+    currency: str = Field(pattern=r"^[A-Z]{3}$", description="Currency of every amount in the book (ISO 4217).")
+    effective: date = Field(description="Date the prices were observed; a cluster.yaml with an earlier `as_of` cannot use the book.")
+    adders: AddersEntry = Field(AddersEntry(), description="Charges added per GPU-hour to rental lines.")
+    facility: Optional[FacilityEntry] = Field(None, description="Facility figures of a purchase book.")
+    facility_source: SourceList = Field("", description="Sources of the facility figures.")
+    lines: list[PriceLineEntry] = Field(min_length=1, description="One line per (accelerator, term).")
 
 
 class FxTableEntry(Strict):
-    as_of: date
-    rates: dict[str, Money]
-    source: SourceList
-    verified: bool = True
-    notes: str = ""
+    as_of: date = Field(description="Date of the rates.")
+    rates: dict[str, Money] = Field(description="Units of each currency per 1 unit of `base` (quoted strings).")
+    source: SourceList = Field(description="Where these rates come from.")
+    verified: bool = Field(True, description="`true` when every rate was seen in the source for this date.")
+    notes: str = Field("", description="Caveats.")
 
 
 class FxEntry(Strict):
-    base: str = "USD"
-    source: SourceList = ""
-    notes: str = ""
-    tables: list[FxTableEntry] = Field(min_length=1)
+    base: str = Field("USD", description="The currency every rate is quoted against.")
+    source: SourceList = Field("", description="Sources of the tables.")
+    notes: str = Field("", description="How the rates were computed.")
+    tables: list[FxTableEntry] = Field(min_length=1, description="Dated tables; a quote uses the newest one dated on or before its `as_of`.")

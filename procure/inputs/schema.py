@@ -22,9 +22,9 @@ class SoftwareSpec(Strict):
     """The training stack a bid runs (hardware_catalog/software/); default: the mainstream stack of
     the accelerator's vendor, its newest release on or before ``date`` (else the quote's as_of)."""
 
-    stack: Optional[str] = None
-    version: Optional[str] = None
-    date: Optional[str] = Field(None, pattern=r"^\d{4}-\d{2}(-\d{2})?$")
+    stack: Optional[str] = Field(None, description="A stack of `hardware_catalog/software/`: megatron-core (megatron-lm), nemo, megatron-bridge, torchtitan, deepspeed, fsdp, maxtext, primus or other; unset means the vendor's mainstream stack.")
+    version: Optional[str] = Field(None, description="A release of that stack in the catalog (e.g. `25.09` for NeMo); unset means the newest released on or before `date`.")
+    date: Optional[str] = Field(None, pattern=r"^\d{4}-\d{2}(-\d{2})?$", description="`YYYY-MM` or `YYYY-MM-DD`: pick the newest release on or before it; unset means the quote's `as_of`.")
 
     @field_validator("version", "date", mode="before")
     @classmethod
@@ -93,34 +93,34 @@ def check_magnitudes(workload) -> None:
 
 
 class PlanSpecModel(Strict):
-    tp: Optional[int] = Field(None, ge=1, le=1024)
-    pp: Optional[int] = Field(None, ge=1, le=4096)
-    dp: Optional[int] = Field(None, ge=1, le=10_000_000)
-    cp: Optional[int] = Field(None, ge=1, le=1024)
-    ep: Optional[int] = Field(None, ge=1, le=4096)
-    vpp: Optional[int] = Field(None, ge=1, le=128)
-    micro_batch: Optional[int] = Field(None, ge=1, le=65536)
-    zero_stage: Optional[Literal[0, 1, 2, 3]] = None
-    recompute: Optional[Literal["none", "selective", "full"]] = None
-    sequence_parallel: Optional[bool] = None
-    tp_comm_overlap: Optional[bool] = None
-    etp: Optional[int] = Field(None, ge=1, le=1024)
-    a2a_overlap: Optional[bool] = None
-    moe_dispatcher: Optional[Literal["alltoall", "deepep", "hybridep"]] = None
-    cp_comm: Optional[Literal["p2p", "a2a", "allgather"]] = None
+    tp: Optional[int] = Field(None, ge=1, le=1024, description="Tensor-parallel degree.")
+    pp: Optional[int] = Field(None, ge=1, le=4096, description="Pipeline-parallel stages.")
+    dp: Optional[int] = Field(None, ge=1, le=10_000_000, description="Data-parallel replicas.")
+    cp: Optional[int] = Field(None, ge=1, le=1024, description="Context-parallel degree (sequence split across GPUs).")
+    ep: Optional[int] = Field(None, ge=1, le=4096, description="Expert-parallel degree (MoE).")
+    vpp: Optional[int] = Field(None, ge=1, le=128, description="Virtual pipeline stages per rank (interleaved schedule).")
+    micro_batch: Optional[int] = Field(None, ge=1, le=65536, description="Sequences per micro-batch.")
+    zero_stage: Optional[Literal[0, 1, 2, 3]] = Field(None, description="ZeRO / distributed-optimizer stage: 0 none, 1 optimizer state, 2 + gradients, 3 + weights.")
+    recompute: Optional[Literal["none", "selective", "full"]] = Field(None, description="Activation recomputation.")
+    sequence_parallel: Optional[bool] = Field(None, description="Megatron sequence parallelism (with tensor parallelism).")
+    tp_comm_overlap: Optional[bool] = Field(None, description="Overlap tensor-parallel communication with compute.")
+    etp: Optional[int] = Field(None, ge=1, le=1024, description="Expert tensor parallelism (MoE), separate from attention TP: experts refold over tp x dp x cp (Megatron parallel folding).")
+    a2a_overlap: Optional[bool] = Field(None, description="Hide the expert-parallel all-to-all under another micro-batch's compute (Megatron EP A2A overlap, DualPipe).")
+    moe_dispatcher: Optional[Literal["alltoall", "deepep", "hybridep"]] = Field(None, description="MoE token dispatcher: `alltoall` (a copy per routed expert), `deepep` or `hybridep` (one copy per destination node).")
+    cp_comm: Optional[Literal["p2p", "a2a", "allgather"]] = Field(None, description="Context-parallel communication: `p2p` ring of K/V chunks, `a2a` over heads, `allgather` of K/V.")
 
 
 class PhaseSpec(Strict):
     """A further training phase after the workload's main one (a long-context extension, for
     example): its own sequence length, batch and tokens; time to train and cost add up."""
 
-    name: str = Field(min_length=1, max_length=100)
-    seq_len: int = Field(gt=0, le=10_000_000)
-    global_batch_tokens: Optional[int] = Field(None, gt=0, le=MAX_TOKENS_PER_STEP)
-    global_batch: Optional[int] = Field(None, gt=0, le=MAX_TOKENS_PER_STEP, description="sequences per step")
-    train_tokens: Optional[Finite] = Field(None, gt=0, le=MAX_TRAIN_TOKENS)
-    steps: Optional[int] = Field(None, gt=0, le=1_000_000_000)
-    plan: Optional[PlanSpecModel] = None
+    name: str = Field(min_length=1, max_length=100, description="Name of the phase, unique in the workload.")
+    seq_len: int = Field(gt=0, le=10_000_000, description="Tokens per sequence in this phase.")
+    global_batch_tokens: Optional[int] = Field(None, gt=0, le=MAX_TOKENS_PER_STEP, description="Tokens per step in this phase; a multiple of its `seq_len`. Give this or `global_batch`.")
+    global_batch: Optional[int] = Field(None, gt=0, le=MAX_TOKENS_PER_STEP, description="Sequences per step in this phase. Give this or `global_batch_tokens`.")
+    train_tokens: Optional[Finite] = Field(None, gt=0, le=MAX_TRAIN_TOKENS, description="Tokens this phase trains on. Give this or `steps`.")
+    steps: Optional[int] = Field(None, gt=0, le=1_000_000_000, description="Optimizer steps of this phase. Give this or `train_tokens`.")
+    plan: Optional[PlanSpecModel] = Field(None, description="Plan keys that change in this phase (for example `cp`); they override every bid's plan, and dp then follows the GPUs unless given.")
 
     @model_validator(mode="after")
     def _one_batch_one_length(self) -> PhaseSpec:
@@ -156,10 +156,10 @@ class BatchRangeSpec(Strict):
     """The global batches the search may choose from, in tokens or in sequences (each end one way);
     `min` defaults to the workload's batch ("grow with the cluster up to `max`")."""
 
-    min_tokens: Optional[int] = Field(None, gt=0, le=MAX_TOKENS_PER_STEP)
-    max_tokens: Optional[int] = Field(None, gt=0, le=MAX_TOKENS_PER_STEP)
-    min: Optional[int] = Field(None, gt=0, le=10**9, description="sequences")
-    max: Optional[int] = Field(None, gt=0, le=10**9, description="sequences")
+    min_tokens: Optional[int] = Field(None, gt=0, le=MAX_TOKENS_PER_STEP, description="Smallest global batch, tokens (a multiple of `seq_len`); unset: the workload's batch.")
+    max_tokens: Optional[int] = Field(None, gt=0, le=MAX_TOKENS_PER_STEP, description="Largest global batch, tokens (a multiple of `seq_len`).")
+    min: Optional[int] = Field(None, gt=0, le=10**9, description="Smallest global batch, sequences; unset: the workload's batch.")
+    max: Optional[int] = Field(None, gt=0, le=10**9, description="Largest global batch, sequences.")
 
     @model_validator(mode="after")
     def _one_form_per_end(self) -> BatchRangeSpec:
@@ -173,25 +173,24 @@ class BatchRangeSpec(Strict):
 
 
 class Workload(Strict):
-    model: Optional[str] = None
-    architecture: Optional[ArchitectureSpec] = None
-    seq_len: int = Field(gt=0, le=10_000_000)
-    global_batch_tokens: Optional[int] = Field(None, gt=0, le=MAX_TOKENS_PER_STEP)
-    global_batch: Optional[int] = Field(None, gt=0, le=MAX_TOKENS_PER_STEP, description="sequences per step")
-    train_tokens: Finite = Field(gt=0, le=MAX_TRAIN_TOKENS)
-    precision: Literal["bf16", "fp16", "fp8"] = "bf16"
-    deadline_days: Optional[Finite] = Field(None, gt=0, le=36500)
-    software: Optional[SoftwareSpec] = None
-    deadline: Optional[CalendarDate] = Field(None, description="the deadline as a date (instead of deadline_days)")
+    model: Optional[str] = Field(None, description="A model preset id from `hardware_catalog/models/` (e.g. `llama3-70b`). Give this or `architecture`.")
+    architecture: Optional[ArchitectureSpec] = Field(None, description="An inline model architecture instead of a preset.")
+    seq_len: int = Field(gt=0, le=10_000_000, description="Tokens per training sequence.")
+    global_batch_tokens: Optional[int] = Field(None, gt=0, le=MAX_TOKENS_PER_STEP, description="Tokens per optimizer step; a multiple of `seq_len`. Give this or `global_batch`.")
+    global_batch: Optional[int] = Field(None, gt=0, le=MAX_TOKENS_PER_STEP, description="Sequences per optimizer step. Give this or `global_batch_tokens`.")
+    train_tokens: Finite = Field(gt=0, le=MAX_TRAIN_TOKENS, description="Tokens to train on in total (e.g. `15e12`).")
+    precision: Literal["bf16", "fp16", "fp8"] = Field("bf16", description="Training precision; picks the accelerator peak the model and MFU use.")
+    deadline_days: Optional[Finite] = Field(None, gt=0, le=36500, description="Days from `as_of` the run must finish in (lead time plus time to train); later bids get the `misses-deadline` flag.")
+    software: Optional[SoftwareSpec] = Field(None, description="The training stack every bid runs unless a bid says otherwise (`hardware_catalog/software/`); unset means the mainstream stack of each accelerator's vendor at `as_of`.")
+    deadline: Optional[CalendarDate] = Field(None, description="The deadline as a date, instead of `deadline_days`.")
     cost_basis: Optional[Literal["run", "commitment"]] = Field(
-        None, description="the cost basis that ranks the bids (default commitment; `--basis` overrides)")
+        None, description="The cost basis that ranks the bids: `commitment` (the cash signed for: a reservation in full, or capex + opex + financing − resale at the end of the run) or `run` (what this job consumes: rented hours used, or depreciation, financing and opex for the hours used). Both are always computed and shown; `procure quote --basis` overrides this.")
     global_batch_range: Optional[BatchRangeSpec] = Field(
-        None, description="global batches the plan search may choose from; train_tokens stays stated at the "
-                          "workload's batch, and a bid at another batch needs the equivalent tokens")
-    name: str = Field("main", min_length=1, max_length=100)
-    phases: list[PhaseSpec] = Field(default_factory=list, max_length=20)
-    moe_imbalance: Optional[Finite] = Field(None, ge=1.0, le=4.0)
-    fp8_dispatch: Optional[bool] = None
+        None, description="Global batches the plan search may choose from (`train_tokens` stays stated at `global_batch_tokens`); a bid at another batch needs the equivalent tokens of the statistical-efficiency law.")
+    name: str = Field("main", min_length=1, max_length=100, description="Name of the workload's main phase (the reports list it next to the further `phases`).")
+    phases: list[PhaseSpec] = Field(default_factory=list, max_length=20, description="Further training phases after the main one (a long-context extension): time to train and cost add up over all of them.")
+    moe_imbalance: Optional[Finite] = Field(None, ge=1.0, le=4.0, description="MoE: the busiest expert-parallel rank's load over the mean (1.0: a perfectly balanced router).")
+    fp8_dispatch: Optional[bool] = Field(None, description="MoE: dispatch tokens in fp8 (DeepSeek-V3); unset means when the stack has it and the run trains in fp8.")
 
     @model_validator(mode="after")
     def _one_model_one_batch(self):
@@ -288,38 +287,38 @@ PURCHASE_TERMS = ("capex_per_gpu", "capex_per_node", "network_capex_per_gpu", "n
 
 
 class PricingSpec(Strict):
-    kind: Literal["rental", "purchase"] = "rental"
-    price_book: Optional[str] = None
-    term: Optional[str] = None
-    usd_per_gpu_hour: Optional[Money] = None
-    price_per_gpu_hour: Optional[Money] = None
-    currency: Optional[str] = Field(None, pattern=r"^[A-Z]{3}$")
+    kind: Literal["rental", "purchase"] = Field("rental", description="`rental` (GPU-hours) or `purchase` (capex, life, facility).")
+    price_book: Optional[str] = Field(None, description="A price book id from `price_books/` (file name without `.yaml`).")
+    term: Optional[str] = Field(None, description="A term of that book (`on-demand`, `reserved-1y`, `purchase`, ...).")
+    usd_per_gpu_hour: Optional[Money] = Field(None, description="Inline price per GPU-hour in US dollars, instead of a book.")
+    price_per_gpu_hour: Optional[Money] = Field(None, description="Inline price per GPU-hour in `currency`, instead of a book.")
+    currency: Optional[str] = Field(None, pattern=r"^[A-Z]{3}$", description="Currency of `price_per_gpu_hour` and of every inline money term (ISO 4217); unset: the book's currency, else USD.")
     # rental terms (inline, or on top of a book's line; in `currency`)
-    min_commit_months: Optional[int] = Field(None, ge=0, le=120)
-    discount_fraction: Optional[Money] = Field(None, lt=1)
-    prepay_fraction: Optional[Money] = Field(None, le=1)
-    storage_per_gpu_hour: Optional[Money] = None
-    network_per_gpu_hour: Optional[Money] = None
-    support_fraction: Optional[Money] = Field(None, le=1)
+    min_commit_months: Optional[int] = Field(None, ge=0, le=120, description="Rental: minimum billed months (replaces the book line's).")
+    discount_fraction: Optional[Money] = Field(None, lt=1, description="Rental: discount off the price per GPU-hour.")
+    prepay_fraction: Optional[Money] = Field(None, le=1, description="Rental: share of the committed GPU-hours amount paid at signing; the commitment basis charges its cost of capital over half the term.")
+    storage_per_gpu_hour: Optional[Money] = Field(None, description="Rental: storage charged per GPU-hour billed (replaces the book's adder).")
+    network_per_gpu_hour: Optional[Money] = Field(None, description="Rental: network charged per GPU-hour billed (replaces the book's adder).")
+    support_fraction: Optional[Money] = Field(None, le=1, description="Rental: support as a fraction of the GPU-hours amount (replaces the book's).")
     # one-time charges, either kind
-    setup_fee: Optional[Money] = None
-    egress_tb: Optional[Money] = None
-    egress_per_tb: Optional[Money] = None
+    setup_fee: Optional[Money] = Field(None, description="One-time setup fee, on both bases.")
+    egress_tb: Optional[Money] = Field(None, description="Terabytes moved out of the provider (with `egress_per_tb`).")
+    egress_per_tb: Optional[Money] = Field(None, description="Price per TB of egress.")
     # purchase terms (inline, or replacing a purchase book's figures)
-    capex_per_gpu: Optional[Money] = None
-    capex_per_node: Optional[Money] = None
-    network_capex_per_gpu: Optional[Money] = None
-    network_capex: Optional[Money] = None
-    life_years: Optional[Money] = Field(None, gt=0, le=30)
-    residual_fraction: Optional[Money] = Field(None, le=1)
-    resale_decline_per_year: Optional[Money] = Field(None, lt=1)
-    power_per_kwh: Optional[Money] = None
-    pue: Optional[Money] = Field(None, ge=1, le=3)
-    colo_per_kw_month: Optional[Money] = None
-    kw_per_gpu: Optional[Money] = Field(None, gt=0, le=100)
-    staff_per_year: Optional[Money] = None
-    support_per_gpu_year: Optional[Money] = None
-    cost_of_capital: Optional[Money] = Field(None, le=1)
+    capex_per_gpu: Optional[Money] = Field(None, description="Purchase: capex per GPU, its share of the server included unless `capex_per_node` is given.")
+    capex_per_node: Optional[Money] = Field(None, description="Purchase: capex per node on top of the GPUs (chassis, CPUs, memory, NICs).")
+    network_capex_per_gpu: Optional[Money] = Field(None, description="Purchase: fabric capex per GPU.")
+    network_capex: Optional[Money] = Field(None, description="Purchase: fabric capex for the whole cluster (switches, optics, cables).")
+    life_years: Optional[Money] = Field(None, gt=0, le=30, description="Purchase: depreciation life (the run basis depreciates over it).")
+    residual_fraction: Optional[Money] = Field(None, le=1, description="Purchase: book value at the end of the life, as a fraction of capex (straight-line depreciation).")
+    resale_decline_per_year: Optional[Money] = Field(None, lt=1, description="Purchase: market resale value falls as (1 − this)^years (the commitment basis credits it at the end of the run); unset: the assumption.")
+    power_per_kwh: Optional[Money] = Field(None, description="Purchase: electricity price per kWh (the workload's `power_usd_per_kwh` still wins).")
+    pue: Optional[Money] = Field(None, ge=1, le=3, description="Purchase: facility PUE, applied once, to power (the workload's `pue` still wins).")
+    colo_per_kw_month: Optional[Money] = Field(None, description="Purchase: colocation per kW of IT load per month (no PUE).")
+    kw_per_gpu: Optional[Money] = Field(None, gt=0, le=100, description="IT power per GPU in kW, instead of the catalog system's (node power / GPUs + fabric share).")
+    staff_per_year: Optional[Money] = Field(None, description="Purchase: people to run the cluster, per year.")
+    support_per_gpu_year: Optional[Money] = Field(None, description="Purchase: support contract per GPU per year.")
+    cost_of_capital: Optional[Money] = Field(None, le=1, description="Purchase: annual cost of capital for this bid; unset: the assumption.")
 
     def given(self, names: tuple[str, ...]) -> list[str]:
         return [name for name in names if getattr(self, name) is not None]
@@ -368,14 +367,14 @@ class CommittedSpec(Strict):
     global batch in tokens or sequences, the sequence length, the precision). Conditions not
     given are the workload's; procure converts to the workload's conditions with the model."""
 
-    step_time_s: Optional[Finite] = Field(None, gt=0, le=1e6)
-    p99_step_time_s: Optional[Finite] = Field(None, gt=0, le=1e6)
-    scaling_efficiency: Optional[Finite] = Field(None, gt=0, le=1.5)
+    step_time_s: Optional[Finite] = Field(None, gt=0, le=1e6, description="Committed mean step time.")
+    p99_step_time_s: Optional[Finite] = Field(None, gt=0, le=1e6, description="Committed 99th-percentile step time (checked against measured logs: `sla-breach`).")
+    scaling_efficiency: Optional[Finite] = Field(None, gt=0, le=1.5, description="Committed scaling efficiency (throughput per GPU at this size over a small reference).")
     global_batch_tokens: Optional[int] = Field(None, gt=0, le=10**12,
-                                               description="the global batch the step times were measured at, tokens")
-    global_batch: Optional[int] = Field(None, gt=0, le=10**9, description="the same in sequences")
-    seq_len: Optional[int] = Field(None, gt=0, le=10_000_000, description="the sequence length they were measured at")
-    precision: Optional[Literal["bf16", "fp16", "fp8"]] = Field(None, description="the precision they were measured at")
+                                               description="The global batch the committed step times were measured at, in tokens (a multiple of the sequence length); unset: the bid's.")
+    global_batch: Optional[int] = Field(None, gt=0, le=10**9, description="The same in sequences.")
+    seq_len: Optional[int] = Field(None, gt=0, le=10_000_000, description="The sequence length they were measured at; unset: the workload's.")
+    precision: Optional[Literal["bf16", "fp16", "fp8"]] = Field(None, description="The precision they were measured at; unset: the workload's.")
 
     @model_validator(mode="after")
     def _one_batch(self) -> CommittedSpec:
@@ -397,18 +396,18 @@ class CommittedSpec(Strict):
 
 
 class Bid(Strict):
-    id: str = Field(pattern=SLUG.pattern)
-    vendor: str = Field(min_length=1, max_length=200)
-    accelerator: str
-    gpus: int = Field(gt=0, le=10_000_000)
-    network: Optional[str] = None
-    pricing: PricingSpec
-    committed: CommittedSpec = CommittedSpec()
-    plan: Union[Literal["auto"], PlanSpecModel] = "auto"
-    measured: list[str] = Field(default_factory=list, max_length=10_000)
-    software: Optional[SoftwareSpec] = None
-    lead_time_days: Optional[Finite] = Field(None, ge=0, le=3650)
-    available_from: Optional[CalendarDate] = None
+    id: str = Field(pattern=SLUG.pattern, description="Unique id of the bid (letters, digits, `.`, `_`, `-`; up to 64 characters).")
+    vendor: str = Field(min_length=1, max_length=200, description="Who offers it, as printed in the reports.")
+    accelerator: str = Field(description="An accelerator id from `hardware_catalog/accelerators/` (e.g. `h100-sxm5-80gb`).")
+    gpus: int = Field(gt=0, le=10_000_000, description="Accelerators offered.")
+    network: Optional[str] = Field(None, description="A network id from `hardware_catalog/networks/`; unset means the accelerator's `default_network`.")
+    pricing: PricingSpec = Field(description="How the bid is priced: a price-book line or an inline price.")
+    committed: CommittedSpec = Field(CommittedSpec(), description="What the vendor promised; every field optional.")
+    plan: Union[Literal["auto"], PlanSpecModel] = Field("auto", description="`auto` searches the parallel plan; a mapping fixes some or all of it (unset keys are searched).")
+    measured: list[str] = Field(default_factory=list, max_length=10_000, description="Measured logs or traces of this offer (paths relative to the cluster.yaml folder); their step time replaces the model's.")
+    software: Optional[SoftwareSpec] = Field(None, description="The training stack this bid runs, over the workload's: the plan search only proposes what it can run.")
+    lead_time_days: Optional[Finite] = Field(None, ge=0, le=3650, description="Days from `as_of` until the capacity is usable; training starts then. Unset: the price line's lead time, else usable on `as_of`.")
+    available_from: Optional[CalendarDate] = Field(None, description="The date the capacity is usable, instead of `lead_time_days`.")
 
     @model_validator(mode="after")
     def _one_start(self):
@@ -426,15 +425,15 @@ class Bid(Strict):
 
 
 class Cluster(Strict):
-    schema_: Literal["procure/v1"] = Field(alias="schema")
-    title: str = Field(min_length=1, max_length=300)
-    as_of: CalendarDate
-    currency: str = Field("USD", pattern=r"^[A-Z]{3}$")
-    workload: Workload
-    assumptions: AssumptionsSpec = AssumptionsSpec()
+    schema_: Literal["procure/v1"] = Field(alias="schema", description="Schema version of the file; `procure/v1` is the only one.")
+    title: str = Field(min_length=1, max_length=300, description="Title of the RFQ; the report title and the report file name (slugified).")
+    as_of: CalendarDate = Field(description="Date that pins the price books, the FX table and the report date: same inputs, same report.")
+    currency: str = Field("USD", pattern=r"^[A-Z]{3}$", description="Report currency (ISO 4217). Books and inline prices in other currencies are converted with the FX table of `as_of`.")
+    workload: Workload = Field(description="What is trained: model, batch, tokens, precision, deadline.")
+    assumptions: AssumptionsSpec = Field(AssumptionsSpec(), description="Overrides of the economics and reliability defaults.")
     price_books: list[str] = Field(default_factory=list, max_length=100,
-                                   description="folders of your own price books, relative to this file")
-    bids: list[Bid] = Field(min_length=1, max_length=1000)
+                                   description="Folders of your own price books (same file format as `price_books/`), relative to this file; their ids must be new.")
+    bids: list[Bid] = Field(min_length=1, max_length=1000, description="The bids to compare (1 to 1,000), each a vendor's offer of accelerators, network and price.")
 
     @model_validator(mode="after")
     def _dates_after_as_of(self):
