@@ -6,7 +6,8 @@ from dataclasses import dataclass, field
 from datetime import date
 from functools import lru_cache
 from pathlib import Path
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, TypeVar
 
 from procure.catalog.types import (MLA, Accelerator, AttentionWindow, BatchScalingLaw, FxTable, ModelArch, MoE,
                                    Network, PriceBook, PriceLine, Sourced, System)
@@ -15,8 +16,13 @@ from procure.sources.suggest import suggest
 from procure.resources import catalog_dir, price_books_dir
 
 if TYPE_CHECKING:   # parsing needs pydantic and YAML; a catalog read from the cache needs neither
-    from procure.catalog.entries import (AcceleratorEntry, NetworkEntry, PriceBookEntry, SourcedEntry,
-                                         SystemEntry)
+    from procure.catalog.entries import (AcceleratorEntry, ArchitectureSpec, ModelEntry, NetworkEntry, PriceBookEntry,
+                                         SourcedEntry, SystemEntry)
+    from procure.sources.yamlpos import YamlDocument
+
+# The catalog's file kinds: each is a pydantic model with an ``id`` equal to its file name
+EntryT = TypeVar("EntryT", "AcceleratorEntry", "NetworkEntry", "ModelEntry", "PriceBookEntry", "SystemEntry")
+ItemT = TypeVar("ItemT")
 
 
 def _sourced(entry: SourcedEntry) -> Sourced:
@@ -33,7 +39,7 @@ UNVERIFIED_MARK = "verified:false"
 def _accelerator(e: AcceleratorEntry) -> Accelerator:
     return Accelerator(
         id=e.id, vendor=e.vendor, name=e.name, architecture=e.architecture, release_year=e.release_year,
-        peak_tflops=dict(e.peak_tflops), hbm_gb=e.hbm_gb, hbm_bw_tbs=e.hbm_bw_tbs,
+        peak_tflops={str(k): v for k, v in e.peak_tflops.items()}, hbm_gb=e.hbm_gb, hbm_bw_tbs=e.hbm_bw_tbs,
         scale_up_bw_gbs=e.scale_up.bw_gbs_per_direction, scale_up_domain=e.scale_up.domain_size,
         scale_up_tech=e.scale_up.tech, tdp_w=e.tdp_w, matmul_ceiling_tflops=dict(e.matmul_ceiling_tflops),
         default_network=e.default_network, sourced=_sourced(e), notes=e.notes)
@@ -44,7 +50,7 @@ def _network(e: NetworkEntry) -> Network:
                    latency_us=e.latency_us, rail_optimised=e.rail_optimised, sourced=_sourced(e), notes=e.notes)
 
 
-def model_arch(e, sourced: Sourced | None = None, model_id: str | None = None) -> ModelArch:
+def model_arch(e: ModelEntry | ArchitectureSpec, sourced: Sourced | None = None, model_id: str | None = None) -> ModelArch:
     """A ModelArch from a catalog ModelEntry or an inline ArchitectureSpec."""
     moe = mla = window = None
     if e.moe is not None:
@@ -59,10 +65,13 @@ def model_arch(e, sourced: Sourced | None = None, model_id: str | None = None) -
         window = AttentionWindow(w.size, w.global_every, w.kind)
     kv_heads = e.kv_heads or e.heads
     ffn = e.ffn_hidden or (int(8 * e.hidden / 3 / 256 + 0.999) * 256 if e.gated_mlp else 4 * e.hidden)
-    return ModelArch(id=model_id or getattr(e, "id", "custom"), name=e.name, layers=e.layers, hidden=e.hidden,
+    from procure.catalog.entries import ModelEntry as _ModelEntry   # loaded already: ``e`` is one of its models
+
+    entry = e if isinstance(e, _ModelEntry) else None   # an inline ArchitectureSpec has no id, length or notes
+    return ModelArch(id=model_id or (entry.id if entry is not None else "custom"), name=e.name, layers=e.layers, hidden=e.hidden,
                      heads=e.heads, kv_heads=kv_heads, ffn_hidden=ffn, vocab=e.vocab, gated_mlp=e.gated_mlp,
-                     tied_embeddings=e.tied_embeddings, moe=moe, max_seq_len=getattr(e, "max_seq_len", None),
-                     sourced=sourced, notes=getattr(e, "notes", ""), head_dim=e.head_dim, mla=mla,
+                     tied_embeddings=e.tied_embeddings, moe=moe, max_seq_len=entry.max_seq_len if entry is not None else None,
+                     sourced=sourced, notes=entry.notes if entry is not None else "", head_dim=e.head_dim, mla=mla,
                      attention_window=window, mtp_layers=e.mtp_layers)
 
 
@@ -121,17 +130,18 @@ class Catalog:
         return max(usable, key=lambda t: t.as_of) if usable else None
 
     def did_you_mean(self, kind: str, word: str) -> str:
-        pool = {"accelerator": self.accelerators, "network": self.networks, "model": self.models,
-                "price book": self.price_books}[kind]
-        return suggest(word, sorted(pool))
+        pools: dict[str, Mapping[str, object]] = {
+            "accelerator": self.accelerators, "network": self.networks, "model": self.models,
+            "price book": self.price_books}
+        return suggest(word, sorted(pools[kind]))
 
 
-def _load_folder(folder: Path, entry_cls, convert, kind: str, files: dict, diagnostics: list,
-                 skip: tuple[str, ...] = ()) -> dict:
+def _load_folder(folder: Path, entry_cls: type[EntryT], convert: Callable[[EntryT], ItemT], kind: str,
+                 files: dict[str, str], diagnostics: list[Diagnostic], skip: tuple[str, ...] = ()) -> dict[str, ItemT]:
     from procure.sources.validate import validate_document
     from procure.sources.yamlpos import read_yaml
 
-    result: dict = {}
+    result: dict[str, ItemT] = {}
     if not folder.is_dir():
         return result
     for path in sorted(folder.glob("*.yaml")):
@@ -152,7 +162,7 @@ def _load_folder(folder: Path, entry_cls, convert, kind: str, files: dict, diagn
     return result
 
 
-def _fx_tables(path: Path, diagnostics: list) -> tuple[FxTable, ...]:
+def _fx_tables(path: Path, diagnostics: list[Diagnostic]) -> tuple[FxTable, ...]:
     from procure.catalog.entries import FxEntry
     from procure.sources.validate import validate_document
     from procure.sources.yamlpos import read_yaml
@@ -169,7 +179,7 @@ def _fx_tables(path: Path, diagnostics: list) -> tuple[FxTable, ...]:
                                          str(t.as_of), t.verified)) for t in entry.tables)
 
 
-def _cross_check(cat: Catalog, diagnostics: list) -> None:
+def _cross_check(cat: Catalog, diagnostics: list[Diagnostic]) -> None:
     for acc in cat.accelerators.values():
         if acc.default_network and acc.default_network not in cat.networks:
             diagnostics.append(Diagnostic(cat.files[f"accelerator:{acc.id}"], 1, 1, "unknown-network",
@@ -255,8 +265,8 @@ def load_user_price_books(folder: Path, cat: Catalog) -> tuple[dict[str, PriceBo
     return books, files, diagnostics
 
 
-def _user_book_problems(entry: PriceBookEntry, doc, path: Path, cat: Catalog) -> list[Diagnostic]:
-    out = []
+def _user_book_problems(entry: PriceBookEntry, doc: YamlDocument, path: Path, cat: Catalog) -> list[Diagnostic]:
+    out: list[Diagnostic] = []
     if entry.id != path.stem:
         out.append(Diagnostic(str(path), *doc.position(("id",)), "id-mismatch",
                               f"id {entry.id!r} must equal the file name {path.stem!r}"))

@@ -98,6 +98,7 @@ def workload_arch(cluster: Cluster, cat: Catalog) -> ModelArch:
     w = cluster.workload
     if w.model is not None:
         return cat.models[w.model]
+    assert w.architecture is not None, "the schema requires a model or an architecture"
     return model_arch(w.architecture, None, model_id="inline")
 
 

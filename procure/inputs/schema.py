@@ -28,13 +28,13 @@ class SoftwareSpec(Strict):
 
     @field_validator("version", "date", mode="before")
     @classmethod
-    def _as_text(cls, value):
+    def _as_text(cls, value: Any) -> Any:
         if hasattr(value, "isoformat"):
             return value.isoformat()
         return getattr(value, "text", value) if not isinstance(value, (str, bool)) else value
 
     @model_validator(mode="after")
-    def _known(self):
+    def _known(self) -> SoftwareSpec:
         from procure.catalog.software import check_software
 
         check_software(self.stack, self.version)
@@ -53,7 +53,7 @@ MAX_TRAIN_TOKENS = 1e18
 MIN_ASSUMPTIONS = {"checkpoint_write_gbs": (1e-3, "1 MB/s"), "checkpoint_interval_min": (0.01, "under a second")}
 
 
-def check_assumption_magnitudes(spec) -> None:
+def check_assumption_magnitudes(spec: AssumptionsSpec) -> None:
     for name, (low, words) in MIN_ASSUMPTIONS.items():
         value = getattr(spec, name)
         if value is not None and value < low:
@@ -68,7 +68,7 @@ def check_tokens_per_step(step: Workload | PhaseSpec) -> None:
                          f"{step.seq_len:,} is more than {MAX_TOKENS_PER_STEP:.0e} tokens per step")
 
 
-def check_magnitudes(workload) -> None:
+def check_magnitudes(workload: Workload) -> None:
     """Refuse values that validate one by one but overflow the model's arithmetic together."""
     check_tokens_per_step(workload)
     arch = workload.architecture
@@ -193,7 +193,7 @@ class Workload(Strict):
     fp8_dispatch: Optional[bool] = Field(None, description="MoE: dispatch tokens in fp8 (DeepSeek-V3); unset means when the stack has it and the run trains in fp8.")
 
     @model_validator(mode="after")
-    def _one_model_one_batch(self):
+    def _one_model_one_batch(self) -> Workload:
         if (self.model is None) == (self.architecture is None):
             raise ValueError("give exactly one of `model` (a preset id) or `architecture` (inline)")
         if (self.global_batch_tokens is None) == (self.global_batch is None):
@@ -238,17 +238,17 @@ class Workload(Strict):
     def global_batch_seqs(self) -> int:
         if self.global_batch is not None:
             return self.global_batch
-        return self.global_batch_tokens // self.seq_len
+        return (self.global_batch_tokens or 0) // self.seq_len   # the validator set exactly one of the two
 
     @property
     def tokens_per_step(self) -> int:
         return self.global_batch_seqs * self.seq_len
 
 
-def _assumption(key: str):
+def _assumption(key: str) -> Any:
     """The schema field of assumption ``key``: bounds and description from procure.assumptions."""
     spec = ASSUMPTION_DEFS[key]
-    bounds = {k: v for k, v in (("ge", spec.ge), ("gt", spec.gt), ("le", spec.le), ("lt", spec.lt)) if v is not None}
+    bounds: dict[str, Any] = {k: v for k, v in (("ge", spec.ge), ("gt", spec.gt), ("le", spec.le), ("lt", spec.lt)) if v is not None}
     return Field(None, description=f"{spec.description} Default: {spec.default_text or spec.default} "
                                    f"({spec.source}).", **bounds)
 
@@ -274,7 +274,7 @@ class AssumptionsSpec(Strict):
     value_of_time_per_day: Optional[Money] = _assumption("value_of_time_per_day")
 
     @model_validator(mode="after")
-    def _arithmetic(self):
+    def _arithmetic(self) -> AssumptionsSpec:
         check_assumption_magnitudes(self)
         return self
 
@@ -324,7 +324,7 @@ class PricingSpec(Strict):
         return [name for name in names if getattr(self, name) is not None]
 
     @model_validator(mode="after")
-    def _book_or_inline(self):
+    def _book_or_inline(self) -> PricingSpec:
         inline = self.usd_per_gpu_hour is not None or self.price_per_gpu_hour is not None
         if self.usd_per_gpu_hour is not None and self.price_per_gpu_hour is not None:
             raise ValueError("give `usd_per_gpu_hour` or `price_per_gpu_hour` (with `currency`), not both")
@@ -341,7 +341,7 @@ class PricingSpec(Strict):
             return self._purchase()
         return self._rental(inline)
 
-    def _rental(self, inline: bool):
+    def _rental(self, inline: bool) -> PricingSpec:
         wrong = self.given(PURCHASE_TERMS)
         if wrong:
             raise ValueError(f"{', '.join(f'`{w}`' for w in wrong)}: purchase terms on a `kind: rental` bid")
@@ -349,7 +349,7 @@ class PricingSpec(Strict):
             raise ValueError("give a `price_book` and `term`, or an inline `usd_per_gpu_hour`")
         return self
 
-    def _purchase(self):
+    def _purchase(self) -> PricingSpec:
         if self.usd_per_gpu_hour is not None or self.price_per_gpu_hour is not None:
             raise ValueError("a purchase is priced by `capex_per_gpu` (and `life_years`), not by a price "
                              "per GPU-hour; use `kind: rental` for a price per GPU-hour")
@@ -410,7 +410,7 @@ class Bid(Strict):
     available_from: Optional[CalendarDate] = Field(None, description="The date the capacity is usable, instead of `lead_time_days`.")
 
     @model_validator(mode="after")
-    def _one_start(self):
+    def _one_start(self) -> Bid:
         if self.lead_time_days is not None and self.available_from is not None:
             raise ValueError("give `lead_time_days` or `available_from` (a date), not both")
         return self
@@ -436,7 +436,7 @@ class Cluster(Strict):
     bids: list[Bid] = Field(min_length=1, max_length=1000, description="The bids to compare (1 to 1,000), each a vendor's offer of accelerators, network and price.")
 
     @model_validator(mode="after")
-    def _dates_after_as_of(self):
+    def _dates_after_as_of(self) -> Cluster:
         deadline = self.workload.deadline
         if deadline is not None and deadline <= self.as_of:
             raise ValueError(f"workload.deadline {deadline} is not after as_of {self.as_of}")

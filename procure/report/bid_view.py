@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any, SupportsFloat
 
 from procure.money import D
 from procure.report import charts, generated
@@ -22,7 +22,7 @@ HALF = 360  # width of a chart that sits in one of two columns
 MEMORY_PARTS = ("weights", "gradients", "optimizer", "activations", "reserve")
 
 
-def bid_section(bid: dict, doc: dict, f: Formatter) -> dict[str, Any]:
+def bid_section(bid: dict[str, Any], doc: dict[str, Any], f: Formatter) -> dict[str, Any]:
     m = f.msg
     return {
         "id": f.text(bid["id"]), "vendor": f.text(bid["vendor"]), "anchor": _anchor(bid),
@@ -40,11 +40,11 @@ def bid_section(bid: dict, doc: dict, f: Formatter) -> dict[str, Any]:
     }
 
 
-def _anchor(bid: dict) -> str:
+def _anchor(bid: dict[str, Any]) -> str:
     return re.sub(r"[^A-Za-z0-9_-]+", "-", str(bid.get("rank") or "")) + "-" + re.sub(r"[^A-Za-z0-9_-]+", "-", str(bid["id"]))
 
 
-def _overview(bid: dict, f: Formatter) -> list[tuple[str, str]]:
+def _overview(bid: dict[str, Any], f: Formatter) -> list[tuple[str, str]]:
     acc, net = bid.get("accelerator") or {}, bid.get("network") or {}
     gbps = net.get("scale_out_gbps_per_gpu")
     net_text = f.text(net.get("name") or net.get("id"))
@@ -56,7 +56,7 @@ def _overview(bid: dict, f: Formatter) -> list[tuple[str, str]]:
             (f.msg("bid.network"), net_text)]
 
 
-def _pricing(bid: dict, doc: dict, f: Formatter) -> list[tuple[str, str]]:
+def _pricing(bid: dict[str, Any], doc: dict[str, Any], f: Formatter) -> list[tuple[str, str]]:
     """Kind, book and term, then the price as quoted and (in another currency) as converted."""
     p = bid.get("pricing") or {}
     months = p.get("min_commit_months")
@@ -67,7 +67,7 @@ def _pricing(bid: dict, doc: dict, f: Formatter) -> list[tuple[str, str]]:
             + [(f.msg("bid.min_commit"), f.na if months is None else f.msg("unit.months", value=f.integer(months)))])
 
 
-def _plan(bid: dict, f: Formatter) -> list[tuple[str, str]]:
+def _plan(bid: dict[str, Any], f: Formatter) -> list[tuple[str, str]]:
     plan = bid.get("plan") or {}
     rows = []
     for key in PLAN_KEYS:
@@ -80,7 +80,7 @@ def _plan(bid: dict, f: Formatter) -> list[tuple[str, str]]:
     return rows
 
 
-def _plan_origin(bid: dict, f: Formatter) -> str:
+def _plan_origin(bid: dict[str, Any], f: Formatter) -> str:
     if bid.get("plan_origin") == "given":
         return f.msg("bid.plan_origin.given")
     s = bid.get("search") or {}
@@ -88,7 +88,7 @@ def _plan_origin(bid: dict, f: Formatter) -> str:
                  feasible=f.integer(s.get("feasible")))
 
 
-def _memory(bid: dict, f: Formatter) -> dict:
+def _memory(bid: dict[str, Any], f: Formatter) -> dict[str, Any]:
     mem = bid.get("memory") or {}
     parts = mem.get("parts_gib") or {}
     keys = [k for k in MEMORY_PARTS if k in parts] + sorted(k for k in parts if k not in MEMORY_PARTS)
@@ -101,11 +101,11 @@ def _memory(bid: dict, f: Formatter) -> dict:
     return {"summary": summary, "rows": [(label, f.gib(v)) for label, v in labels], "svg": svg}
 
 
-def _f(value: object) -> float | None:
+def _f(value: SupportsFloat | str | None) -> float | None:
     return None if value is None else float(value)
 
 
-def _step(bid: dict, f: Formatter) -> dict:
+def _step(bid: dict[str, Any], f: Formatter) -> dict[str, Any]:
     terms = bid.get("step_time_terms") or {}
     modeled = (bid.get("modeled") or {}).get("step_time_s")
     total = _f(modeled) or _f(bid.get("step_time_s")) or 0.0
@@ -125,7 +125,7 @@ def _step(bid: dict, f: Formatter) -> dict:
             "hidden": "" if hidden is None else f.msg("bid.hidden_comm", value=f.seconds(hidden))}
 
 
-def _scaling(bid: dict, f: Formatter) -> dict:
+def _scaling(bid: dict[str, Any], f: Formatter) -> dict[str, Any]:
     sc = bid.get("scaling") or {}
     curve = sc.get("curve") or []
     rows = [{"gpus": f.integer(p.get("gpus")), "step_time": f.seconds(p.get("step_time_s")),
@@ -141,7 +141,7 @@ def _scaling(bid: dict, f: Formatter) -> dict:
     return {"rows": rows, "svg": svg, "note": note}
 
 
-def _comparison(bid: dict, f: Formatter) -> dict:
+def _comparison(bid: dict[str, Any], f: Formatter) -> dict[str, Any]:
     c, mo = bid.get("committed") or {}, bid.get("modeled") or {}
     me = ((bid.get("measured") or {}).get("step_time_s")) or {}
     table = [
@@ -165,7 +165,7 @@ def _comparison(bid: dict, f: Formatter) -> dict:
     return {"rows": table, "svg": svg}
 
 
-def _measured(bid: dict, f: Formatter) -> dict | None:
+def _measured(bid: dict[str, Any], f: Formatter) -> dict[str, Any] | None:
     meas = bid.get("measured")
     if not meas:
         return None
@@ -187,7 +187,7 @@ def _measured(bid: dict, f: Formatter) -> dict | None:
     return {"sources": sources, "stats": stat_rows, "svg": svg, "note": generated.busbw_note(meas, f)}
 
 
-def _economics(bid: dict, doc: dict, f: Formatter) -> list[tuple[str, str]]:
+def _economics(bid: dict[str, Any], doc: dict[str, Any], f: Formatter) -> list[tuple[str, str]]:
     gp, m = bid.get("goodput") or {}, f.msg
     return [
         (m("metric.tokens_per_s"), m("unit.tokens_per_s", value=f.compact(bid.get("tokens_per_s")))),
@@ -204,14 +204,14 @@ def _economics(bid: dict, doc: dict, f: Formatter) -> list[tuple[str, str]]:
     ]
 
 
-def _line_row(line: dict, f: Formatter, ccy: str) -> dict:
+def _line_row(line: dict[str, Any], f: Formatter, ccy: str) -> dict[str, Any]:
     return {"label": generated.keyed(f, f"cost.{line.get('key')}", line.get("label") or line.get("key")),
             "quantity": f"{_quantity(line.get('quantity'), f)} {line.get('unit') or ''}".strip(),
             "rate": _rate(line, f, ccy), "amount": f.money(line.get("amount"), ccy),
             "formula": generated.cost_formula(line, f)}
 
 
-def _costs(bid: dict, f: Formatter) -> dict:
+def _costs(bid: dict[str, Any], f: Formatter) -> dict[str, Any]:
     ccy = bid.get("currency") or f.currency
     lines = bid.get("cost_lines") or []
     rows = [_line_row(line, f, ccy) for line in lines]
@@ -224,13 +224,13 @@ def _costs(bid: dict, f: Formatter) -> dict:
             "empty": f.msg("bid.no_costs") if not lines else ""}
 
 
-def _quantity(value: object, f: Formatter) -> str:
+def _quantity(value: SupportsFloat | str | None, f: Formatter) -> str:
     if value is None:
         return f.na
     return f.integer(value) if float(value) == int(float(value)) else f.number(value, 2)
 
 
-def _rate(line: dict, f: Formatter, ccy: str) -> str:
+def _rate(line: dict[str, Any], f: Formatter, ccy: str) -> str:
     text = f.plain(line.get("rate")) if line.get("unit") == ccy else f.unit_price(line.get("rate"), ccy)
     for name, value in sorted((line.get("factors") or {}).items()):   # named in words, not as code
         text += f" × {f.msg.get(f'cost_factor.{name}', name.replace('_', ' '))} {f.plain(value)}"

@@ -155,7 +155,7 @@ def _whisker(row: BarRow, scale: Callable[[float], float], yc: float) -> list[st
     return [_line(a, yc, b, yc, INK, 1), _line(a, yc - 4, a, yc + 4, INK, 1), _line(b, yc - 4, b, yc + 4, INK, 1)]
 
 
-def stacked_bar(segments: Sequence[tuple[str, float]], fmt: Fmt, *, title: str,
+def stacked_bar(segments: Sequence[tuple[str, float | None]], fmt: Fmt, *, title: str,
                 width: float = 640, marker: tuple[str, float] | None = None,
                 colours: Sequence[str] = PALETTE) -> str:
     """One horizontal bar of parts (step-time terms, memory, cost lines) with a legend."""
@@ -294,7 +294,7 @@ def _piecewise(edges: Sequence[float], split: tuple[int, int] | None, x0: float,
 
 
 def histogram(edges: Sequence[float], counts: Sequence[int], x_fmt: Fmt, *, title: str,
-              markers: Sequence[tuple[str, float]] = (), cdf_label: str = "CDF",
+              markers: Sequence[tuple[str, float | None]] = (), cdf_label: str = "CDF",
               count_label: str = "", width: float = 640, height: float = 210) -> str:
     """Counts per bin as bars, the cumulative share as a line (right axis), markers (P50, P99).
 

@@ -8,7 +8,7 @@ Renderers compute nothing; this module only looks values up and formats them (th
 from __future__ import annotations
 
 from decimal import Decimal
-from typing import Any
+from typing import Any, SupportsFloat
 
 from procure import __version__
 from procure.report import charts, generated
@@ -22,15 +22,15 @@ METHOD_KEYS = ("method.step", "method.compute", "method.comm", "method.bubble", 
 HTML_LANG = {"en": "en", "zh-TW": "zh-Hant-TW"}
 
 
-def ordered_bids(doc: dict) -> list[dict]:
+def ordered_bids(doc: dict[str, Any]) -> list[dict[str, Any]]:
     """Bids in ranking order; bids the ranking forgot follow in input order."""
     by_id = {b["id"]: b for b in doc["bids"]}
     order = [by_id[i] for i in doc["ranking"] if i in by_id]
     return order + [b for b in doc["bids"] if b["id"] not in doc["ranking"]]
 
 
-def build_view(doc: dict, lang: str = "en", page_size: str = "A4",
-               attached: list[str] | tuple = ()) -> dict[str, Any]:
+def build_view(doc: dict[str, Any], lang: str = "en", page_size: str = "A4",
+               attached: list[str] | tuple[str, ...] = ()) -> dict[str, Any]:
     """``attached``: names of the files the PDF carries (the cover says so)."""
     f = Formatter(lang, doc["currency"])
     bids = ordered_bids(doc)
@@ -51,7 +51,7 @@ def build_view(doc: dict, lang: str = "en", page_size: str = "A4",
     }
 
 
-def _meta(doc: dict, f: Formatter) -> dict:
+def _meta(doc: dict[str, Any], f: Formatter) -> dict[str, Any]:
     title = f.text(doc["title"])
     return {"title": title, "as_of": str(doc["as_of"]), "as_of_text": f.date(doc["as_of"]),
             "subtitle": f.msg("report.title_suffix"),
@@ -59,7 +59,7 @@ def _meta(doc: dict, f: Formatter) -> dict:
                                   schema=doc["schema"])}
 
 
-def _cover(doc: dict, f: Formatter, attached) -> dict:
+def _cover(doc: dict[str, Any], f: Formatter, attached: list[str] | tuple[str, ...]) -> dict[str, Any]:
     inputs = [{"path": f.text(i.get("path")), "role": generated.keyed(f, f"role.{i.get('role')}", i.get("role")),
                "sha256": f.text(i.get("sha256")), "bytes": f.integer(i.get("bytes"))}
               for i in doc.get("inputs") or []]
@@ -71,7 +71,7 @@ def _cover(doc: dict, f: Formatter, attached) -> dict:
             "attached": f.msg("cover.attached", files=", ".join(map(str, attached))) if attached else ""}
 
 
-def _verdict(doc: dict, f: Formatter) -> str:
+def _verdict(doc: dict[str, Any], f: Formatter) -> str:
     """Page 1's answer: the recommended bid with its cost, time and total, and how many bids carry flags."""
     winner = next((b for b in doc["bids"] if b["id"] == (doc.get("recommendation") or {}).get("bid")), None)
     if winner is None:
@@ -84,7 +84,7 @@ def _verdict(doc: dict, f: Formatter) -> str:
                  flagged=f.integer(flagged), bids=f.integer(len(doc["bids"])))
 
 
-def _workload(w: dict, f: Formatter) -> list[tuple[str, str]]:
+def _workload(w: dict[str, Any], f: Formatter) -> list[tuple[str, str]]:
     model = w.get("model") or {}
     m = f.msg
     return [
@@ -100,7 +100,7 @@ def _workload(w: dict, f: Formatter) -> list[tuple[str, str]]:
     ]
 
 
-def ranking_row(bid: dict, f: Formatter) -> dict:
+def ranking_row(bid: dict[str, Any], f: Formatter) -> dict[str, Any]:
     acc = bid.get("accelerator") or {}
     currency = bid.get("currency") or f.currency
     return {
@@ -115,15 +115,15 @@ def ranking_row(bid: dict, f: Formatter) -> dict:
     }
 
 
-def _severity(flag: dict) -> str:
+def _severity(flag: dict[str, Any]) -> str:
     sev = flag.get("severity")
     return sev if sev in ("error", "warning", "info") else "info"
 
 
-def flags_explained(bids: list[dict], f: Formatter, doc: dict | None = None) -> list[dict]:
+def flags_explained(bids: list[dict[str, Any]], f: Formatter, doc: dict[str, Any] | None = None) -> list[dict[str, Any]]:
     """Each flag code once, with what it means and every bid that carries it."""
     doc = doc or {"bids": bids}
-    groups: dict[str, dict] = {}
+    groups: dict[str, dict[str, Any]] = {}
     for bid in bids:
         for flag in bid.get("flags") or []:
             code = f.text(flag.get("code"))
@@ -135,14 +135,14 @@ def flags_explained(bids: list[dict], f: Formatter, doc: dict | None = None) -> 
     return list(groups.values())
 
 
-def _recommendation(doc: dict, f: Formatter) -> dict:
+def _recommendation(doc: dict[str, Any], f: Formatter) -> dict[str, Any]:
     """The document's recommendation in English; in another language one written from the
     structured fields (never the English sentence translated, never the English beside it)."""
     own = generated.recommendation(doc, f)
     return {"text": own or f.text((doc.get("recommendation") or {}).get("text")), "generated": "", "note": ""}
 
 
-def _compare(doc: dict, bids: list[dict], f: Formatter) -> dict:
+def _compare(doc: dict[str, Any], bids: list[dict[str, Any]], f: Formatter) -> dict[str, Any]:
     summary = doc.get("sensitivity_summary") or {}
     winner_id = summary.get("winner") or (doc["ranking"][0] if doc["ranking"] else None)
     winner = next((b for b in bids if b["id"] == winner_id), None)
@@ -165,13 +165,14 @@ def _compare(doc: dict, bids: list[dict], f: Formatter) -> dict:
     }
 
 
-def _deadline(doc: dict, f: Formatter) -> tuple[str, float] | None:
+def _deadline(doc: dict[str, Any], f: Formatter) -> tuple[str, float] | None:
     days = (doc.get("workload") or {}).get("deadline_days")
     return None if days is None else (f"{f.msg('series.deadline')} {f.days(days)}", float(days))
 
 
-def _band_chart(bids: list[dict], key: str, f: Formatter, title: str, tick, reference) -> str:
-    rows = []
+def _band_chart(bids: list[dict[str, Any]], key: str, f: Formatter, title: str, tick: charts.Fmt,
+                reference: tuple[str, float] | None) -> str:
+    rows: list[charts.BarRow] = []
     for i, bid in enumerate(bids):
         band = ((bid.get("uncertainty") or {}).get(key)) or {}
         value = bid.get(key)
@@ -181,7 +182,7 @@ def _band_chart(bids: list[dict], key: str, f: Formatter, title: str, tick, refe
     return charts.hbars(rows, tick, title=title, reference=reference)
 
 
-def _float(value: object) -> float | None:
+def _float(value: SupportsFloat | str | None) -> float | None:
     return None if value is None else float(value)
 
 
@@ -189,34 +190,34 @@ def _factor_label(factor: str, f: Formatter) -> str:
     return f.msg.get(f"factor.{factor}", factor)
 
 
-def _tornado(bid: dict, f: Formatter) -> str:
+def _tornado(bid: dict[str, Any], f: Formatter) -> str:
     base = bid.get("cost_per_million_tokens")
     if base is None or not bid.get("sensitivity"):
         return ""
     rows = []
     moved = [e for e in bid["sensitivity"] if e.get("factor") != "cost_basis"]   # a setting, not a change
     for factor, entries in _by_factor(moved).items():
-        low = min(entries, key=lambda e: float(e.get("change") or 0))
-        high = max(entries, key=lambda e: float(e.get("change") or 0))
-        low = low if float(low.get("change") or 0) < 0 else None
-        high = high if float(high.get("change") or 0) > 0 else None
+        lowest = min(entries, key=lambda e: float(e.get("change") or 0))
+        highest = max(entries, key=lambda e: float(e.get("change") or 0))
+        low = lowest if float(lowest.get("change") or 0) < 0 else None     # a side that moves the cost
+        high = highest if float(highest.get("change") or 0) > 0 else None  # that way, else no bar
         label = f"{_factor_label(factor, f)} " + " / ".join(f.change(e["change"]) for e in (low, high) if e)
-        rows.append((label, _float(low and low.get("cost_per_million_tokens")),
-                     _float(high and high.get("cost_per_million_tokens")),
-                     f.rate(low and low.get("cost_per_million_tokens")), f.rate(high and high.get("cost_per_million_tokens"))))
+        low_cost = low.get("cost_per_million_tokens") if low else None
+        high_cost = high.get("cost_per_million_tokens") if high else None
+        rows.append((label, _float(low_cost), _float(high_cost), f.rate(low_cost), f.rate(high_cost)))
     base_label = f"{f.msg('series.base')} {f.rate(base)}"
     return charts.tornado(rows, float(base), lambda v: f.money(v), title=f.msg("compare.tornado", bid=bid["id"]),
                           base_label=base_label)
 
 
-def _by_factor(entries: list[dict]) -> dict[str, list[dict]]:
-    groups: dict[str, list[dict]] = {}
+def _by_factor(entries: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
+    groups: dict[str, list[dict[str, Any]]] = {}
     for e in entries:
         groups.setdefault(str(e.get("factor")), []).append(e)
     return groups
 
 
-def _sensitivity_rows(bid: dict, f: Formatter) -> list[dict]:
+def _sensitivity_rows(bid: dict[str, Any], f: Formatter) -> list[dict[str, Any]]:
     return [{"factor": _factor_label(str(e.get("factor")), f),
              "change": (f.msg.get(f"basis.{e.get('setting')}", str(e.get("setting"))) if e.get("setting")
                         else f.change(e.get("change"))),
@@ -226,7 +227,7 @@ def _sensitivity_rows(bid: dict, f: Formatter) -> list[dict]:
             for e in bid.get("sensitivity") or []]
 
 
-def _methodology(method: dict, f: Formatter) -> dict:
+def _methodology(method: dict[str, Any], f: Formatter) -> dict[str, Any]:
     fit = [(f.msg("method.fitted_on"), _plain(method.get("fitted_on") or [], f)),
            (f.msg("method.fitted_at"), f.text(method.get("fitted_at"))),
            (f.msg("method.fit_mape"), _plain(method.get("fit_mape") or {}, f))]
@@ -258,7 +259,7 @@ def _plain(value: object, f: Formatter) -> str:
     return f.text(value)
 
 
-def _assumptions(doc: dict, f: Formatter) -> dict:
+def _assumptions(doc: dict[str, Any], f: Formatter) -> dict[str, Any]:
     rows = [{"label": generated.keyed(f, f"assumption.{a.get('key')}", a.get("label") or a.get("key")),
              "key": f.text(a.get("key")), "value": _assumption_value(a, f),
              "unit": generated.keyed(f, f"assumption_unit.{a.get('unit')}", a.get("unit")) if a.get("unit") else "",
@@ -276,7 +277,7 @@ def _assumptions(doc: dict, f: Formatter) -> dict:
 IDENTIFIERS = ("seed",)   # numbers that name something: printed as written, never grouped or rounded
 
 
-def _assumption_value(row: dict, f: Formatter) -> str:
+def _assumption_value(row: dict[str, Any], f: Formatter) -> str:
     value = row.get("value")
     if row.get("key") in IDENTIFIERS:
         return f.text(value)
@@ -285,7 +286,7 @@ def _assumption_value(row: dict, f: Formatter) -> str:
     return _plain(value, f)
 
 
-def _sources(sources: list[dict], f: Formatter) -> list[dict]:
+def _sources(sources: list[dict[str, Any]], f: Formatter) -> list[dict[str, Any]]:
     return [{"key": f.text(s.get("key")), "kind": f.text(s.get("kind")), "label": f.text(s.get("label")),
              "source": "; ".join(map(str, s.get("source") or [])) or f.na, "as_of": f.text(s.get("as_of")),
              "verified": f.msg("sources.verified") if s.get("verified") else f.msg("sources.unverified")}
