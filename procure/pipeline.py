@@ -67,13 +67,17 @@ def software(inputs: Inputs, rb: ResolvedBid) -> SoftwareStack:
 def estimate_at(inputs: Inputs, rb: ResolvedBid, measured: MeasuredBid | None, knobs: Knobs,
                 workload: Workload, plan: PlanSpec | None) -> Estimate:
     from procure.model import estimate
+    from procure.model.memo import memoised, problem_key
 
     # A log's step-time CV is the job's (already the max over GPUs): only the assumption overrides
     # the per-GPU variation, or the tail would be counted twice.
-    return estimate(inputs.arch, rb.accelerator, rb.network, rb.bid.gpus, workload, plan=plan, knobs=knobs,
-                    measured_busbw_gbs=measured.scale_out.busbw_gbs if measured else None,
-                    step_time_cv=inputs.cluster.assumptions.step_time_cv, elapsed_s=None,
-                    software=software(inputs, rb))
+    busbw_gbs, cv, stack = (measured.scale_out.busbw_gbs if measured else None,
+                            inputs.cluster.assumptions.step_time_cv, software(inputs, rb))
+    return memoised("estimate", problem_key(rb.accelerator, rb.network, rb.bid.gpus, workload, plan, busbw_gbs, cv,
+                                            stack),
+                    lambda: estimate(inputs.arch, rb.accelerator, rb.network, rb.bid.gpus, workload, plan=plan,
+                                     knobs=knobs, measured_busbw_gbs=busbw_gbs, step_time_cv=cv, elapsed_s=None,
+                                     software=stack))
 
 
 def _timed(est: Estimate, start: float) -> Estimate:
@@ -148,9 +152,14 @@ def scaling(inputs: Inputs, rb: ResolvedBid, est: Estimate, knobs: Knobs,
 
     if not est.feasible:
         return None
+    from procure.model.memo import memoised, problem_key
+
     workload = model_workload(inputs, global_batch_seqs=batch.global_batch_seqs if batch else None)
-    return scaling_curve(inputs.arch, rb.accelerator, rb.network, rb.bid.gpus, workload,
-                         est.plan, knobs=knobs, software=software(inputs, rb))
+    stack = software(inputs, rb)
+    return memoised("scaling", problem_key(rb.accelerator, rb.network, rb.bid.gpus, workload, est.plan, None, None,
+                                           stack),
+                    lambda: scaling_curve(inputs.arch, rb.accelerator, rb.network, rb.bid.gpus, workload,
+                                          est.plan, knobs=knobs, software=stack))
 
 
 class TunedRecipes:
@@ -161,6 +170,7 @@ class TunedRecipes:
         self.inputs, self.knobs = inputs, knobs
         self._runs: list[dict[str, Any]] | None = None
         self._by_recipe: dict[str, dict[str, Any]] = {}
+        self._nearest: dict[tuple[str, int], dict[str, Any] | None] = {}
 
     def runs(self) -> list[dict[str, Any]]:
         if self._runs is None:
@@ -177,8 +187,11 @@ class TunedRecipes:
 
         if not est.feasible:
             return None
-        run = nearest_tuned_recipe(self.inputs.arch, rb.accelerator, rb.bid.gpus, model_workload(self.inputs),
-                                   self.runs())
+        near = (rb.accelerator.id, rb.bid.gpus)       # the model and workload are the quote's
+        if near not in self._nearest:
+            self._nearest[near] = nearest_tuned_recipe(self.inputs.arch, rb.accelerator, rb.bid.gpus,
+                                                       model_workload(self.inputs), self.runs())
+        run = self._nearest[near]
         if run is None:
             return None
         if run["id"] not in self._by_recipe:
@@ -302,21 +315,23 @@ def build_document(inputs: Inputs, progress: Progress | None = None, basis: str 
     from procure.catalog.calibration import load_knobs
     from procure.compare import compare
     from procure.document.assemble import BidOutcome, quote_document
+    from procure.model.memo import one_quote
 
     knobs, assumptions = load_knobs(), economics_assumptions(inputs)
     recipes = TunedRecipes(inputs, knobs)
     critical = critical_batch(inputs)
     outcomes, cases = [], []
-    for done, rb in enumerate(inputs.bids, start=1):
-        measured = measure(rb)
-        est, batch = estimate_bid_batch(inputs, rb, measured, knobs, critical)
-        curve = scaling(inputs, rb, est, knobs, batch)
-        promised = commitment(inputs, rb, est, batch, measured, knobs)
-        phases = phase_estimates(inputs, rb, knobs)
-        outcomes.append(BidOutcome(rb, est, measured, curve, recipes.compare(rb, est), batch, promised, phases))
-        cases.append(bid_case(inputs, rb, est, measured, curve, knobs, phases, batch=batch, promised=promised))
-        if progress:
-            progress(done, len(inputs.bids))
+    with one_quote():        # bids that pose the same problem share its estimate and scaling curve
+        for done, rb in enumerate(inputs.bids, start=1):
+            measured = measure(rb)
+            est, batch = estimate_bid_batch(inputs, rb, measured, knobs, critical)
+            curve = scaling(inputs, rb, est, knobs, batch)
+            promised = commitment(inputs, rb, est, batch, measured, knobs)
+            phases = phase_estimates(inputs, rb, knobs)
+            outcomes.append(BidOutcome(rb, est, measured, curve, recipes.compare(rb, est), batch, promised, phases))
+            cases.append(bid_case(inputs, rb, est, measured, curve, knobs, phases, batch=batch, promised=promised))
+            if progress:
+                progress(done, len(inputs.bids))
     comparison = compare(cases, assumptions, ranking_basis(inputs, basis))
     return quote_document(inputs, outcomes, comparison, assumptions, knobs, critical)
 

@@ -1,4 +1,4 @@
-"""The public entry points: ``estimate`` (fixed plan or search) and ``scaling_curve``.
+"""The public entry point ``estimate`` (fixed plan or search); ``scaling_curve`` is in ``scaling``.
 
 Pure: no clock. ``search["seconds"]`` is the ``elapsed_s`` argument (None when not given); the
 api layer times the call with ``time.perf_counter`` and fills it in.
@@ -158,35 +158,3 @@ def assemble(arch: ModelArch, accel: Accelerator, gpus: int, workload: Workload,
         mfu=model_flops / (step * gpus * peak), hfu=hw_flops / (step * gpus * peak),
         search={}, runners_up=[], tokens_per_step=tokens, tokens_per_s=tokens / step, gpus=gpus,
         idle_gpus=max(0, gpus - int(np.asarray(res["used_gpus"]).reshape(-1)[i])))
-
-
-def scaling_curve(arch: ModelArch, accel: Accelerator, network: Network, gpus: int,
-                  workload: Workload, plan: dict[str, Any], knobs: Knobs | None = None,
-                  measured_busbw_gbs: float | None = None,
-                  step_time_cv: float | None = None,
-                  software: SoftwareStack | None = None) -> dict[str, Any]:
-    """Per-GPU throughput at 1/8, 1/4, 1/2 and all of ``gpus`` with the same tp/pp/cp/ep/mb
-    shape: only dp varies and the GLOBAL BATCH STAYS FIXED (fewer GPUs run more micro-batches).
-    Points where dp is not an integer or does not divide the batch are skipped. Efficiency is
-    per-GPU throughput relative to the smallest feasible size (``reference_gpus``)."""
-    spec = PlanSpec.from_dict(plan)
-    points: list[dict[str, Any]] = []
-    for frac in (8, 4, 2, 1):
-        if spec.dp is None or spec.dp % frac:
-            continue
-        dp = spec.dp // frac
-        n = gpus // frac
-        est = estimate(arch, accel, network, n, workload, replace(spec, dp=dp), knobs,
-                       measured_busbw_gbs, step_time_cv, software=software)
-        if est.feasible:
-            points.append({"gpus": n, "step_time_s": est.step_time_s,
-                           "tokens_per_s_per_gpu": est.tokens_per_s / n})
-    if not points:
-        return {"reference_gpus": None, "efficiency": None, "curve": [],
-                "note": "global batch fixed; dp varies"}
-    ref = points[0]["tokens_per_s_per_gpu"]
-    for pt in points:
-        pt["efficiency"] = pt["tokens_per_s_per_gpu"] / ref
-    full = points[-1]["efficiency"] if points[-1]["gpus"] == gpus else None
-    return {"reference_gpus": points[0]["gpus"], "efficiency": full, "curve": points,
-            "note": "global batch fixed; dp varies"}
