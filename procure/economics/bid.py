@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from decimal import Decimal, localcontext
-from typing import Any
+from typing import Any, Callable
 
 from procure.economics import flags as checks
 from procure.economics.cost import (BASES, DEFAULT_BASIS, CostLine, Terms, billed_hours,
@@ -198,15 +198,53 @@ def basis_cost(case: BidCase, t: Terms, used_hours: Decimal, basis: str,
                      billed - used_hours, time_value, ranking, resale)
 
 
-def evaluate_core(case: BidCase, assumptions: Assumptions, basis: str = DEFAULT_BASIS) -> BidEconomics:
-    """Everything but the Monte-Carlo band (what the sensitivity table re-evaluates)."""
+def phase_seconds(case: BidCase, gp: Goodput) -> list[float]:
+    """Wall-clock seconds of every phase: the tokens to the target (the main phase's train tokens
+    times its batch's statistical-efficiency factor, the batch chosen or grown being the main
+    phase's; further phases keep their own batch) at the phase's throughput, over the goodput."""
+    return [p.train_tokens * (case.token_factor if i == 0 else 1.0) / throughput(p.performance).tokens_per_s
+            / gp.fraction for i, p in enumerate(case.all_phases())]
+
+
+def ranking_totals(case: BidCase, assumptions: Assumptions,
+                   basis: str = DEFAULT_BASIS) -> Callable[[BidCase], Decimal | None]:
+    """What ranks (the basis cost plus the value of time, when given) of ``case`` moved to other
+    step times: equal to evaluating the moved case in full, for searches that move only step
+    times (the negotiator's step time to win). The terms and the goodput do not depend on step
+    times and are resolved once; the total depends on them only through the hours used (rounded
+    up to 0.01 h), so totals are kept per hours used. None when the bid has no cost."""
+    check_basis(basis)
+    if case.train_tokens <= 0:
+        raise ValueError(f"bid {case.id!r}: train_tokens must be positive")
+    perf = case.performance
+    blocked = any(not p.performance.feasible for p in case.phases)
+    if not perf.feasible or blocked or missing_price_reason(case.pricing):
+        return lambda moved: None
+    gp = goodput(perf.gpus, case.params, assumptions)
+    t = terms(case.pricing, perf.gpus, assumptions)
+    by_hours: dict[Decimal, Decimal] = {}
+
+    def total(moved: BidCase) -> Decimal | None:
+        used_hours = hours_from_seconds(sum(phase_seconds(moved, gp)))
+        if used_hours not in by_hours:
+            found = basis_cost(moved, t, used_hours, basis, assumptions)
+            by_hours[used_hours] = found.total_cost + (found.time_value or Decimal(0))
+        return by_hours[used_hours]
+    return total
+
+
+def evaluate_core(case: BidCase, assumptions: Assumptions, basis: str = DEFAULT_BASIS, *,
+                  ranking_only: bool = False) -> BidEconomics:
+    """Everything but the Monte-Carlo band (what the sensitivity table re-evaluates).
+    ``ranking_only``: only what ranks the bid (its cost on ``basis``, time to train, days to
+    finish), without flags or the other basis: the sensitivity table's twenty trials per bid."""
     check_basis(basis)
     perf = case.performance
     if case.train_tokens <= 0:
         raise ValueError(f"bid {case.id!r}: train_tokens must be positive")
     missing = missing_price_reason(case.pricing)
-    found = [*checks.commitment_flags(perf, case.commitment, assumptions),
-             checks.price_missing(missing), checks.uncalibrated(perf, assumptions)]
+    found = [] if ranking_only else [*checks.commitment_flags(perf, case.commitment, assumptions),
+                                     checks.price_missing(missing), checks.uncalibrated(perf, assumptions)]
     blocked = next((p for p in case.phases if not p.performance.feasible), None)
     if not perf.feasible or blocked is not None:
         if blocked is not None and perf.feasible:
@@ -216,23 +254,21 @@ def evaluate_core(case: BidCase, assumptions: Assumptions, basis: str = DEFAULT_
         return _infeasible(case, found, basis)
     tp = throughput(perf)
     gp = goodput(perf.gpus, case.params, assumptions)
-    # the tokens to the target: the main phase's train tokens times its batch's statistical-efficiency
-    # factor (the batch chosen or grown is the main phase's); further phases keep their own batch
-    phase_s = [p.train_tokens * (case.token_factor if i == 0 else 1.0)
-               / throughput(p.performance).tokens_per_s / gp.fraction
-               for i, p in enumerate(case.all_phases())]
+    phase_s = phase_seconds(case, gp)
     phases = _phases(case, phase_s)
     seconds = sum(phase_s)
     days = seconds / 86400.0
     used_hours = hours_from_seconds(seconds)
     t = terms(case.pricing, perf.gpus, assumptions)
     energy = energy_mwh(perf.gpus, t.power, used_hours)
-    bases = () if missing else tuple(basis_cost(case, t, used_hours, b, assumptions) for b in BASES)
+    bases = () if missing else tuple(basis_cost(case, t, used_hours, b, assumptions)
+                                     for b in ((basis,) if ranking_only else BASES))
     ranked = next((b for b in bases if b.basis == basis), None)
     run = next((b for b in bases if b.basis == "run"), None)
     finish = float(days_to_finish(case.lead_time_days, used_hours))
-    found.append(checks.misses_deadline(days, case.deadline_days, case.lead_time_days))
-    found.append(checks.batch_beyond_critical(case.batch))
+    if not ranking_only:
+        found.append(checks.misses_deadline(days, case.deadline_days, case.lead_time_days))
+        found.append(checks.batch_beyond_critical(case.batch))
     return BidEconomics(
         id=case.id, vendor=case.vendor, currency=case.pricing.currency,
         step_time_basis=perf.basis, step_time_s=perf.step_time_s, throughput=tp, goodput=gp,

@@ -14,7 +14,7 @@ from dataclasses import dataclass, replace
 from decimal import Decimal, localcontext
 from typing import Any
 
-from procure.economics.bid import BidEconomics, evaluate_core
+from procure.economics.bid import BidEconomics, evaluate_core, ranking_totals
 from procure.economics.inputs import Assumptions, BidCase
 from procure.economics.throughput import flops_utilisation, physical_floor_s
 from procure.money import CONVERTED_QUANTUM, MONEY_CONTEXT, D, quantize, trim
@@ -101,9 +101,10 @@ def step_time_to_win(case: BidCase, assumptions: Assumptions, basis: str,
     current = perf.step_time_s
     if not perf.feasible or current <= 0:
         return None
+    total_of = ranking_totals(case, assumptions, basis)
 
     def fits(step_s: float) -> bool:
-        total = ranking_total(at_step_time(case, step_s), assumptions, basis)
+        total = total_of(at_step_time(case, step_s))
         return total is not None and total <= target_total
 
     lo, hi = (current, current * SEARCH_RANGE) if fits(current) else (current / SEARCH_RANGE, current)
