@@ -189,7 +189,7 @@ class Book:
         self.names: dict[str, tuple[str, int, int]] = {}
         self._folded: set[str] = set()
         self._by_name: dict[str, Sheet] = {}
-        self._values: dict[tuple[str, int, int], Scalar | XlError] = {}
+        self._values = CellValues()
         self._busy: set[tuple[str, int, int]] = set()
 
     def sheet(self, name: str) -> Sheet:
@@ -239,6 +239,28 @@ class Book:
     def value(self, sheet: str, row: int, col: int) -> Scalar | XlError:
         """The value a reader sees in a cell (a formula's cached value)."""
         return self.evaluate(sheet, row, col)
+
+    def range_numbers(self, rng: Range, ordered: bool = False) -> list[Decimal]:
+        """The numeric cells of a range (sorted when ``ordered``), read once like every cell value."""
+        key = (rng.sheet, rng.first_row, rng.first_col, rng.last_row, rng.last_col, ordered)
+        ranges = self._values.ranges
+        if key not in ranges:
+            values = [v for v in rng.values(self) if isinstance(v, Decimal)]
+            ranges[key] = sorted(values) if ordered else values
+        return ranges[key]
+
+
+class CellValues(dict[tuple[str, int, int], "Scalar | XlError"]):
+    """Evaluated cells, and the numbers of the ranges read from them: cleared together, so a
+    recalculation (after an input cell changes) never reads a stale range."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.ranges: dict[tuple[str, int, int, int, int, bool], list[Decimal]] = {}
+
+    def clear(self) -> None:
+        super().clear()
+        self.ranges.clear()
 
 
 def _evaluate(content: Content, book: Book) -> Scalar:

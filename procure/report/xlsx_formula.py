@@ -9,6 +9,7 @@ arithmetic. Only the functions the workbook uses are implemented.
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from dataclasses import dataclass
 from decimal import ROUND_FLOOR, ROUND_HALF_UP, ROUND_UP, Decimal, DivisionByZero, InvalidOperation, localcontext
 from typing import Callable, Protocol, Sequence, Union
@@ -303,10 +304,21 @@ def _numbers(env: Resolver, args: Sequence[Expr]) -> list[Decimal]:
     out: list[Decimal] = []
     for arg in args:
         if isinstance(arg, Range):
-            out += [v for v in arg.values(env) if isinstance(v, Decimal)]
+            out += range_numbers(env, arg)
         else:
             out.append(number(arg.value(env)))
     return out
+
+
+def range_numbers(env: Resolver, rng: Range, ordered: bool = False) -> list[Decimal]:
+    """A range's numeric cells (sorted when ``ordered``), kept by a resolver that offers
+    ``range_numbers``: a column of RANK formulas then reads its pool once, not once per row."""
+    kept = getattr(env, "range_numbers", None)
+    if kept is not None:
+        found: list[Decimal] = kept(rng, ordered)
+        return found
+    values = [v for v in rng.values(env) if isinstance(v, Decimal)]
+    return sorted(values) if ordered else values
 
 
 def _sum(env: Resolver, args: Sequence[Expr]) -> Scalar:
@@ -324,10 +336,12 @@ def _sqrt(env: Resolver, args: Sequence[Expr]) -> Scalar:
 def _rank(env: Resolver, args: Sequence[Expr]) -> Scalar:
     """RANK(x, range, 1): 1 + how many numbers in the range are smaller (ties share a rank)."""
     x = number(args[0].value(env))
-    pool = _numbers(env, args[1:2])
-    if x not in pool:
+    pool = (range_numbers(env, args[1], ordered=True) if isinstance(args[1], Range)
+            else sorted(_numbers(env, args[1:2])))
+    below = bisect_left(pool, x)
+    if below == len(pool) or pool[below] != x:
         raise XlError("#N/A")
-    return Decimal(1 + sum(1 for v in pool if v < x))
+    return Decimal(1 + below)
 
 
 def _rows(env: Resolver, args: Sequence[Expr]) -> Scalar:

@@ -169,8 +169,7 @@ def _bid_row(sheet: Sheet, row: int, chain: Chain, lay: Layout, names: Names, de
         billed = call("IF", Name(BASIS_INPUT).eq("run"), used, billed)
     sheet.put(row, lay.col("billed"), billed if billed is not None else "n/a",
               style(FMT["num2"]) if billed is not None else PLAIN)
-    lead = Name(names.bid(bid_id, "lead_time_days")) if "lead_time_days" in _defined(names, bid_id, defined) \
-        else None
+    lead = Name(names.bid(bid_id, "lead_time_days")) if names.bid(bid_id, "lead_time_days") in defined else None
     if lead is not None:
         sheet.put(row, lay.col("lead"), lead, style(FMT["days"]))
     for key, case in (("finish", "base"), ("scn_finish", "scenario")):
@@ -184,11 +183,6 @@ def _bid_row(sheet: Sheet, row: int, chain: Chain, lay: Layout, names: Names, de
         days = chain.get(case, "time_to_train_days")
         if days is not None:        # capacity comes after its lead time; then the training runs
             sheet.put(row, lay.col(key), call("IF", (days if lead is None else lead + days).le(deadline), "yes", "no"))
-
-
-def _defined(names: Names, bid_id: str, defined: set[str]) -> set[str]:
-    prefix = names.bid(bid_id, "")
-    return {name[len(prefix):] for name in defined if name.startswith(prefix)}
 
 
 def _charts(sheet: Sheet, doc: dict[str, Any], lay: Layout, first: int, last: int, has_deadline: bool,
