@@ -105,7 +105,7 @@ def quote(path: Path | str, out_dir: Path, formats: list[str], *, templates_dir:
           lang: str = "en", page_size: str = "A4", force: bool = False,
           allow_paths: list[Path] | None = None, fail_on: list[str] | None = None,
           progress: Progress | None = None, basis: str | None = None,
-          price_books: list[Path] | None = None) -> QuoteResult:
+          price_books: list[Path] | None = None, bid_pages: str | None = None) -> QuoteResult:
     from procure.economics import FLAG_CODES
     from procure.sources.suggest import suggest
     from procure.report import FORMATS, render
@@ -116,6 +116,7 @@ def quote(path: Path | str, out_dir: Path, formats: list[str], *, templates_dir:
             raise input_error("--fail-on", "unknown-flag", f"{code!r} is not a flag{suggest(code, FLAG_CODES)}")
     if templates_dir is not None and not Path(templates_dir).is_dir():
         raise input_error("--templates", "not-found", f"templates folder {templates_dir} does not exist")
+    _check_bid_pages(bid_pages)            # before the bids are computed, not after
     from procure.pipeline import build_document
     from procure.report.writer import output_lock
 
@@ -125,7 +126,7 @@ def quote(path: Path | str, out_dir: Path, formats: list[str], *, templates_dir:
         slug = slugify(document.title) or Path(path).stem
         attachments = _attachments(inputs)
         written = render(document, formats, Path(out_dir), slug, templates_dir=templates_dir, lang=lang,
-                         page_size=page_size, force=force, attachments=attachments)
+                         page_size=page_size, force=force, attachments=attachments, bid_pages=bid_pages)
     return QuoteResult(document, written, list(fail_on or []))
 
 
@@ -194,6 +195,15 @@ def diff(old: Path, new: Path) -> Diff:
 
     docs = [read_quote(Path(p)).to_data() for p in (old, new)]
     return diff_documents(docs[0], docs[1], str(old), str(new))
+
+
+def _check_bid_pages(bid_pages: str | None) -> None:
+    from procure.report.bid_pages import parse_bid_pages
+
+    try:
+        parse_bid_pages(bid_pages)
+    except ValueError as exc:
+        raise input_error("--bid-pages", "bad-option", str(exc)) from None
 
 
 def _check_formats(formats: list[str], known: Collection[str]) -> None:

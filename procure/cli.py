@@ -192,6 +192,9 @@ FORMAT_JSON = click.option("--format", "fmt", default="text", show_default=True,
                            metavar="[text|json]", help="Output for people or for machines.")
 ALLOW_PATH = click.option("--allow-path", "allow_paths", multiple=True, type=click.Path(path_type=Path),
                           help="Also allow measured logs under this folder (repeatable).")
+BID_PAGES = click.option("--bid-pages", "bid_pages", metavar="all|none|top:N", default=None,
+                         help="Bids with a detail page in the PDF and HTML. Default: all up to 50 bids, "
+                              "else top:10 (the summary says so).")
 PRICE_BOOKS = click.option("--price-books", "price_books", multiple=True,
                            type=click.Path(path_type=Path, file_okay=False),
                            help="A folder of your own price books, read like the shipped ones (repeatable).")
@@ -214,12 +217,13 @@ PRICE_BOOKS = click.option("--price-books", "price_books", multiple=True,
 @click.option("--basis", type=click.Choice(["run", "commitment"]), default=None,
               help="The cost basis that ranks: run (what this job consumes) or commitment (the cash signed "
                    "for). Default: workload.cost_basis, else commitment.")
+@BID_PAGES
 @PRICE_BOOKS
 @ALLOW_PATH
 @click.pass_context
 def quote(ctx: click.Context, cluster: Path, out_dir: Path, formats: str, fail_on: str, templates_dir: Path | None,
-          lang: str, page_size: str, force: bool, basis: str | None, price_books: tuple[Path, ...],
-          allow_paths: tuple[Path, ...]) -> None:
+          lang: str, page_size: str, force: bool, basis: str | None, bid_pages: str | None,
+          price_books: tuple[Path, ...], allow_paths: tuple[Path, ...]) -> None:
     """Validate, model or ingest every bid, compare them, and write the reports."""
 
     def action(state: State) -> None:
@@ -231,7 +235,7 @@ def quote(ctx: click.Context, cluster: Path, out_dir: Path, formats: str, fail_o
             result = api.quote(cluster, out_dir=out_dir, formats=_split(formats), templates_dir=templates_dir,
                                lang=lang, page_size=page_size, force=force, allow_paths=list(allow_paths),
                                fail_on=_split(fail_on), progress=update, basis=basis,
-                               price_books=list(price_books))
+                               price_books=list(price_books), bid_pages=bid_pages)
         if not state.quiet:
             from procure.report import render_terminal
 
@@ -379,9 +383,10 @@ def catalog(ctx: click.Context, what: str, entry_id: str | None, kind: str, fmt:
 @click.option("--lang", type=click.Choice(["en", "zh-TW"]), default="en", show_default=True)
 @click.option("--page-size", type=click.Choice(["A4", "Letter"]), default="A4", show_default=True)
 @click.option("--force", is_flag=True, help="Overwrite existing reports of the same name.")
+@BID_PAGES
 @click.pass_context
 def render(ctx: click.Context, result_json: Path, out_dir: Path, formats: str, templates_dir: Path | None, lang: str,
-           page_size: str, force: bool) -> None:
+           page_size: str, force: bool, bid_pages: str | None) -> None:
     """Re-render a saved result (procure.quote/v2 JSON, or v1) without recomputing."""
 
     def action(state: State) -> None:
@@ -389,7 +394,8 @@ def render(ctx: click.Context, result_json: Path, out_dir: Path, formats: str, t
 
         _warn_fonts(state, lang, formats)
         written = api.render_saved(result_json, out_dir=out_dir, formats=_split(formats),
-                                   templates_dir=templates_dir, lang=lang, page_size=page_size, force=force)
+                                   templates_dir=templates_dir, lang=lang, page_size=page_size, force=force,
+                                   bid_pages=bid_pages)
         if not state.quiet:
             _wrote(state, written)
 

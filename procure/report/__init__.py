@@ -28,19 +28,22 @@ _SLUG = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
 
 def render(doc: QuoteDocument, formats: list[str], out_dir: Path, slug: str, *, templates_dir: Path | None = None,
            lang: str = "en", page_size: str = "A4", force: bool = False,
-           attachments: list[tuple[str, bytes]] | tuple[tuple[str, bytes], ...] = ()) -> list[Path]:
+           attachments: list[tuple[str, bytes]] | tuple[tuple[str, bytes], ...] = (),
+           bid_pages: str | None = None) -> list[Path]:
     """Write ``<out_dir>/<slug>.<format>`` for each format; return the paths written.
 
     Under the output folder's lock: procure's own previous reports are replaced, other files only
-    with ``force``, and all formats are committed together or not at all (report.writer)."""
+    with ``force``, and all formats are committed together or not at all (report.writer).
+    ``bid_pages``: all | none | top:N, the bids with a detail page in the HTML and PDF (None: all
+    of a report of up to 50 bids, else the top 10; see ``report.bid_pages``)."""
     from procure.report.writer import check_targets, output_lock, write_all
 
-    formats = _check_options(formats, slug, lang, page_size, templates_dir)
+    formats = _check_options(formats, slug, lang, page_size, templates_dir, bid_pages)
     paths = {fmt: Path(out_dir) / f"{slug}.{fmt}" for fmt in formats}
     with output_lock(Path(out_dir)):
         before = check_targets(list(paths.values()), force)
         rendered = render_bytes(doc, formats, templates_dir=templates_dir, lang=lang, page_size=page_size,
-                                attachments=attachments)
+                                attachments=attachments, bid_pages=bid_pages)
         return write_all([(paths[fmt], rendered[fmt]) for fmt in formats], expected=before, force=force)
 
 
@@ -54,13 +57,16 @@ class RenderContext:
     page_size: str = "A4"
     templates_dir: Path | None = None
     attachments: list[tuple[str, bytes]] | tuple[tuple[str, bytes], ...] = ()
+    bid_pages: str | None = None
 
     @cached_property
     def html(self) -> str:
+        from procure.report.bid_pages import parse_bid_pages
         from procure.report.document import build_view
         from procure.report.html_report import render_html
 
-        view = build_view(self.doc, self.lang, self.page_size, [name for name, _ in self.attachments])
+        view = build_view(self.doc, self.lang, self.page_size, [name for name, _ in self.attachments],
+                          parse_bid_pages(self.bid_pages))
         return render_html(view, self.templates_dir)
 
 
@@ -94,11 +100,12 @@ RENDERERS: dict[str, Callable[[RenderContext], bytes]] = {"pdf": _pdf, "xlsx": _
 
 def render_bytes(document: QuoteDocument, formats: list[str], *, templates_dir: Path | None = None,
                  lang: str = "en", page_size: str = "A4",
-                 attachments: list[tuple[str, bytes]] | tuple[tuple[str, bytes], ...] = ()) -> dict[str, bytes]:
+                 attachments: list[tuple[str, bytes]] | tuple[tuple[str, bytes], ...] = (),
+                 bid_pages: str | None = None) -> dict[str, bytes]:
     """Every requested format as bytes, nothing written (the PDF is made from the HTML).
 
     Renderers read the document's plain data (the JSON form), so each is a pure function of it."""
-    ctx = RenderContext(document.to_data(), lang, page_size, templates_dir, attachments)
+    ctx = RenderContext(document.to_data(), lang, page_size, templates_dir, attachments, bid_pages)
     return {fmt: RENDERERS[fmt](ctx) for fmt in formats}
 
 
@@ -113,7 +120,9 @@ FORMATS = tuple(RENDERERS)
 
 
 def _check_options(requested: Sequence[str], slug: str, lang: str, page_size: str,
-                   templates_dir: Path | None) -> list[str]:
+                   templates_dir: Path | None, bid_pages: str | None = None) -> list[str]:
+    from procure.report.bid_pages import parse_bid_pages
+
     formats = list(dict.fromkeys(requested))
     problems = [f"unknown format {f!r}; use one of {', '.join(FORMATS)}" for f in formats if f not in FORMATS]
     if not formats:
@@ -126,6 +135,10 @@ def _check_options(requested: Sequence[str], slug: str, lang: str, page_size: st
         problems.append(f"unsupported page size {page_size!r}; use A4 or Letter")
     if templates_dir is not None and not Path(templates_dir).is_dir():
         problems.append(f"template folder {templates_dir} does not exist")
+    try:
+        parse_bid_pages(bid_pages)
+    except ValueError as exc:
+        problems.append(str(exc))
     if problems:
         raise input_error("<options>", "bad-option", "; ".join(problems))
     return formats

@@ -12,6 +12,10 @@ from typing import Any, SupportsFloat
 
 from procure import __version__
 from procure.report import charts, generated
+from procure.report.bid_pages import (CHART_MAX_BARS, BidPages, chart_note, large_summary, selected,
+                                      table_bids)
+from procure.report.bid_pages import note as bid_pages_note
+from procure.report.bid_pages import resolve as pages_for
 from procure.report.bid_view import bid_section
 from procure.report.commercial_view import summary_bases
 from procure.report.formatting import Formatter
@@ -26,29 +30,35 @@ def ordered_bids(doc: dict[str, Any]) -> list[dict[str, Any]]:
     """Bids in ranking order; bids the ranking forgot follow in input order."""
     by_id = {b["id"]: b for b in doc["bids"]}
     order = [by_id[i] for i in doc["ranking"] if i in by_id]
-    return order + [b for b in doc["bids"] if b["id"] not in doc["ranking"]]
+    ranked = set(doc["ranking"])
+    return order + [b for b in doc["bids"] if b["id"] not in ranked]
 
 
 def build_view(doc: dict[str, Any], lang: str = "en", page_size: str = "A4",
-               attached: list[str] | tuple[str, ...] = ()) -> dict[str, Any]:
-    """``attached``: names of the files the PDF carries (the cover says so)."""
+               attached: list[str] | tuple[str, ...] = (), bid_pages: BidPages | None = None) -> dict[str, Any]:
+    """``attached``: names of the files the PDF carries (the cover says so). ``bid_pages``: which
+    bids get a detail page (None: the default for the report's size, see ``bid_pages``)."""
     f = Formatter(lang, doc["currency"])
     bids = ordered_bids(doc)
-    return {
+    pages, recommended = pages_for(bid_pages, len(bids)), (doc.get("recommendation") or {}).get("bid")
+    shown = selected(bids, pages, recommended)
+    tabled = table_bids(bids, shown)        # a large report's per-bid tables: the bids with a page
+    return large_summary({
         "lang": lang, "html_lang": HTML_LANG.get(lang, lang), "page_size": page_size,
         "t": f.msg.table, "meta": _meta(doc, f),
         "cover": _cover(doc, f, attached),
         "workload": _workload(doc.get("workload") or {}, f),
         "ranking": [ranking_row(b, f) for b in bids],
-        "bases": summary_bases(bids, doc, f), "target": time_to_target_summary(bids, doc, f),
+        "bases": summary_bases(tabled, doc, f), "target": time_to_target_summary(tabled, doc, f),
         "recommendation": _recommendation(doc, f),
         "flags": flags_explained(bids, f, doc),
-        "bids": [bid_section(b, doc, f) for b in bids],
-        "compare": _compare(doc, bids, f),
+        "bids": [bid_section(b, doc, f) for b in shown],
+        "bid_pages_note": bid_pages_note(f.msg, f.integer, pages, shown, len(bids), recommended),
+        "compare": _compare(doc, bids, f, tabled),
         "methodology": _methodology(doc.get("methodology") or {}, f), "method_target": methodology_target(doc, f),
         "assumptions": _assumptions(doc, f),
         "sources": _sources(doc.get("sources") or [], f),
-    }
+    }, f.msg, f.integer, len(bids))
 
 
 def _meta(doc: dict[str, Any], f: Formatter) -> dict[str, Any]:
@@ -142,7 +152,8 @@ def _recommendation(doc: dict[str, Any], f: Formatter) -> dict[str, Any]:
     return {"text": own or f.text((doc.get("recommendation") or {}).get("text")), "generated": "", "note": ""}
 
 
-def _compare(doc: dict[str, Any], bids: list[dict[str, Any]], f: Formatter) -> dict[str, Any]:
+def _compare(doc: dict[str, Any], bids: list[dict[str, Any]], f: Formatter,
+             tabled: list[dict[str, Any]] | None = None) -> dict[str, Any]:
     summary = doc.get("sensitivity_summary") or {}
     winner_id = summary.get("winner") or (doc["ranking"][0] if doc["ranking"] else None)
     winner = next((b for b in bids if b["id"] == winner_id), None)
@@ -150,18 +161,20 @@ def _compare(doc: dict[str, Any], bids: list[dict[str, Any]], f: Formatter) -> d
     verdict = (f.msg("compare.winner_changes", winner=winner_id, changes="; ".join(map(str, changes)))
                if changes else f.msg("compare.winner_stable", winner=f.text(winner_id)))
     unc = next((b.get("uncertainty") for b in bids if b.get("uncertainty")), None) or {}
+    charted = bids[:CHART_MAX_BARS]       # a chart is one page; the ranking table lists every bid
     return {
-        "usd_mtok_svg": _band_chart(bids, "cost_per_million_tokens", f, f.msg("compare.usd_mtok"),
+        "usd_mtok_svg": _band_chart(charted, "cost_per_million_tokens", f, f.msg("compare.usd_mtok"),
                                     lambda v: f.money(v), None),
-        "days_svg": _band_chart(bids, "time_to_train_days", f, f.msg("compare.days"), lambda v: f.integer(v),
+        "days_svg": _band_chart(charted, "time_to_train_days", f, f.msg("compare.days"), lambda v: f.integer(v),
                                 _deadline(doc, f)),
+        "chart_note": chart_note(f.msg, f.integer, len(bids)),
         "uncertainty_note": (f.msg("compare.uncertainty_note", samples=f.integer(unc.get("samples")),
                                    seed=f.text(unc.get("seed"))) if unc else ""),
         "verdict": verdict,
         "tornado_title": f.msg("compare.tornado", bid=f.text(winner_id)),
         "tornado_svg": _tornado(winner, f) if winner else "",
         "sensitivity": _sensitivity_rows(winner, f) if winner else [],
-        "ratios": ratio_rows(bids, f), "ratio_labels": [f.msg(f"ratio.{key}") for key in RATIO_KEYS],
+        "ratios": ratio_rows(bids if tabled is None else tabled, f), "ratio_labels": [f.msg(f"ratio.{key}") for key in RATIO_KEYS],
     }
 
 

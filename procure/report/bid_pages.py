@@ -1,0 +1,140 @@
+"""Which bids get a detail page, and how the summary stays readable when there are many bids.
+
+A report of up to ``LARGE_REPORT_BIDS`` bids prints a detail page for every bid, as it always
+has. Past that (an RFQ answered by hundreds of offers) the committee reads the ranking, not a
+thousand pages: detail pages go to the top ``DEFAULT_TOP`` bids in rank order (and the
+recommended bid, wherever it ranks) unless ``--bid-pages`` asks for ``all``, ``none`` or
+``top:N``; the summary says which. Charts draw at most ``CHART_MAX_BARS`` bars (a page), the flag
+list names at most ``FLAG_INSTANCES_SHOWN`` bids per flag and the both-bases table the bids with a
+detail page, each counting the rest; the ranking lists every bid and runs on over as many pages as
+it needs (its header repeated on each).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any, Callable
+
+Msg = Callable[..., str]             # Messages: key and values -> the report language's text
+Integer = Callable[[Any], str]       # Formatter.integer
+
+LARGE_REPORT_BIDS = 50      # more bids than this: detail pages for the top bids only, by default
+DEFAULT_TOP = 10            # detail pages of a large report unless --bid-pages says otherwise
+CHART_MAX_BARS = 30         # bars per comparison chart: 30 rows of 22 px fill one A4 page
+FLAG_INSTANCES_SHOWN = 10   # bids named under each flag in a large report's "Flags explained"
+ORDER_IDS_SHOWN = 20        # ids printed in a large report's "Order on the ... basis" lines
+MAX_TOP = 1000              # the schema's most bids
+_TOP = re.compile(r"^top:([1-9][0-9]{0,3})$")
+
+
+@dataclass(frozen=True)
+class BidPages:
+    """``mode``: all | none | top (the first ``top`` bids in rank order)."""
+
+    mode: str
+    top: int = 0
+
+
+def parse_bid_pages(text: str | None) -> BidPages | None:
+    """``all``, ``none`` or ``top:N`` (1 <= N <= 1000); None (not given) means the default for the
+    report's size. Raises ValueError with the accepted forms."""
+    if text is None or text == "":
+        return None
+    value = text.strip().lower()
+    if value in ("all", "none"):
+        return BidPages(value)
+    match = _TOP.match(value)
+    if match and int(match.group(1)) <= MAX_TOP:
+        return BidPages("top", int(match.group(1)))
+    raise ValueError(f"--bid-pages {text!r}: use all, none or top:N (N from 1 to {MAX_TOP})")
+
+
+def resolve(choice: BidPages | None, bids: int) -> BidPages:
+    """The choice in force: as given, else every page for up to LARGE_REPORT_BIDS bids, else the top."""
+    if choice is not None:
+        return choice
+    return BidPages("all") if bids <= LARGE_REPORT_BIDS else BidPages("top", DEFAULT_TOP)
+
+
+def is_large(bids: int) -> bool:
+    return bids > LARGE_REPORT_BIDS
+
+
+def selected(ranked: list[dict[str, Any]], pages: BidPages, recommended: str | None) -> list[dict[str, Any]]:
+    """The bids that get a detail page, in rank order: all, none, or the top N plus the
+    recommended bid when it ranks below them."""
+    if pages.mode == "all":
+        return list(ranked)
+    if pages.mode == "none":
+        return []
+    chosen = ranked[:pages.top]
+    extra = [b for b in ranked[pages.top:] if recommended is not None and b["id"] == recommended]
+    return chosen + extra[:1]
+
+
+def note(msg: Msg, integer: Integer, pages: BidPages, shown: list[dict[str, Any]], bids: int,
+         recommended: str | None) -> str:
+    """The summary's sentence on which bids have a detail page ('' when every bid has one)."""
+    if pages.mode == "all":
+        return ""
+    if pages.mode == "none":
+        return msg("bid_pages.none", bids=integer(bids))
+    top = min(pages.top, bids)
+    with_recommended = len(shown) > top and recommended is not None
+    key = "bid_pages.top_and_recommended" if with_recommended else "bid_pages.top"
+    return msg(key, top=integer(top), bids=integer(bids), bid=recommended or "")
+
+
+def shorten_flags(groups: list[dict[str, Any]], msg: Msg, integer: Integer) -> list[dict[str, Any]]:
+    """Each flag's bids cut to the first FLAG_INSTANCES_SHOWN (rank order), the rest counted."""
+    out = []
+    for group in groups:
+        instances = group["instances"]
+        more = len(instances) - FLAG_INSTANCES_SHOWN
+        out.append(dict(group, instances=instances[:FLAG_INSTANCES_SHOWN],
+                        more=msg("bid_pages.flag_more", count=integer(more), bids=integer(len(instances)))
+                        if more > 0 else ""))
+    return out
+
+
+def shorten_orders(orders: list[tuple[str, str]], msg: Msg, integer: Integer) -> list[tuple[str, str]]:
+    """Each basis's order (bid ids, which hold no ", ") cut to its first ORDER_IDS_SHOWN ids, the
+    rest counted."""
+    out = []
+    for label, text in orders:
+        ids = text.split(", ")
+        if len(ids) > ORDER_IDS_SHOWN:
+            text = ", ".join(ids[:ORDER_IDS_SHOWN]) + ", " + msg(
+                "bid_pages.order_more", count=integer(len(ids) - ORDER_IDS_SHOWN))
+        out.append((label, text))
+    return out
+
+
+def table_bids(ranked: list[dict[str, Any]], shown: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The bids of the both-bases table: every bid in a report of up to LARGE_REPORT_BIDS; in a
+    larger one the bids with a detail page (the top DEFAULT_TOP when none has one). The ranking
+    lists every bid, and the orders under the table rank every bid on each basis."""
+    if not is_large(len(ranked)):
+        return ranked
+    return shown or ranked[:DEFAULT_TOP]
+
+
+def bases_note(msg: Msg, integer: Integer, listed: int, bids: int) -> str:
+    return "" if listed >= bids else msg("bid_pages.bases", listed=integer(listed), bids=integer(bids))
+
+
+def chart_note(msg: Msg, integer: Integer, bids: int) -> str:
+    """The caption's count when a chart draws only the first CHART_MAX_BARS bids."""
+    if bids <= CHART_MAX_BARS:
+        return ""
+    return msg("bid_pages.chart_top", top=integer(CHART_MAX_BARS), bids=integer(bids))
+
+
+def large_summary(view: dict[str, Any], msg: Msg, integer: Integer, bids: int) -> dict[str, Any]:
+    """The view with the flag list and the basis orders of a large report shortened."""
+    if not is_large(bids):
+        return view
+    bases = dict(view["bases"], orders=shorten_orders(view["bases"]["orders"], msg, integer),
+                 note=bases_note(msg, integer, len(view["bases"]["rows"]), bids))
+    return dict(view, flags=shorten_flags(view["flags"], msg, integer), bases=bases, large=True)
