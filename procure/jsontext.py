@@ -17,6 +17,9 @@ from typing import Any
 from procure.errors import input_error
 
 _INDENT = "  "
+# What json.dumps(text, ensure_ascii=False) returns, without building an encoder per string (a
+# large document has hundreds of thousands of keys and strings).
+_quoted = json.encoder.encode_basestring
 
 
 def to_json_bytes(obj: Any) -> bytes:
@@ -75,7 +78,7 @@ def _write_dict(obj: dict[Any, Any], depth: int, out: list[str]) -> None:
     pad = "\n" + _INDENT * (depth + 1)
     out.append("{")
     for i, key in enumerate(sorted(obj)):
-        out.append(("," if i else "") + pad + json.dumps(key, ensure_ascii=False) + ": ")
+        out.append(("," if i else "") + pad + _quoted(key) + ": ")
         _write(obj[key], depth + 1, out)
     out.append("\n" + _INDENT * depth + "}")
 
@@ -110,7 +113,7 @@ def _scalar(obj: Any) -> str:
             raise ValueError(f"Decimal {obj} cannot be written as JSON")
         return str(obj)
     if isinstance(obj, str):
-        return json.dumps(obj, ensure_ascii=False)
+        return _quoted(obj)
     if isinstance(obj, (date, datetime)):
         return json.dumps(obj.isoformat())
     raise TypeError(f"{type(obj).__name__} is not JSON serialisable: {obj!r}")

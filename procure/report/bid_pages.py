@@ -14,7 +14,10 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
+
+if TYPE_CHECKING:
+    from procure.report.formatting import Formatter
 
 Msg = Callable[..., str]             # Messages: key and values -> the report language's text
 Integer = Callable[[Any], str]       # Formatter.integer
@@ -131,10 +134,18 @@ def chart_note(msg: Msg, integer: Integer, bids: int) -> str:
     return msg("bid_pages.chart_top", top=integer(CHART_MAX_BARS), bids=integer(bids))
 
 
-def large_summary(view: dict[str, Any], msg: Msg, integer: Integer, bids: int) -> dict[str, Any]:
-    """The view with the flag list and the basis orders of a large report shortened."""
-    if not is_large(bids):
+def large_summary(view: dict[str, Any], ranked: list[dict[str, Any]], f: Formatter) -> dict[str, Any]:
+    """The view of a large report: the ranking as one line per bid (accelerator and GPUs apart, so
+    a cut name never hides the count; flags as words), the flag list and the basis orders
+    shortened. ``ranked``: the document's bids in the ranking's order."""
+    if not is_large(len(ranked)):
         return view
+    msg, integer = f.msg, f.integer
     bases = dict(view["bases"], orders=shorten_orders(view["bases"]["orders"], msg, integer),
-                 note=bases_note(msg, integer, len(view["bases"]["rows"]), bids))
-    return dict(view, flags=shorten_flags(view["flags"], msg, integer), bases=bases, large=True)
+                 note=bases_note(msg, integer, len(view["bases"]["rows"]), len(ranked)))
+    ranking = []
+    for row, bid in zip(view["ranking"], ranked):
+        accel = bid.get("accelerator") or {}
+        ranking.append(dict(row, flags_text=", ".join(str(flag["code"]) for flag in row["flags"]),
+                            accel=f.text(accel.get("name") or accel.get("id")), gpus=integer(bid.get("gpus"))))
+    return dict(view, flags=shorten_flags(view["flags"], msg, integer), bases=bases, ranking=ranking, large=True)

@@ -58,7 +58,7 @@ def build_view(doc: dict[str, Any], lang: str = "en", page_size: str = "A4",
         "methodology": _methodology(doc.get("methodology") or {}, f), "method_target": methodology_target(doc, f),
         "assumptions": _assumptions(doc, f),
         "sources": _sources(doc.get("sources") or [], f),
-    }, f.msg, f.integer, len(bids))
+    }, bids, f)
 
 
 def _meta(doc: dict[str, Any], f: Formatter) -> dict[str, Any]:

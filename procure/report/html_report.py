@@ -185,8 +185,11 @@ def page_css(view: dict[str, Any]) -> str:
         elif chunk:
             pieces.append(_css_string(chunk))
     size = page_size_css(view.get("page_size", "A4"))
-    return (f"@page {{ size: {size}; @bottom-center {{ content: {' '.join(pieces)}; "
-            f"font-size: 7.5pt; color: #666; }} }}")
+    css = (f"@page {{ size: {size}; @bottom-center {{ content: {' '.join(pieces)}; "
+           f"font-size: 7.5pt; color: #666; }} }}")
+    if view.get("large"):        # a large report's ranking runs on landscape pages (report.bid_pages)
+        css += f" @page wide {{ size: {size} landscape; }}"
+    return css
 
 
 def render_html(view: dict[str, Any], templates_dir: Path | None = None) -> str:

@@ -364,11 +364,39 @@ def write_xlsx(book: Book, *, title: str, stamp: datetime) -> bytes:
     wb.set_properties({"title": title[:250], "author": "procure", "created": stamp.replace(tzinfo=None)})
     formats: dict[Style, Any] = {}
     for sheet in book.sheets:
-        _write_sheet(wb, wb.add_worksheet(sheet.name), sheet, book, formats)
+        _write_sheet(wb, wb.add_worksheet(sheet.name, worksheet_class=plain_formula_worksheet()), sheet, book,
+                     formats)
     for name, (sheet_name, row, col) in book.names.items():
         wb.define_name(name, f"={_quoted(sheet_name)}!${_col(col)}${row + 1}")
     wb.close()
     return out.getvalue()
+
+
+_FUNCTION_CALL = re.compile(r"([A-Za-z_][A-Za-z0-9_.]*)\(")
+
+
+@lru_cache(maxsize=1)
+def plain_formula_worksheet() -> type:
+    """XlsxWriter's Worksheet without its per-formula rewrite of future and dynamic-array
+    function names (about 30 regular expressions on every formula: a third of a 1,000-bid
+    workbook's time) for a formula that calls only functions the rewrite leaves unchanged, which
+    is every formula procure writes; any other formula takes XlsxWriter's own way."""
+    from xlsxwriter.worksheet import Worksheet
+
+    from procure.report.xlsx_formula import FUNCTIONS
+
+    probe = Worksheet()
+    plain = frozenset(name for name in FUNCTIONS if probe._prepare_formula(f"={name}(1)", True) == f"{name}(1)")
+
+    class PlainFormulaWorksheet(Worksheet):  # type: ignore[misc]
+        def _prepare_formula(self, formula: str, expand_future_functions: bool = False) -> str:
+            body = formula[1:] if formula.startswith("=") else formula
+            if body.endswith("}") or formula.startswith("{") or "_xlfn." in body \
+                    or not all(name in plain for name in _FUNCTION_CALL.findall(body)):
+                return str(super()._prepare_formula(formula, expand_future_functions))
+            return body
+
+    return PlainFormulaWorksheet
 
 
 def _quoted(sheet: str) -> str:

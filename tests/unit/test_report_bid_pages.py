@@ -80,8 +80,11 @@ def test_a_large_report_defaults_to_the_top_bids_and_says_so():
     assert len(view["bids"]) == DEFAULT_TOP + 1
     assert "bid-024" in view["bids"][-1]["heading"] and "bid-010" not in str(view["bids"])
     assert view["bid_pages_note"] == ("Detail pages for the top 10 of 60 bids and for the recommended bid "
-                                      "bid-024; `--bid-pages all` prints all.")
+                                      "bid-024; --bid-pages all prints all.")
     assert len(view["ranking"]) == 60                                  # the ranking lists every bid
+    first = view["ranking"][0]
+    assert first["gpus"] == "4,096" and first["accel"] == doc["bids"][0]["accelerator"]["name"]
+    assert first["flags_text"] == ", ".join(f["code"] for f in first["flags"])
     assert [r["id"] for r in view["bases"]["rows"]] == [b["id"] for b in doc["bids"][:10]] + ["bid-024"]
     assert view["bases"]["note"] == ("Both bases of the 11 bids with a detail page, of 60; the workbook and "
                                      "the JSON hold every bid.")
@@ -93,7 +96,7 @@ def test_a_large_report_defaults_to_the_top_bids_and_says_so():
 def test_a_large_report_shortens_charts_flags_and_orders_and_counts_the_rest():
     doc = many_bids(60, recommended_rank=1)
     view = build_view(doc)
-    assert view["bid_pages_note"] == "Detail pages for the top 10 of 60 bids; `--bid-pages all` prints all."
+    assert view["bid_pages_note"] == "Detail pages for the top 10 of 60 bids; --bid-pages all prints all."
     svg = view["compare"]["usd_mtok_svg"]
     assert "bid-029" in svg and "bid-030" not in svg          # the first CHART_MAX_BARS bids, in rank order
     assert view["compare"]["chart_note"] == "The charts show the top 30 of 60 bids; the ranking lists every bid."
@@ -126,10 +129,26 @@ def test_the_html_prints_the_pages_asked_for_and_the_note_in_both_languages():
     doc = load_quote(EXAMPLE_RESULT.read_bytes(), "example")
     html = render_bytes(doc, ["html"], bid_pages="top:2")["html"].decode()
     assert BID_SECTION.findall(html) == ["own-h100", "lambda-b200"]
-    assert "Detail pages for the top 2 of 5 bids; `--bid-pages all` prints all." in html
+    assert "Detail pages for the top 2 of 5 bids; --bid-pages all prints all." in html
     zh = render_bytes(doc, ["html"], bid_pages="none", lang="zh-TW")["html"].decode()
     assert BID_SECTION.findall(zh) == [] and "5 個投標均未列出詳細頁" in zh
     assert len(BID_SECTION.findall(render_bytes(doc, ["html"])["html"].decode())) == 5
+
+
+def test_a_large_report_ranks_every_bid_one_line_each_on_landscape_pages():
+    from procure.document import validate_quote
+
+    doc = validate_quote(many_bids(60, recommended_rank=3), "many")
+    html = render_bytes(doc, ["html"])["html"].decode()
+    assert "@page wide { size: A4 landscape; }" in html
+    table = html[html.index('<div class="wide-pages">'):html.index("</div>", html.index('<div class="wide-pages">'))]
+    assert table.count("<tr><td") == 60 and '<table class="ranking compact">' in table
+    assert "Detail pages for the top 10 of 60 bids" in table
+    assert len(BID_SECTION.findall(html)) == 10
+    letter = render_bytes(doc, ["html"], page_size="Letter")["html"].decode()
+    assert "@page wide { size: letter landscape; }" in letter
+    small = render_bytes(load_quote(EXAMPLE_RESULT.read_bytes(), "example"), ["html"])["html"].decode()
+    assert "wide-pages" not in small and "@page wide" not in small
 
 
 def test_quote_and_render_take_the_flag(tmp_path):
