@@ -146,14 +146,16 @@ def _attachments(inputs: Inputs) -> list[tuple[str, bytes]]:
 
 
 def render_saved(result_json: Path, out_dir: Path, formats: list[str], *, templates_dir: Path | None = None,
-                 lang: str = "en", page_size: str = "A4", force: bool = False) -> list[Path]:
+                 lang: str = "en", page_size: str = "A4", force: bool = False,
+                 bid_pages: str | None = None) -> list[Path]:
     from procure.report import FORMATS, render
 
     _check_formats(formats, FORMATS)
+    _check_bid_pages(bid_pages)
     document = read_quote(Path(result_json))
     slug = slugify(document.title) or Path(result_json).stem
     return render(document, formats, Path(out_dir), slug, templates_dir=templates_dir, lang=lang,
-                  page_size=page_size, force=force)
+                  page_size=page_size, force=force, bid_pages=bid_pages)
 
 
 def read_quote(path: Path) -> QuoteDocument:
