@@ -23,11 +23,12 @@ import stat
 import zlib
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from contextlib import contextmanager
+from typing import Any, Iterator, NoReturn
 
 from procure.measure.errors import LogError
 from procure.measure.formats import JSON_FORMATS
-from procure.sources.files import NotRegular, kind_of, open_regular, walk_files
+from procure.sources.files import NotRegular, kind_of, open_regular, read_fd_limited, walk_files
 
 TABLE_SUFFIXES = (".parquet", ".pq", ".csv", ".csv.gz", ".tsv")
 HEAD_BYTES = 1 << 20  # detection looks at the first MiB (decompressed)
@@ -160,51 +161,45 @@ def _inflate(fd: int, first: bytes, limit: int, limits: Limits, source: Path,
     return bytes(out)
 
 
-def read_head(path: Path, size: int = HEAD_BYTES) -> bytes:
-    """The first ``size`` bytes (decompressed for gzip) for format detection."""
+@contextmanager
+def _reading(path: Path) -> Iterator[int]:
+    """An open descriptor of ``path``; a read or gzip fault becomes a LogError naming the file."""
     fd = _open(path)
     try:
-        first = os.read(fd, 2)
-        if first == b"\x1f\x8b":
-            return _inflate(fd, first, size, DEFAULT_LIMITS, path, truncate=True)
-        return first + os.read(fd, size - len(first)) if size > len(first) else first[:size]
+        yield fd
     except zlib.error as exc:
         raise LogError(f"{path}: cannot read (not valid gzip: {exc})") from exc
     except OSError as exc:
         raise LogError(f"{path}: cannot read ({exc.strerror or exc})") from exc
     finally:
         os.close(fd)
+
+
+def read_head(path: Path, size: int = HEAD_BYTES) -> bytes:
+    """The first ``size`` bytes (decompressed for gzip) for format detection."""
+    with _reading(path) as fd:
+        first = os.read(fd, 2)
+        if first == b"\x1f\x8b":
+            return _inflate(fd, first, size, DEFAULT_LIMITS, path, truncate=True)
+        return first + os.read(fd, size - len(first)) if size > len(first) else first[:size]
 
 
 def read_bytes(path: Path, limits: Limits = DEFAULT_LIMITS, limit: int | None = None) -> bytes:
     """The whole file (decompressed for gzip), refusing more than ``limit`` (text_bytes) bytes."""
     limit = limits.text_bytes if limit is None else limit
-    fd = _open(path)
-    try:
+    with _reading(path) as fd:
         first = os.read(fd, 2)
         if first == b"\x1f\x8b":
             return _inflate(fd, first, limit, limits, path)
         if os.fstat(fd).st_size > limit:
             _too_large(path, limit)
-        chunks, size = [first], len(first)
-        while size <= limit:
-            chunk = os.read(fd, min(1 << 24, limit + 1 - size))
-            if not chunk:
-                break
-            chunks.append(chunk)
-            size += len(chunk)
-        if size > limit:
+        data = first + read_fd_limited(fd, limit - len(first))   # stops one byte past the limit
+        if len(data) > limit:
             _too_large(path, limit)
-        return b"".join(chunks)
-    except zlib.error as exc:
-        raise LogError(f"{path}: cannot read (not valid gzip: {exc})") from exc
-    except OSError as exc:
-        raise LogError(f"{path}: cannot read ({exc.strerror or exc})") from exc
-    finally:
-        os.close(fd)
+        return data
 
 
-def _too_large(path: Path, limit: int) -> None:
+def _too_large(path: Path, limit: int) -> NoReturn:
     raise LogError(f"{path}: larger than the {limit / 2**20:.0f} MiB limit for one log; "
                    "split it or raise the limit (procure.measure.readers.Limits)")
 
