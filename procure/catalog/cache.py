@@ -23,7 +23,8 @@ from typing import Callable, TypeVar
 
 T = TypeVar("T")
 PREFIX = "catalog-"
-_CODE = ("types.py", "load.py", "entries.py", "knobs.py", "views.py", "cache.py")   # what shapes what is cached
+_CODE = ("types.py", "load.py", "entries.py", "knobs.py", "views.py", "cache.py", "calibration.py",
+         "software.py")   # what shapes what is cached
 
 
 def cache_dir() -> Path | None:

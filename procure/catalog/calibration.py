@@ -126,10 +126,16 @@ def read_calibration(path: Path) -> CalibrationDocument:
 
 
 @lru_cache(maxsize=4)
-def _load(path: Path) -> Knobs:
-    return knobs_from_model(read_calibration(path))
+def _load(path: Path | None) -> Knobs:
+    if path is not None:
+        return knobs_from_model(read_calibration(path))
+    from procure.catalog.cache import cached, default_roots
+
+    shipped = catalog_dir() / CALIBRATION_FILE
+    return cached("knobs", default_roots(), lambda: knobs_from_model(read_calibration(shipped)))
 
 
 def load_knobs(path: Path | None = None) -> Knobs:
-    """The calibrated knobs shipped in the catalog (or read from ``path``)."""
-    return _load(Path(path) if path else catalog_dir() / CALIBRATION_FILE)
+    """The calibrated knobs shipped in the catalog (from the catalog cache while its files are
+    unchanged), or read from ``path``."""
+    return _load(Path(path) if path else None)

@@ -149,11 +149,20 @@ def _release(stack: str, e: ReleaseEntry) -> SoftwareStack:
 
 @lru_cache(maxsize=4)
 def load_software(root: Path | None = None) -> dict[str, tuple[SoftwareStack, ...]]:
-    """Every stack's releases, oldest first; InputError with every broken file's positions."""
+    """Every stack's releases, oldest first; InputError with every broken file's positions.
+    The shipped stacks come from the catalog cache while their files are unchanged."""
+    if root is not None:
+        return _read_software(Path(root))
+    from procure.catalog.cache import cached, default_roots
+
+    return cached("software", default_roots(), lambda: _read_software(catalog_dir()))
+
+
+def _read_software(root: Path) -> dict[str, tuple[SoftwareStack, ...]]:
     from procure.sources.validate import validate_document
     from procure.sources.yamlpos import read_yaml
 
-    folder = Path(root or catalog_dir()) / SOFTWARE_FOLDER
+    folder = root / SOFTWARE_FOLDER
     out: dict[str, tuple[SoftwareStack, ...]] = {}
     problems: list[Diagnostic] = []
     for path in sorted(folder.glob("*.yaml")):

@@ -444,11 +444,10 @@ def _rectangular_steps(step: np.ndarray, rank: np.ndarray, time_s: np.ndarray, b
 
 
 def _row_median(values: np.ndarray) -> np.ndarray:
-    """np.median(values, axis=1) without np.median (which imports numpy.ma for its NaN check)."""
-    width = values.shape[1]
-    lo, hi = (width - 1) // 2, width // 2
-    part = np.partition(values, [lo, hi] if hi != lo else [lo], axis=1)
-    return (part[:, lo] + part[:, hi]) / 2.0
+    """np.median(values, axis=1), in blocks on two threads and without numpy.ma."""
+    from procure.measure.quantiles import row_medians
+
+    return row_medians(values)
 
 
 def _group_median(values: np.ndarray, starts: np.ndarray, counts: np.ndarray,

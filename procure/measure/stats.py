@@ -21,6 +21,7 @@ import math
 
 import numpy as np
 
+from procure.measure.quantiles import median, percentiles
 from procure.measure.samples import SampleArrays
 
 WARMUP_FRACTION = 0.02
@@ -44,7 +45,7 @@ def starts_at_training_start(series: Series) -> bool:
         return True
     steps = series.step[~np.isnan(series.step)]
     gaps = np.diff(steps)
-    spacing = float(np.median(gaps[gaps > 0])) if np.any(gaps > 0) else 1.0
+    spacing = median(gaps[gaps > 0]) if np.any(gaps > 0) else 1.0
     return bool(series.step[0] <= max(series.covers[0], spacing) + 1)
 
 
@@ -59,24 +60,24 @@ def warmup_count(series: Series, at_start: bool) -> int:
         while k < n - 1 and covered < need:
             covered += covers[k]
             k += 1
-    while k < n - 1 and _off_pace(values[k], float(np.median(values[k + 1:]))):
+    while k < n - 1 and _off_pace(values[k], median(values[k + 1:])):
         k += 1
     return k
 
 
-def _off_pace(value: float, median: float) -> bool:
+def _off_pace(value: float, middle: float) -> bool:
     """3x slower (compilation, restart) or 3x faster (asynchronous dispatch) than the rest."""
-    return value > WARMUP_SLOW_RATIO * median or value * WARMUP_SLOW_RATIO < median
+    return value > WARMUP_SLOW_RATIO * middle or value * WARMUP_SLOW_RATIO < middle
 
 
 def outlier_mask(values: np.ndarray) -> np.ndarray:
     """Boolean mask of slow outliers (see module docstring)."""
     if values.size < 3:
         return np.zeros(values.size, dtype=bool)
-    median = float(np.median(values))
-    mad = float(np.median(np.abs(values - median)))
-    threshold = max(median + OUTLIER_MADS * MAD_TO_SIGMA * mad,
-                    median * (1.0 + OUTLIER_MIN_EXCESS))
+    middle = median(values)
+    mad = median(np.abs(values - middle))
+    threshold = max(middle + OUTLIER_MADS * MAD_TO_SIGMA * mad,
+                    middle * (1.0 + OUTLIER_MIN_EXCESS))
     return values > threshold
 
 
@@ -86,7 +87,7 @@ def summary(values: np.ndarray, covers: np.ndarray | None = None) -> dict[str, f
         return None
     weights = np.ones_like(values) if covers is None else covers
     mean = float(np.sum(values * weights) / np.sum(weights))
-    p50, p95, p99 = (float(v) for v in np.percentile(values, [50, 95, 99]))
+    p50, p95, p99 = percentiles(values, [50, 95, 99])
     std = float(np.std(values, ddof=1)) if values.size > 1 else 0.0
     return {
         "count": int(values.size),
@@ -113,5 +114,5 @@ def typical_covers(covers: np.ndarray) -> int | float | None:
     """The steps a typical sample covers (median), as an int when whole."""
     if covers.size == 0:
         return None
-    value = float(np.median(covers))
+    value = median(covers)
     return int(value) if value.is_integer() else round(value, 3)

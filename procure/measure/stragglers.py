@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from procure.measure.quantiles import median, percentiles
 from procure.measure.samples import RankReduction
 
 TOP_RANKS = 5
@@ -29,7 +30,7 @@ def analyse(red: RankReduction) -> dict[str, Any] | None:
     if red.ranks.size < 2 or red.steps.size == 0:
         return None
     means = red.basis_sum_s / np.maximum(red.basis_count, 1)
-    median_of_means = float(np.median(means))
+    median_of_means = median(means)
     order = np.lexsort((red.ranks, -means))
     slow = means > median_of_means * (1.0 + STRAGGLER_EXCESS)
     skew = red.basis_max_s - red.basis_median_s
@@ -44,8 +45,8 @@ def analyse(red: RankReduction) -> dict[str, Any] | None:
         "straggler_count": int(slow.sum()),
         "skew_s": {
             "mean": float(skew.mean()),
-            "p50": float(np.percentile(skew, 50)),
-            "p95": float(np.percentile(skew, 95)),
+            "p50": percentiles(skew, [50])[0],
+            "p95": percentiles(skew, [95])[0],
             "max": float(skew.max()),
         },
         "slowest_rank_cost": float(cost.mean()),

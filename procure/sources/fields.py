@@ -69,7 +69,7 @@ Finite = Annotated[float, BeforeValidator(_finite)]
 
 
 class Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True, str_strip_whitespace=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, str_strip_whitespace=True, defer_build=True)
 
     @model_validator(mode="before")
     @classmethod
