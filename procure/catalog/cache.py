@@ -23,8 +23,8 @@ from typing import Callable, TypeVar
 
 T = TypeVar("T")
 PREFIX = "catalog-"
-_CODE = ("types.py", "load.py", "entries.py", "knobs.py", "views.py", "cache.py", "calibration.py",
-         "software.py")   # what shapes what is cached
+_CODE = ("types.py", "load.py", "entries.py", "arch_entries.py", "knobs.py", "views.py", "cache.py",   # what shapes
+         "calibration.py", "calibration_schema.py", "software.py", "software_schema.py")          # what is cached
 
 
 def cache_dir() -> Path | None:

@@ -9,78 +9,16 @@ from __future__ import annotations
 
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Literal, Optional
-
-from pydantic import Field, field_validator
+from typing import TYPE_CHECKING, Any
 
 from procure.catalog.knobs import AccelKnobs, Knobs, StepTimeError
 from procure.resources import catalog_dir
-from procure.sources.fields import Finite, Strict
+
+if TYPE_CHECKING:   # the schema is built only when the file is read, not when the cache answers
+    from procure.catalog.calibration_schema import CalibrationDocument, KnobBlock
 
 CALIBRATION_FILE = "calibration.yaml"
 SCHEMA = "procure.calibration/v1"
-
-
-class ErrorBlock(Strict):
-    bias: Finite = Field(ge=-2.0, le=2.0)
-    sigma_log: Finite = Field(gt=0.0, le=3.0)
-    n: int = Field(ge=0)
-
-
-class KnobBlock(Strict):
-    """One accelerator's knobs; an absent knob takes the ``default`` block's value."""
-
-    gemm_top: Optional[Finite] = Field(None, gt=0.0, le=1.0)
-    gemm_curve: Optional[list[list[Finite]]] = Field(None, min_length=2)
-    membound_factor: Optional[Finite] = Field(None, gt=0.0, le=20.0)
-    launch_overhead_s: Optional[Finite] = Field(None, ge=0.0, le=0.1)
-    scale_up_bw_eff: Optional[Finite] = Field(None, gt=0.0, le=1.0)
-    scale_out_bw_eff: Optional[Finite] = Field(None, gt=0.0, le=1.0)
-    overlap_efficiency: Optional[Finite] = Field(None, ge=0.0, le=1.0)
-    step_time_cv: Optional[Finite] = Field(None, ge=0.0, le=1.0)
-    attention_ratio: Optional[Finite] = Field(None, gt=0.0, le=1.0)
-    fp8_gemm_scale: Optional[Finite] = Field(None, gt=0.0, le=1.5)
-    ceiling_scale: Optional[Finite] = Field(None, gt=0.0, le=1.0)
-    grouped_gemm_scale: Optional[Finite] = Field(None, gt=0.0, le=1.0)
-    moe_overhead_s: Optional[Finite] = Field(None, ge=0.0, le=0.1)
-    a2a_overlap_efficiency: Optional[Finite] = Field(None, ge=0.0, le=1.0)
-    fitted: bool = False
-    fitted_on: list[str] = Field(default_factory=list)
-    sources: list[str] = Field(default_factory=list)
-    notes: str = ""
-
-    @field_validator("gemm_curve")
-    @classmethod
-    def _curve(cls, points: Optional[list[list[float]]]) -> Optional[list[list[float]]]:
-        if points is None:
-            return None
-        if any(len(p) != 2 for p in points):
-            raise ValueError("each gemm_curve point is [ideal seconds at peak, fraction of gemm_top]")
-        for t, f in points:
-            if not (t > 0.0 and 0.0 < f <= 1.0):
-                raise ValueError("each gemm_curve point is [ideal seconds > 0, fraction in (0, 1]]")
-        times, fracs = [t for t, _ in points], [f for _, f in points]
-        if times != sorted(times) or len(set(times)) != len(times):
-            raise ValueError("gemm_curve points must be in increasing order of time")
-        if fracs != sorted(fracs):
-            raise ValueError("gemm_curve fractions must not fall as GEMMs grow")
-        return points
-
-
-class CalibrationDocument(Strict):
-    schema_: Literal["procure.calibration/v1"] = Field(alias="schema")
-    fitted_on: list[str] = Field(default_factory=list)
-    fitted_at: str = ""
-    fit_mape: dict[str, Finite] = Field(default_factory=dict)
-    notes: str = ""
-    default: KnobBlock = KnobBlock()
-    accelerators: dict[str, KnobBlock] = Field(default_factory=dict)
-    step_time_errors: dict[str, ErrorBlock] = Field(default_factory=dict)
-
-    @field_validator("fitted_at", mode="before")
-    @classmethod
-    def _date_text(cls, value: Any) -> Any:
-        return value.isoformat() if hasattr(value, "isoformat") else value
 
 
 _SCALARS = ("gemm_top", "membound_factor", "launch_overhead_s", "scale_up_bw_eff",
@@ -110,6 +48,7 @@ def knobs_from_model(doc: CalibrationDocument) -> Knobs:
 
 def knobs_from_document(doc: dict[str, Any], source: str = "calibration document") -> Knobs:
     """Knobs from a parsed ``procure.calibration/v1`` document (validated; InputError when not)."""
+    from procure.catalog.calibration_schema import CalibrationDocument
     from procure.sources.validate import validate_document
     from procure.sources.yamlpos import YamlDocument
 
@@ -118,6 +57,7 @@ def knobs_from_document(doc: dict[str, Any], source: str = "calibration document
 
 def read_calibration(path: Path) -> CalibrationDocument:
     """The validated document at ``path``; every problem is a ``file:line:col`` InputError."""
+    from procure.catalog.calibration_schema import CalibrationDocument
     from procure.sources.validate import validate_document
     from procure.sources.yamlpos import read_yaml
 

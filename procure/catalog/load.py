@@ -16,8 +16,9 @@ from procure.sources.suggest import suggest
 from procure.resources import catalog_dir, price_books_dir
 
 if TYPE_CHECKING:   # parsing needs pydantic and YAML; a catalog read from the cache needs neither
-    from procure.catalog.entries import (AcceleratorEntry, ArchitectureSpec, ModelEntry, NetworkEntry, PriceBookEntry,
-                                         SourcedEntry, SystemEntry)
+    from procure.catalog.arch_entries import ArchitectureSpec
+    from procure.catalog.entries import (AcceleratorEntry, ModelEntry, NetworkEntry, PriceBookEntry, SourcedEntry,
+                                         SystemEntry)
     from procure.sources.yamlpos import YamlDocument
 
 # The catalog's file kinds: each is a pydantic model with an ``id`` equal to its file name

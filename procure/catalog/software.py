@@ -15,15 +15,15 @@ from dataclasses import dataclass
 from datetime import date
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Literal, Optional, Union
-
-from pydantic import Field, field_validator
+from typing import TYPE_CHECKING, Any, Union
 
 from procure.catalog.types import Accelerator, Sourced
 from procure.errors import Diagnostic, InputError
 from procure.resources import catalog_dir
-from procure.sources.fields import Strict
 from procure.sources.suggest import suggest
+
+if TYPE_CHECKING:   # the schema is built only when the files are read, not when the cache answers
+    from procure.catalog.software_schema import ReleaseEntry
 
 SOFTWARE_FOLDER = "software"
 STACKS = ("megatron-core", "megatron-lm", "nemo", "megatron-bridge", "torchtitan", "deepspeed",
@@ -103,39 +103,6 @@ class SoftwareStack:
                 "features": sorted(self.features), "attention_kernel": self.attention_kernel}
 
 
-# ---------------------------------------------------------------------------------------- schema
-
-
-class ReleaseEntry(Strict):
-    version: str
-    released: date
-    features: list[Literal[FEATURES]]   # type: ignore[valid-type]
-    attention_kernel: Literal[ATTENTION_KERNELS]   # type: ignore[valid-type]
-    host_overhead_factor: float = Field(1.0, gt=0.0, le=4.0)
-    zero3_prefetch_efficiency: float = Field(1.0, ge=0.0, le=1.0)
-    fp32_grads: bool = True
-    fp8_params: bool = False
-    selective_policy: Literal["attention_core", "dots_except_mlp_in", "qkv_proj"] = "attention_core"
-    logit_bytes: float = Field(8.0, gt=0.0, le=16.0)
-    fp32_params: bool = False
-    source: Union[str, list[str]]
-    verified: bool = True
-    notes: str = ""
-
-    @field_validator("version", mode="before")
-    @classmethod
-    def _version_text(cls, value: Any) -> Any:
-        return getattr(value, "text", value) if not isinstance(value, str) else value
-
-
-class StackEntry(Strict):
-    stack: Literal[STACKS]   # type: ignore[valid-type]
-    name: str
-    runs_on: Optional[str] = None     # the engine it drives (nemo -> megatron-core)
-    notes: str = ""
-    releases: list[ReleaseEntry] = Field(min_length=1)
-
-
 def _release(stack: str, e: ReleaseEntry) -> SoftwareStack:
     sources = (e.source,) if isinstance(e.source, str) else tuple(e.source)
     return SoftwareStack(
@@ -159,6 +126,7 @@ def load_software(root: Path | None = None) -> dict[str, tuple[SoftwareStack, ..
 
 
 def _read_software(root: Path) -> dict[str, tuple[SoftwareStack, ...]]:
+    from procure.catalog.software_schema import StackEntry
     from procure.sources.validate import validate_document
     from procure.sources.yamlpos import read_yaml
 

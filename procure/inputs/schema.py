@@ -12,7 +12,7 @@ from typing import Any, Literal, Optional, Union
 from pydantic import Field, field_validator, model_validator
 
 from procure.assumptions import BY_KEY as ASSUMPTION_DEFS
-from procure.catalog.entries import ArchitectureSpec, MoESpec  # noqa: F401  (re-exported: the inline model schema)
+from procure.catalog.arch_entries import ArchitectureSpec, MoESpec  # noqa: F401  (re-exported: the inline model schema)
 from procure.sources.fields import CalendarDate, Finite, Money, Strict  # noqa: F401
 
 SLUG = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")

@@ -255,9 +255,15 @@ def _io(pb: Problem, held: Vec, used: Vec) -> Vec:
 
 
 def _straggler_z(n_gpus: Vec) -> Vec:
-    flat = np.atleast_1d(n_gpus)
-    values = np.array([expected_max_z(float(n)) for n in flat])
-    return values.reshape(np.shape(n_gpus))
+    """expected_max_z of each plan's GPU count, computed once per distinct count (a search's
+    plans share one or a few)."""
+    flat = np.atleast_1d(n_gpus).ravel()
+    if flat.size == 0:
+        return np.zeros(np.shape(n_gpus))
+    ordered = np.sort(flat)
+    distinct = ordered[np.r_[True, ordered[1:] != ordered[:-1]]]
+    z = np.array([expected_max_z(float(n)) for n in distinct.tolist()])
+    return z[np.searchsorted(distinct, flat)].reshape(np.shape(n_gpus))
 
 
 def _held(g: dict[str, Vec], pb: Problem, dense: Vec, expert: Vec) -> Vec:

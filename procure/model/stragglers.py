@@ -20,7 +20,8 @@ import numpy as np
 
 _STD = NormalDist()
 _X = np.linspace(-10.0, 12.0, 22001)
-_LOG_CDF = np.log(np.maximum(0.5 * np.array([math.erfc(-x / math.sqrt(2.0)) for x in _X]), 1e-300))
+_SQRT2 = math.sqrt(2.0)
+_LOG_CDF = np.log(np.maximum(0.5 * np.array([math.erfc(-x / _SQRT2) for x in _X.tolist()]), 1e-300))
 _PDF = np.exp(-0.5 * _X ** 2) / math.sqrt(2.0 * math.pi)
 
 
