@@ -159,16 +159,31 @@ def _plain_step_table(table: Any, schema: TableSchema) -> tuple[dict[str, np.nda
     step, rank, duration = (_plain_values(c) for c in columns)
     seconds = duration.astype(np.float64, copy=False)
     seconds = seconds if schema.scale == 1.0 else seconds * schema.scale
-    valid = seconds > 0                     # NaN and infinities fail one of these two
+    invalid = 0
+    if not _all_valid(step, rank, seconds):
+        valid = _valid_rows(step, rank, seconds)
+        invalid = int(valid.size - np.count_nonzero(valid))
+        if invalid:
+            step, rank, seconds = step[valid], rank[valid], seconds[valid]
+    return {"step": step.astype(np.int64, copy=False), "rank": rank.astype(np.int64, copy=False),
+            "step_time_s": seconds}, invalid
+
+
+def _all_valid(step: np.ndarray, rank: np.ndarray, seconds: np.ndarray) -> bool:
+    """Every row valid, known from two reductions (no mask of the table's size): integer keys and
+    times between 0 and the cap (NaN makes min or max NaN, which fails the comparison)."""
+    if step.dtype.kind == "f" or rank.dtype.kind == "f":
+        return False
+    return seconds.size == 0 or (bool(seconds.min() > 0) and bool(seconds.max() <= MAX_STEP_TIME_S))
+
+
+def _valid_rows(step: np.ndarray, rank: np.ndarray, seconds: np.ndarray) -> np.ndarray:
+    valid: np.ndarray = seconds > 0                     # NaN and infinities fail one of these two
     valid &= seconds <= MAX_STEP_TIME_S
     for key in (step, rank):
         if key.dtype.kind == "f":
             valid &= _whole_np(key)
-    invalid = int(valid.size - np.count_nonzero(valid))
-    if invalid:
-        step, rank, seconds = step[valid], rank[valid], seconds[valid]
-    return {"step": step.astype(np.int64, copy=False), "rank": rank.astype(np.int64, copy=False),
-            "step_time_s": seconds}, invalid
+    return valid
 
 
 def _plain_values(column: Any) -> np.ndarray:
@@ -527,6 +542,8 @@ def _grid_ranks(per_step: dict[str, np.ndarray], rank: np.ndarray,
     first = grid[0]
     if not np.all(grid == first) or (first.size > 1 and not np.all(first[1:] > first[:-1])):
         return None
-    sums = whole_us(basis_s).reshape(grid.shape).sum(axis=0)
+    from procure.measure.quantiles import column_sums_whole_us
+
+    sums = column_sums_whole_us(basis_s.reshape(grid.shape))
     return {"ranks": first.astype(np.int64), "sum_us": sums.astype(np.int64),
             "count": np.full(first.size, counts.size, dtype=np.int64)}
