@@ -20,8 +20,14 @@ class Signature:
     file, the pattern is tried only on lines holding one of them (memchr speed, one pass)."""
 
     order: int
-    pattern: re.Pattern[bytes]
+    source: bytes
     words: tuple[bytes, ...]
+
+    @property
+    def pattern(self) -> re.Pattern[bytes]:
+        """Compiled on first use (then from ``re``'s own cache): reading a Parquet table, which
+        is told by its magic bytes, compiles none of the log patterns."""
+        return re.compile(self.source)
 
 
 @dataclass(frozen=True)
@@ -42,7 +48,7 @@ class LogFormat:
 
 
 def _sig(order: int, pattern: bytes, *words: bytes) -> Signature:
-    return Signature(order, re.compile(pattern), words)
+    return Signature(order, pattern, words)
 
 
 P = "procure.measure.parsers."
