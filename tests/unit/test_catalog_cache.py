@@ -104,3 +104,21 @@ def test_browsing_the_catalog_imports_neither_yaml_nor_pydantic(folder, tmp_path
     subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, check=True)   # fills the cache
     second = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
     assert second.returncode == 0 and second.stderr.strip().splitlines()[-1] == "[]", second.stderr
+
+
+def test_knobs_and_software_stacks_come_from_the_cache_without_their_schemas(folder):
+    """The second start reads the fitted knobs and the software stacks back from the cache: equal
+    values, and neither schema module is imported (no YAML read, no pydantic model defined)."""
+    env = dict(os.environ, PYTHONPATH=str(REPO), PROCURE_CACHE_DIR=str(folder), PYTHONHASHSEED="0")   # set reprs
+    code = ("import sys\nfrom procure.catalog.calibration import load_knobs\n"
+            "from procure.catalog.software import load_software\n"
+            "knobs, stacks = load_knobs(), load_software()\n"
+            "print(repr((sorted(knobs.by_accelerator), knobs.default, sorted(stacks), stacks['nemo'][-1])))\n"
+            "print(sorted(m for m in ('procure.catalog.calibration_schema', 'procure.catalog.software_schema')"
+            " if m in sys.modules))")
+    first = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
+    second = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
+    assert sorted(p.name.split("-")[1] for p in folder.glob("catalog-*.pickle")) == ["knobs", "software"]
+    assert first.stdout.splitlines()[0] == second.stdout.splitlines()[0]
+    assert first.stdout.splitlines()[1] != "[]"          # the first start parsed the files
+    assert second.stdout.splitlines()[1] == "[]"
