@@ -1,6 +1,6 @@
 """Median and percentiles equal to numpy's (default ``linear`` method), bit for bit, without the
 import of ``numpy.ma`` that ``np.median`` and ``np.percentile`` pull in through ``np.unique``
-(a fifth of a second of ``procure ingest`` on a small log). Also the row medians and the
+(about 20 ms of every ``procure ingest``). Also the row medians and the
 per-rank microsecond sums of a large steps x ranks table, computed in blocks through one reused
 buffer (a fresh 80 MB copy of a 10M-row table costs more in page faults than the arithmetic),
 the medians on two threads (numpy releases the GIL while it partitions).

@@ -1,5 +1,5 @@
 """procure.measure.quantiles equals numpy's median and percentile bit for bit, and never imports
-numpy.ma (issue 16: the import cost a fifth of `procure ingest` on a small log)."""
+numpy.ma (issue 16: about 20 ms of every `procure ingest`)."""
 
 from __future__ import annotations
 
