@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 
 from procure.measure.errors import LogError
+from procure.measure.quantiles import column_sums_whole_us, row_medians
 from procure.measure.samples import MAX_STEP_TIME_S, RankReduction
 
 STEP_NAMES = ("step", "iteration", "iter", "global_step", "step_id", "train_step")
@@ -453,22 +454,15 @@ def _rectangular_steps(step: np.ndarray, rank: np.ndarray, time_s: np.ndarray, b
         "step_time_max_s": time_s.reshape(rows, width).max(axis=1),
         "ranks_per_step": counts.astype(np.int64),
         "basis_max_s": basis[every, slowest],
-        "basis_median_s": _row_median(basis),
+        "basis_median_s": row_medians(basis),
         "slowest_rank": rank.reshape(rows, width)[every, slowest],
     }
-
-
-def _row_median(values: np.ndarray) -> np.ndarray:
-    """np.median(values, axis=1), in blocks on two threads and without numpy.ma."""
-    from procure.measure.quantiles import row_medians
-
-    return row_medians(values)
 
 
 def _group_median(values: np.ndarray, starts: np.ndarray, counts: np.ndarray,
                   group: np.ndarray) -> np.ndarray:
     if counts.size and np.all(counts == counts[0]):
-        return _row_median(values.reshape(counts.size, int(counts[0])))
+        return row_medians(values.reshape(counts.size, int(counts[0])))
     ordered = values[np.lexsort((values, group))]
     lo = starts + (counts - 1) // 2
     hi = starts + counts // 2
@@ -542,8 +536,6 @@ def _grid_ranks(per_step: dict[str, np.ndarray], rank: np.ndarray,
     first = grid[0]
     if not np.all(grid == first) or (first.size > 1 and not np.all(first[1:] > first[:-1])):
         return None
-    from procure.measure.quantiles import column_sums_whole_us
-
     sums = column_sums_whole_us(basis_s.reshape(grid.shape))
     return {"ranks": first.astype(np.int64), "sum_us": sums.astype(np.int64),
             "count": np.full(first.size, counts.size, dtype=np.int64)}
