@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import cached_property
 from importlib import import_module
 from typing import Any, Callable
 
@@ -23,10 +24,10 @@ class Signature:
     source: bytes
     words: tuple[bytes, ...]
 
-    @property
+    @cached_property
     def pattern(self) -> re.Pattern[bytes]:
-        """Compiled on first use (then from ``re``'s own cache): reading a Parquet table, which
-        is told by its magic bytes, compiles none of the log patterns."""
+        """Compiled on first use and kept: reading a Parquet table, which is told by its magic
+        bytes, compiles none of the log patterns."""
         return re.compile(self.source)
 
 
