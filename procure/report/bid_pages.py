@@ -57,7 +57,7 @@ def resolve(choice: BidPages | None, bids: int) -> BidPages:
     """The choice in force: as given, else every page for up to LARGE_REPORT_BIDS bids, else the top."""
     if choice is not None:
         return choice
-    return BidPages("all") if bids <= LARGE_REPORT_BIDS else BidPages("top", DEFAULT_TOP)
+    return BidPages("top", DEFAULT_TOP) if is_large(bids) else BidPages("all")
 
 
 def is_large(bids: int) -> bool:

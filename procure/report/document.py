@@ -153,7 +153,7 @@ def _recommendation(doc: dict[str, Any], f: Formatter) -> dict[str, Any]:
 
 
 def _compare(doc: dict[str, Any], bids: list[dict[str, Any]], f: Formatter,
-             tabled: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+             tabled: list[dict[str, Any]]) -> dict[str, Any]:
     summary = doc.get("sensitivity_summary") or {}
     winner_id = summary.get("winner") or (doc["ranking"][0] if doc["ranking"] else None)
     winner = next((b for b in bids if b["id"] == winner_id), None)
@@ -174,7 +174,7 @@ def _compare(doc: dict[str, Any], bids: list[dict[str, Any]], f: Formatter,
         "tornado_title": f.msg("compare.tornado", bid=f.text(winner_id)),
         "tornado_svg": _tornado(winner, f) if winner else "",
         "sensitivity": _sensitivity_rows(winner, f) if winner else [],
-        "ratios": ratio_rows(bids if tabled is None else tabled, f), "ratio_labels": [f.msg(f"ratio.{key}") for key in RATIO_KEYS],
+        "ratios": ratio_rows(tabled, f), "ratio_labels": [f.msg(f"ratio.{key}") for key in RATIO_KEYS],
     }
 
 

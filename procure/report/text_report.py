@@ -22,8 +22,8 @@ def print_terminal(doc: dict[str, Any], console: Any, lang: str = "en") -> None:
     m = f.msg
     columns = [Column(m(key), justify="left" if wraps or key == "col.bid" else "right", wrap=wraps)
                for key, _, wraps in RANKING] + [Column(m("col.flags"), justify="left", wrap=True)]
-    rows = []
-    for bid in ordered_bids(doc):
+    rows, bids = [], ordered_bids(doc)
+    for bid in bids:
         r = ranking_row(bid, f)
         flags = text(*[part for i, fl in enumerate(r["flags"])
                        for part in ((" ",) if i else ()) + ((fl["code"], SEVERITY_STYLE[fl["severity"]]),)])
@@ -32,8 +32,8 @@ def print_terminal(doc: dict[str, Any], console: Any, lang: str = "en") -> None:
     basis = ranking_basis_line(doc, f)
     if basis:                                            # the one line naming the ranking basis
         print_line(console, basis)
-    _print_ratios(ordered_bids(doc), f, console)
-    groups = flags_explained(ordered_bids(doc), f, doc)
+    _print_ratios(bids, f, console)
+    groups = flags_explained(bids, f, doc)
     if not groups:
         print_line(console, m("summary.no_flags"))
         return

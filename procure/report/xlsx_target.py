@@ -16,6 +16,7 @@ from __future__ import annotations
 from decimal import Decimal
 from typing import Any
 
+from procure.economics.ratios import EXPOSED_COMM_TERMS   # a constant of the definition, no computation
 from procure.report.xlsx_cells import FMT, INPUT_FILL, Book, Sheet, money_format, style
 from procure.report.xlsx_chain import Chain
 from procure.report.xlsx_formula import Expr, Name, Num, Ref, call
@@ -26,8 +27,6 @@ RATIOS_SHEET = "Ratios"
 TARGET_SHEET = "Time to target"
 STEP_SHEET = "Step time"
 STEP_MODELED_COL, STEP_USED_COL, STEP_FIRST_TERM_COL = 3, 4, 5     # as xlsx_sheets.step_time_sheet writes them
-# as procure.economics.ratios.EXPOSED_COMM_TERMS (renderers read the document, not the economics)
-EXPOSED_COMM_TERMS = ("tp_comm_s", "pp_comm_s", "dp_comm_exposed_s", "ep_comm_s", "cp_comm_s")
 RATIOS_HEADER = ["Bid", "Bubble ratio", "Communication-to-computation", "Overlap efficiency",
                  "Exposed-communication share", "Effective tokens/s per GPU", "Exposed communication (s)",
                  "Hidden communication (s)", "Tokens per step", "Step time used (s)", "GPUs", "Goodput",

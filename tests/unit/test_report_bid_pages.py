@@ -165,7 +165,8 @@ def test_quote_and_render_take_the_flag(tmp_path):
     assert done.exit_code == 0, done.output
     (html,) = again.glob("*.html")
     assert BID_SECTION.findall(html.read_text(encoding="utf-8")) == []
-    assert json.loads(next(out.glob("*.json")).read_text(encoding="utf-8"))["bids"]   # JSON is untouched
+    written = json.loads(next(out.glob("*.json")).read_text(encoding="utf-8"))["bids"]
+    assert len(written) == len(json.loads(SAMPLE.read_text(encoding="utf-8"))["bids"])   # JSON keeps every bid
 
 
 @pytest.mark.parametrize("command", ["quote", "render"])
