@@ -20,6 +20,7 @@ import numpy as np
 from procure.measure import readers
 from procure.measure.detect import FORMATS, TABLE_FORMATS, detect_format, detect_in_body
 from procure.measure.errors import LogError
+from procure.measure.formats import BY_NAME
 from procure.measure.ranktable import reduce_arrays, schema_for, step_rank_times
 from procure.measure.result import IngestResult
 from procure.measure.samples import Parsed, RankReduction, SampleArrays
@@ -72,11 +73,11 @@ def _parse_file(path: Path, fmt: str | None, scheduler: str | None,
         return None
     if fmt in TABLE_FORMATS:
         return _parse_table(path, scheduler, limits)
-    from procure.measure.parsers import TEXT_PARSERS   # a table ingest never loads the text parsers
+    parse: Callable[[str, str], Parsed] = BY_NAME[fmt].parse_function()   # this format's module only
 
     text = readers.read_text(path, limits, fmt)
     try:
-        return TEXT_PARSERS[fmt](text, str(path))
+        return parse(text, str(path))
     except RecursionError:   # JSON nested thousands deep: the decoder's own recursion limit
         raise LogError(f"{path}: nested too deeply to be a {fmt} file") from None
 

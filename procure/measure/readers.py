@@ -193,7 +193,8 @@ def read_bytes(path: Path, limits: Limits = DEFAULT_LIMITS, limit: int | None = 
             return _inflate(fd, first, limit, limits, path)
         if os.fstat(fd).st_size > limit:
             _too_large(path, limit)
-        data = first + read_fd_limited(fd, limit - len(first))   # stops one byte past the limit
+        os.lseek(fd, 0, os.SEEK_SET)           # a regular file (open_regular): read it whole, in one join
+        data = read_fd_limited(fd, limit)      # stops one byte past the limit
         if len(data) > limit:
             _too_large(path, limit)
         return data

@@ -34,6 +34,7 @@ def analyse(red: RankReduction) -> dict[str, Any] | None:
     order = np.lexsort((red.ranks, -means))
     slow = means > median_of_means * (1.0 + STRAGGLER_EXCESS)
     skew = red.basis_max_s - red.basis_median_s
+    skew_p50, skew_p95 = percentiles(skew, [50, 95])
     with np.errstate(divide="ignore", invalid="ignore"):
         cost = np.where(red.basis_max_s > 0, skew / red.basis_max_s, 0.0)
     return {
@@ -45,8 +46,8 @@ def analyse(red: RankReduction) -> dict[str, Any] | None:
         "straggler_count": int(slow.sum()),
         "skew_s": {
             "mean": float(skew.mean()),
-            "p50": percentiles(skew, [50])[0],
-            "p95": percentiles(skew, [95])[0],
+            "p50": skew_p50,
+            "p95": skew_p95,
             "max": float(skew.max()),
         },
         "slowest_rank_cost": float(cost.mean()),

@@ -273,15 +273,14 @@ def _own_pdf(data: bytes) -> bool:
     return False
 
 
-PARQUET_MARK = b"procure.generator"   # the key procure.sweep.columns.to_table writes into the footer
-
-
 def _own_parquet(data: bytes) -> bool:
     """The sweep's table: procure as the generator in the footer's key-value metadata."""
     if len(data) < 12 or not data.startswith(b"PAR1") or not data.endswith(b"PAR1"):
         return False
+    from procure.sweep.columns import GENERATOR_KEY   # only when a Parquet file is in the way
+
     footer = int.from_bytes(data[-8:-4], "little")
-    return footer + 8 <= len(data) and PARQUET_MARK in data[-8 - footer:-8]
+    return footer + 8 <= len(data) and GENERATOR_KEY.encode() in data[-8 - footer:-8]
 
 
 

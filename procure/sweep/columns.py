@@ -132,12 +132,15 @@ def _arrow_type(column: Column) -> Any:
             "decimal": pa.decimal128(38, column.scale)}[column.kind]
 
 
+GENERATOR_KEY = "procure.generator"   # Parquet footer metadata that marks procure's own table
+
+
 def to_table(records: list[dict[str, Any]], columns: tuple[Column, ...]) -> Any:
     """A pyarrow Table of flat records, one column per ``Column`` in order."""
     import pyarrow as pa
 
     schema = pa.schema([pa.field(c.name, _arrow_type(c)) for c in columns],
-                       metadata={"procure.generator": "procure"})   # the rerun fingerprint (report.writer)
+                       metadata={GENERATOR_KEY: "procure"})   # the rerun fingerprint (report.writer)
     data = {c.name: [r.get(c.name) for r in records] for c in columns}
     return pa.Table.from_pydict(data, schema=schema)
 

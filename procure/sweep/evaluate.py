@@ -68,13 +68,13 @@ def _bases(econ: BidEconomics) -> Row:
 
 
 def point_row(index: int, pid: str, workload: str, term: str, rb: ResolvedBid, est: Estimate,
-              econ: BidEconomics, point_band: dict[str, Any] | None, feasible: bool | None = None) -> Row:
-    """One point; ``feasible``: a plan fits the main phase and every further one (default: the main)."""
+              econ: BidEconomics, point_band: dict[str, Any] | None, feasible: bool) -> Row:
+    """One point; ``feasible``: a plan fits the main phase and every further one."""
     tp, tdp = econ.throughput, rb.accelerator.tdp_w
     return {
         "index": index, "id": pid, "workload": workload, "accelerator": rb.accelerator.id,
         "network": rb.network.id, "gpus": rb.bid.gpus, "term": term,
-        "pricing_kind": rb.price.kind, "feasible": est.feasible if feasible is None else feasible,
+        "pricing_kind": rb.price.kind, "feasible": feasible,
         "reason": _reason(econ),
         "plan": _plan(est), "plans_evaluated": int((est.search or {}).get("plans_evaluated", 0)),
         "step_time_s": _real(econ.step_time_s), "mfu": _real(tp.mfu if tp else None),

@@ -11,7 +11,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
-from procure.measure.quantiles import median, percentiles, row_medians
+from procure.measure.quantiles import column_sums_whole_us, median, percentiles, row_medians
+from procure.measure.ranktable import whole_us
 
 FLOATS = st.floats(allow_nan=True, allow_infinity=True, width=64)
 QS = st.lists(st.floats(min_value=0.0, max_value=100.0), min_size=1, max_size=6)
@@ -41,6 +42,7 @@ def test_row_medians_match_in_blocks_and_threads() -> None:
     for shape in [(1, 1), (3, 4), (7, 5), (610, 2048), (97, 16384), (2, 300_001)]:
         table = rng.lognormal(0.0, 0.01, shape)
         assert np.array_equal(row_medians(table), np.median(table, axis=1)), shape
+        assert np.array_equal(column_sums_whole_us(table), whole_us(table).sum(axis=0)), shape
 
 
 def test_ingest_of_a_small_log_does_not_import_numpy_ma(tmp_path) -> None:
