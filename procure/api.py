@@ -14,15 +14,14 @@ from typing import TYPE_CHECKING, Any
 from procure.errors import PolicyError, input_error
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Collection
+    from collections.abc import Collection
 
     from procure.catalog.views import EntryList, Shown
     from procure.compare_rounds import Diff
     from procure.document import QuoteDocument
     from procure.inputs.bundle import Inputs
+    from procure.pipeline import Progress   # called with (done, total) as work advances
     from procure.sweep import SweepInputs, SweepPlan, SweepRun
-
-    Progress = Callable[[int, int], None]   # called with (done, total) as work advances
 
 
 def load_inputs(path: Path | str, allow_paths: list[Path] | None = None,

@@ -198,7 +198,7 @@ def compare(cases: list[BidCase], assumptions: Assumptions, basis: str = DEFAULT
                 batch_candidates=candidate_rows(cases[i], econ))
         for i, econ in enumerate(base))
     summary = summarise_sensitivity(bids, ranked)
-    rankings = {b: tuple(base[i].id for i in order(base, b)) for b in BASES}
+    rankings = {b: tuple(base[i].id for i in (ranking if b == basis else other).ranked) for b in BASES}
     return Comparison(bids, tuple(bids[i].id for i in ranked),
                       recommend(bids, ranked, summary, basis, rankings), summary, basis, rankings)
 
@@ -303,7 +303,7 @@ BASIS_WORDS = {"run": "the run basis (what this job consumes)",
 
 
 def _basis_sentence(bids: tuple[BidEconomics, ...], basis: str, rankings: Rankings) -> str:
-    other = next(b for b in BASES if b != basis)
+    other = _other_basis(basis)
     costed = {b.id for b in bids if b.has_cost}
     order_other = [i for i in rankings.get(other, ()) if i in costed]
     text = f"Ranked on {BASIS_WORDS[basis]}."

@@ -14,6 +14,7 @@ from decimal import Decimal
 
 from pydantic import Field
 
+from procure.economics.commitment import MAX_FACTOR, MAX_SEQ_RATIO   # the limits the text states
 from procure.document.base import Amount, Count, Degree, Frozen, Real, Tokens
 
 
@@ -200,8 +201,8 @@ class StatedCommitment(Frozen):
     conversion_factor: Optional[Real] = Field(description="modeled_at_bid_s / modeled_at_stated_s: the committed "
                                                           "figures are multiplied by it (null: not comparable).")
     comparable: bool = Field(description="False when the conversion is too far to trust (flag `not-comparable`): "
-                                         "no plan at either condition, a factor beyond 8x either way, or a "
-                                         "sequence length changed more than 4x.")
+                                         f"no plan at either condition, a factor beyond {MAX_FACTOR:g}x either way, or a "
+                                         f"sequence length changed more than {MAX_SEQ_RATIO:g}x.")
     reason: Optional[str] = Field(description="Why the commitment is not comparable.")
     converted_step_time_s: Optional[Real] = Field(description="step_time_s × conversion_factor.")
     converted_p99_step_time_s: Optional[Real] = Field(description="p99_step_time_s × conversion_factor.")

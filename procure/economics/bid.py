@@ -16,7 +16,6 @@ from procure.economics.goodput import Goodput, goodput
 from procure.economics.inputs import Assumptions, BidCase
 from procure.economics.ratios import Ratios, ratios
 from procure.economics.sensitivity import SensitivityRow
-from procure.economics.statistical import BatchChoice
 from procure.economics.throughput import Throughput, throughput
 from procure.economics.uncertainty import Uncertainty, band
 from procure.money import MONEY_CONTEXT, D, cents
@@ -95,7 +94,6 @@ class BidEconomics:
     used_hours: Decimal | None = None              # wall-clock hours of the run (every phase)
     terms: Terms | None = None                     # the resolved terms: power, financing, resale
     negotiation: Any = None                        # procure.economics.negotiation.Negotiation
-    batch: BatchChoice | None = None               # the main phase's batch and its token factor
     ratios: Ratios | None = None                   # the committee's ratios of the bid's (main phase's) plan
     time_to_target: Any = None                     # procure.economics.target.TimeToTarget (set by compare)
     batch_candidates: tuple[Any, ...] = ()         # procure.economics.target.CandidateRow (set by compare)
@@ -162,7 +160,7 @@ def _infeasible(case: BidCase, found: list[Flag | None], basis: str) -> BidEcono
                         None, None, None, None, (), None, None, None,
                         in_order(found + [checks.infeasible(perf)]),
                         deadline_days=case.deadline_days, basis=basis,
-                        lead_time_days=case.lead_time_days, batch=case.batch)
+                        lead_time_days=case.lead_time_days)
 
 
 def _goodput_notes(gp: Goodput) -> list[str]:
@@ -281,7 +279,7 @@ def evaluate_core(case: BidCase, assumptions: Assumptions, basis: str = DEFAULT_
         flags=in_order(found), notes=tuple(_goodput_notes(gp) + cost_notes(t)),
         deadline_days=case.deadline_days, basis=basis, bases=bases,
         upfront_capex=None if missing else upfront_capex(t), lead_time_days=case.lead_time_days,
-        days_to_finish=finish, used_hours=used_hours, terms=t, batch=case.batch,
+        days_to_finish=finish, used_hours=used_hours, terms=t,
         ratios=ratios(perf.step_time_terms, perf.modeled_step_time_s, tokens_per_step=perf.tokens_per_step,
                       step_time_s=perf.step_time_s, gpus=perf.gpus, goodput_fraction=gp.fraction,
                       token_factor=case.token_factor),

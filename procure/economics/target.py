@@ -56,7 +56,8 @@ def time_to_target(case: BidCase, econ: BidEconomics, assumptions: Assumptions) 
     factor = case.token_factor
     plain = econ
     if factor != 1.0 and case.batch is not None:
-        plain = evaluate_core(replace(case, batch=replace(case.batch, token_factor=1.0)), assumptions, econ.basis)
+        plain = evaluate_core(replace(case, batch=replace(case.batch, token_factor=1.0)), assumptions, econ.basis,
+                              ranking_only=True)   # only its time and cost are read
     days_plain = plain.time_to_train_days if plain.time_to_train_days is not None else econ.time_to_train_days
     cost, cost_plain = econ.total_cost, plain.total_cost
     return TimeToTarget(
