@@ -244,7 +244,15 @@ def fit_top_group(name: str, data: list[Data], cat: Any, base: AccelKnobs,
 MOE_X0, MOE_LO, MOE_HI = [0.85, 0.5, 0.7], [0.3, 0.0, 0.0], [1.0, 5.0, 1.0]
 
 
-def fit_moe(name: str, data: list[Data], cat: Any, base: AccelKnobs, ids: tuple[str, ...]) -> AccelKnobs:
+MOE_KEYS = ("grouped_gemm_scale", "moe_overhead_s", "a2a_overlap_efficiency")
+
+
+def moe_ids(group: str) -> tuple[str, ...]:
+    """A group's accelerators and the parts that take its knobs (B300/GB300 take Blackwell's)."""
+    return GROUPS[group] + tuple(i for i, g in PROXIES.items() if g == group)
+
+
+def fit_moe(data: list[Data], cat: Any, base: AccelKnobs, ids: tuple[str, ...]) -> AccelKnobs:
     """The MoE knobs of one group from its MoE/long-context fit runs (the dense knobs fixed)."""
     batch = Batch(data, ids, cat.accelerators)
     if not batch.cases:
@@ -265,21 +273,20 @@ def fit_moe_only(shared: Path) -> tuple[Knobs, list[Data], Any]:
 
     cat = default_catalog()
     shipped = load_knobs()
-    data = load_fit_data(shared) + load_moe_data()
     moe_data = load_moe_data()
+    data = load_fit_data(shared) + moe_data
     by_id = dict(shipped.by_accelerator)
     fitted: dict[str, AccelKnobs] = {}
     for name in ("hopper", "blackwell"):
-        ids = GROUPS[name] + tuple(i for i, g in PROXIES.items() if g == name and name == "blackwell")
-        fitted[name] = fit_moe(name, moe_data, cat, shipped.for_accelerator(GROUPS[name][0]), ids)
-    moe_keys = ("grouped_gemm_scale", "moe_overhead_s", "a2a_overlap_efficiency")
+        ids = moe_ids(name) if name == "blackwell" else GROUPS[name]
+        fitted[name] = fit_moe(moe_data, cat, shipped.for_accelerator(GROUPS[name][0]), ids)
     for accel_id, k in by_id.items():
         group = next((g for g, ids in GROUPS.items() if accel_id in ids), PROXIES.get(accel_id, "hopper"))
         src = fitted.get(group, fitted["hopper"])
         extra = tuple(s for s in src.fitted_on if s not in k.fitted_on) if group in fitted and k.fitted else ()
-        by_id[accel_id] = replace(k, **{key: getattr(src, key) for key in moe_keys},
+        by_id[accel_id] = replace(k, **{key: getattr(src, key) for key in MOE_KEYS},
                                   fitted_on=k.fitted_on + extra)
-    default = replace(shipped.default, **{key: getattr(fitted["hopper"], key) for key in moe_keys})
+    default = replace(shipped.default, **{key: getattr(fitted["hopper"], key) for key in MOE_KEYS})
     knobs = Knobs(default=default, by_accelerator=by_id, fitted_on=tuple(d.name for d in data),
                   fitted_at=FITTED_AT)
     return knobs, data, cat
@@ -293,13 +300,10 @@ def fit(shared: Path) -> tuple[Knobs, list[Data], Any]:
     blackwell = fit_top_group("blackwell", data, cat, hopper, with_fp8_scale=True)
     cdna3 = fit_top_group("cdna3", data, cat, hopper, with_fp8_scale=False)
     moe_data = load_moe_data()
-    hopper = fit_moe("hopper", moe_data, cat, hopper, GROUPS["hopper"])
-    # Blackwell's MoE runs include B300/GB300, which take Blackwell's knobs.
-    blackwell = fit_moe("blackwell", moe_data, cat, blackwell,
-                        GROUPS["blackwell"] + tuple(i for i, g in PROXIES.items() if g == "blackwell"))
+    hopper = fit_moe(moe_data, cat, hopper, GROUPS["hopper"])
+    blackwell = fit_moe(moe_data, cat, blackwell, moe_ids("blackwell"))
     # Parts without MoE runs of their own take Hopper's MoE knobs.
-    moe_knobs = {"grouped_gemm_scale": hopper.grouped_gemm_scale, "moe_overhead_s": hopper.moe_overhead_s,
-                 "a2a_overlap_efficiency": hopper.a2a_overlap_efficiency}
+    moe_knobs = {key: getattr(hopper, key) for key in MOE_KEYS}
     ampere = replace(ampere, **moe_knobs)
     cdna3 = replace(cdna3, **moe_knobs)
     data = data + moe_data
