@@ -53,7 +53,7 @@ class AccelKnobs:
     scale_up_bw_eff: float = 0.8224         # achieved / per-direction scale-up link bandwidth
     scale_out_bw_eff: float = 0.9           # achieved / per-direction NIC bandwidth
     overlap_efficiency: float = 1.0         # share of overlappable comm that runs under compute
-    #                                         (its contention cost: core.OVERLAP_CONTENTION)
+    #                                         (its contention cost: collectives.OVERLAP_CONTENTION)
     step_time_cv: float = 0.01              # default per-GPU step-time coefficient of variation
     # The fused-attention kernel's forward+backward efficiency on long non-causal sequences at
     # head dim 128, as a fraction of the GEMM ceiling (model/attention.py shapes it by sequence,

@@ -27,6 +27,10 @@ import numpy.typing as npt
 
 Vec = npt.NDArray[np.float64]
 
+# Seconds of compute lost per second of hidden communication: overlapped collectives and all-to-all
+# hold SMs and memory bandwidth (DeepSeek reserved 20 of 132 H800 SMs for communication, V3 report
+# sec. 3.2.2). One prior for TP, DP, CP and EP overlap alike.
+OVERLAP_CONTENTION = 0.15
 BASE_LATENCY_S = 8.4e-6      # NCCL baseLat (ring/tree Simple), facts networks.yaml latency_constants
 INTRA_HOP_S = 2.0e-6         # NCCL NVLink hwLat, ring LL128 1.9 us
 
@@ -88,3 +92,10 @@ def flat_ring_all_reduce_s(size_b: Any, n: Any, bw_per_gpu: Any, lat: Any) -> An
     """The textbook flat ring at one link's bandwidth: 2(n-1)a + 2(n-1)/n S/BW (for tests and
     for comparison with the hierarchical form)."""
     return 2.0 * (n - 1.0) * lat + 2.0 * (n - 1.0) / n * size_b / bw_per_gpu
+
+
+def hide(total: Any, window: Any, eff: Any) -> npt.NDArray[np.float64]:
+    """Exposed seconds of ``total`` comm run under a ``window`` of compute at overlap efficiency
+    ``eff``; what is hidden still costs OVERLAP_CONTENTION of itself."""
+    hidden = eff * np.minimum(total, window)
+    return np.asarray(total - (1.0 - OVERLAP_CONTENTION) * hidden, dtype=float)

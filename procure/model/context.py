@@ -29,10 +29,6 @@ from procure.model.problem import ACT_BYTES, CoreKnobs, Problem
 
 Vec = npt.NDArray[np.float64]
 
-# Seconds of compute lost per second of hidden comm (core.OVERLAP_CONTENTION's prior).
-OVERLAP_COST = 0.15
-
-
 def kv_chunk_bytes(pb: Problem, t: Any, c: Any, b: Any) -> Vec:
     """K and V of this rank's sequence chunk (its TP share of the heads, at least one head)."""
     per_token = np.maximum(pb.kv_width / t, pb.kv_width / np.maximum(pb.kv_heads, 1.0))
@@ -46,8 +42,7 @@ def _ring(pb: Problem, kn: CoreKnobs, t: Any, c: Any, b: Any, core_f: Any, fwd_p
     eff = kn.overlap_efficiency
 
     def exposed(comm: Any, work: Any) -> Vec:
-        hidden = eff * np.minimum(comm, work)
-        return np.asarray(comm - hidden * (1.0 - OVERLAP_COST), dtype=float)
+        return col.hide(comm, work, eff)
 
     total = (c - 1.0) * (fwd_passes * step + 2.0 * step)
     shown = (c - 1.0) * (fwd_passes * exposed(step, per_step) + exposed(2.0 * step, 2.5 * per_step))

@@ -8,7 +8,7 @@ the backtest runs it once over every run of a file (one row per run).
 
 which is the spec's max(T_comp, T_comm_overlappable) + T_serial + T_bubble + T_io with the
 overlappable comm split into its hidden part (inside compute) and its exposed part:
-exposed = T_ov - (1 - OVERLAP_CONTENTION) * overlap_efficiency * min(T_ov, window). The window of
+exposed = T_ov - (1 - collectives.OVERLAP_CONTENTION) * overlap_efficiency * min(T_ov, window). The window of
 the bucketed DP reduce is one micro-batch of the stage (Megatron reduces gradients during the
 LAST micro-batch's backward and gathers parameters during the first forward); ZeRO-2 reduces
 every micro-batch's gradients under that backward. ZeRO-3/FSDP is timed layer by layer: each
@@ -49,7 +49,6 @@ FLASH_BWD_PASSES = 2.5
 # compute slows by up to 1.4x; Megatron/NeMo cap DP and TP collectives at 8 CTAs for this reason).
 # Each second of hidden comm costs this many seconds of compute. A physical prior, not fitted:
 # the calibration runs hide little comm, so they cannot pin it down.
-OVERLAP_CONTENTION = 0.15
 PLAN_ARRAY_KEYS = ("t", "p", "d", "c", "e", "v", "b", "z", "rc", "sp", "tpo", "odp", "aoff", "sg", "rl",
                    "et", "ao", "dd", "cc", "rm", "ul", "ps")
 PLAN_DEFAULTS = {"et": 1.0}
@@ -139,12 +138,6 @@ def _bandwidths(pb: Problem, kn: CoreKnobs) -> tuple[Vec, Vec]:
     return np.asarray(bw_up, dtype=float), np.asarray(bw_nic, dtype=float)
 
 
-def _hide(total: Vec, window: Any, eff: Any) -> Vec:
-    """Exposed seconds of ``total`` comm run under a ``window`` of compute."""
-    hidden = eff * np.minimum(total, window)
-    return np.asarray(total - (1.0 - OVERLAP_CONTENTION) * hidden, dtype=float)
-
-
 def _layer_comm(pb: Problem, kn: CoreKnobs, g: dict[str, Vec], lt: dict[str, Vec],
                 moe_share: Vec) -> dict[str, Vec]:
     """Per layer per micro-batch: TP (all and exposed), EP (all and exposed), CP (all, exposed and
@@ -158,7 +151,7 @@ def _layer_comm(pb: Problem, kn: CoreKnobs, g: dict[str, Vec], lt: dict[str, Vec
     # elements (all-reduce; with SP an all-gather + reduce-scatter pair of the same volume).
     n_coll = 2.0 * lt["fwd_passes"] + 2.0
     tp = n_coll * col.all_reduce_s(tok * h * ACT_BYTES, t, gt, kt, bw_up, bw_nic, pb.lat_net)
-    tp_exposed = np.where(tpo > 0, _hide(tp, lt["gemm"], kn.overlap_efficiency), tp)
+    tp_exposed = np.where(tpo > 0, col.hide(tp, lt["gemm"], kn.overlap_efficiency), tp)
     ep_all, ep_exposed = ep_layer_comm(pb, kn, tok / t, e, et, g["dd"], g["ao"], lt["fwd_passes"],
                                        lt["moe_recompute"], lt["gpu"], bw_up, bw_nic)
     cp_all, cp_exposed, cp_serial = cp_layer_comm(pb, kn, t, c, b, g["cc"], lt["core_f"],
@@ -177,7 +170,7 @@ def _zero3_comm(pb: Problem, kn: CoreKnobs, ag_l: Vec, rs_l: Vec, m: Vec, stage_
                  + np.maximum(ag_l + rs_l - eff * lt["bwd"], 0.0))
     total = m * stage_layers * (2.0 * ag_l + rs_l)
     exposed = np.minimum(total, m * (stage_layers * per_layer + ag_l + rs_l))
-    cost = exposed + OVERLAP_CONTENTION * (total - exposed)
+    cost = exposed + col.OVERLAP_CONTENTION * (total - exposed)
     return np.asarray(total, dtype=float), np.asarray(cost, dtype=float)
 
 
@@ -213,9 +206,9 @@ def _dp_comm(pb: Problem, kn: CoreKnobs, t: Vec, dpc: Vec, z: Vec, m: Vec, odp: 
     # The last bucket is reduced after the last backward kernel: it never hides.
     hideable = np.where(z >= 2, total, total * (1.0 - 1.0 / layers))
     overlapped = (odp > 0) | (z >= 2)
-    exposed = np.where(overlapped, _hide(hideable, window, kn.overlap_efficiency) + total - hideable,
+    exposed = np.where(overlapped, col.hide(hideable, window, kn.overlap_efficiency) + total - hideable,
                        total)
-    exposed = np.where(z >= 3, z3_exposed + _hide(ar_rep, window_s, kn.overlap_efficiency), exposed)
+    exposed = np.where(z >= 3, z3_exposed + col.hide(ar_rep, window_s, kn.overlap_efficiency), exposed)
     total = np.where(dpc > 1, total, 0.0)
     exposed = np.where(dpc > 1, exposed, 0.0)
     return np.asarray(total, dtype=float), np.asarray(exposed, dtype=float)

@@ -106,11 +106,6 @@ def ep_layer_comm(pb: Problem, kn: CoreKnobs, tokens: Any, e: Any, et: Any, dedu
     a2a = passes * (dispatch + bf16) + 2.0 * bf16
     etp = (passes + 1.0) * expert_tp_s(pb, tokens, et, pb.gpn, bw_up, bw_nic)
     total = np.asarray(np.where(e > 1, a2a, 0.0) + etp, dtype=float)
-    hidden = kn.a2a_overlap_efficiency * np.minimum(total, window)
-    exposed = np.where(np.asarray(overlap, dtype=float) > 0, total - hidden * (1.0 - OVERLAP_COST), total)
+    exposed = np.where(np.asarray(overlap, dtype=float) > 0, col.hide(total, window, kn.a2a_overlap_efficiency),
+                       total)
     return total, np.asarray(exposed, dtype=float)
-
-
-# Seconds of compute lost per second of hidden all-to-all (SMs the dispatch kernels hold: DeepSeek
-# reserved 20 of 132 H800 SMs for communication, sec. 3.2.2); core.OVERLAP_CONTENTION's prior.
-OVERLAP_COST = 0.15

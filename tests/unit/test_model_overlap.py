@@ -1,4 +1,4 @@
-"""Hidden communication and the flash-attention backward are not free (core.OVERLAP_CONTENTION,
+"""Hidden communication and the flash-attention backward are not free (collectives.OVERLAP_CONTENTION,
 core.FLASH_BWD_PASSES)."""
 
 from __future__ import annotations
@@ -6,7 +6,7 @@ from __future__ import annotations
 from procure.catalog.calibration import load_knobs
 from procure.catalog.load import default_catalog
 from procure.model import PlanSpec, Workload, estimate
-from procure.model import core
+from procure.model import collectives, core
 
 PLAN = PlanSpec(tp=8, pp=1, dp=64, cp=1, ep=1, vpp=1, micro_batch=1, zero_stage=3,
                 recompute="selective", sequence_parallel=True, tp_comm_overlap=True,
@@ -24,7 +24,7 @@ def _step():
 
 def test_hidden_comm_slows_compute(monkeypatch):
     with_contention = _step()
-    monkeypatch.setattr(core, "OVERLAP_CONTENTION", 0.0)
+    monkeypatch.setattr(collectives, "OVERLAP_CONTENTION", 0.0)
     free = _step()
     assert with_contention.step_time_s > free.step_time_s
     extra = with_contention.step_time_s - free.step_time_s
