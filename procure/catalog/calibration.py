@@ -11,7 +11,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from procure.catalog.knobs import AccelKnobs, Knobs, StepTimeError
+from procure.catalog.knobs import SCALAR_KNOBS, AccelKnobs, Knobs, StepTimeError
 from procure.resources import catalog_dir
 
 if TYPE_CHECKING:   # the schema is built only when the file is read, not when the cache answers
@@ -21,13 +21,8 @@ CALIBRATION_FILE = "calibration.yaml"
 SCHEMA = "procure.calibration/v1"
 
 
-_SCALARS = ("gemm_top", "membound_factor", "launch_overhead_s", "scale_up_bw_eff",
-            "scale_out_bw_eff", "overlap_efficiency", "step_time_cv", "attention_ratio", "fp8_gemm_scale",
-            "ceiling_scale", "grouped_gemm_scale", "moe_overhead_s", "a2a_overlap_efficiency")
-
-
 def _accel_knobs(block: KnobBlock, base: AccelKnobs) -> AccelKnobs:
-    values: dict[str, Any] = {k: float(v) for k in _SCALARS if (v := getattr(block, k)) is not None}
+    values: dict[str, Any] = {k: float(v) for k in SCALAR_KNOBS if (v := getattr(block, k)) is not None}
     if block.gemm_curve is not None:
         values["gemm_curve"] = tuple((float(t), float(f)) for t, f in block.gemm_curve)
     values["fitted"] = block.fitted

@@ -16,6 +16,11 @@ UNCALIBRATED_SIGMA_LOG = 0.25
 UNCALIBRATED_FAMILY = "uncalibrated"
 
 
+# The scalar knobs of an accelerator, as calibration.yaml names them (gemm_curve apart).
+SCALAR_KNOBS = ("gemm_top", "membound_factor", "launch_overhead_s", "scale_up_bw_eff", "scale_out_bw_eff",
+                "overlap_efficiency", "step_time_cv", "attention_ratio", "fp8_gemm_scale", "ceiling_scale",
+                "grouped_gemm_scale", "moe_overhead_s", "a2a_overlap_efficiency")
+
 @dataclass(frozen=True)
 class StepTimeError:
     """How far measured step times fall from the model's, in log space, over one evaluation family
@@ -105,11 +110,7 @@ class Knobs:
     def describe(self) -> dict[str, Any]:
         """JSON-ready summary for a report's methodology section."""
         def block(k: AccelKnobs) -> dict[str, Any]:
-            out: dict[str, Any] = {name: getattr(k, name) for name in (
-                "gemm_top", "membound_factor", "launch_overhead_s", "scale_up_bw_eff",
-                "scale_out_bw_eff", "overlap_efficiency", "step_time_cv", "attention_ratio",
-                "fp8_gemm_scale", "ceiling_scale", "grouped_gemm_scale", "moe_overhead_s",
-                "a2a_overlap_efficiency")}
+            out: dict[str, Any] = {name: getattr(k, name) for name in SCALAR_KNOBS}
             out["gemm_curve"] = [list(p) for p in k.gemm_curve]
             return out
 

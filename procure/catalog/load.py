@@ -66,9 +66,9 @@ def model_arch(e: ModelEntry | ArchitectureSpec, sourced: Sourced | None = None,
         window = AttentionWindow(w.size, w.global_every, w.kind)
     kv_heads = e.kv_heads or e.heads
     ffn = e.ffn_hidden or (int(8 * e.hidden / 3 / 256 + 0.999) * 256 if e.gated_mlp else 4 * e.hidden)
-    from procure.catalog.entries import ModelEntry as _ModelEntry   # loaded already: ``e`` is one of its models
+    from procure.catalog.arch_entries import ArchitectureSpec as _Inline   # loaded already: ``e`` may be one
 
-    entry = e if isinstance(e, _ModelEntry) else None   # an inline ArchitectureSpec has no id, length or notes
+    entry = None if isinstance(e, _Inline) else e   # an inline ArchitectureSpec has no id, length or notes
     return ModelArch(id=model_id or (entry.id if entry is not None else "custom"), name=e.name, layers=e.layers, hidden=e.hidden,
                      heads=e.heads, kv_heads=kv_heads, ffn_hidden=ffn, vocab=e.vocab, gated_mlp=e.gated_mlp,
                      tied_embeddings=e.tied_embeddings, moe=moe, max_seq_len=entry.max_seq_len if entry is not None else None,
