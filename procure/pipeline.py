@@ -97,9 +97,10 @@ def estimate_bid(inputs: Inputs, rb: ResolvedBid, measured: MeasuredBid | None, 
 def critical_batch(inputs: Inputs) -> CriticalBatch | None:
     """The workload's critical batch under its model family's law (None: the catalog has no law);
     the law is the main phase's (its batch is the one a range lets the search choose)."""
-    from procure.catalog.batch_scaling import embedding_params, family_of
+    from procure.catalog.types import family_of
     from procure.economics.statistical import critical_batch as solve, law_params
     from procure.model import active_param_count, param_count
+    from procure.model.flops import embedding_params   # the parameters Kaplan's N leaves out
 
     law = inputs.catalog.batch_scaling.get(family_of(inputs.arch))
     if law is None:

@@ -23,7 +23,7 @@ from typing import Any, Literal, Union
 from pydantic import Field, model_validator
 
 from procure.catalog.types import BATCH_SCALING_PARAMETERS as PARAMETERS
-from procure.catalog.types import BatchScalingLaw, ModelArch, Sourced
+from procure.catalog.types import BatchScalingLaw, Sourced
 from procure.errors import Diagnostic, InputError
 from procure.sources.fields import Finite, Strict
 
@@ -112,13 +112,3 @@ def load_batch_scaling(folder: Path, files: dict[str, Any], diagnostics: list[Di
         laws[entry.family] = _law(entry)
         files[f"batch-scaling:{entry.family}"] = str(path)
     return laws
-
-
-def family_of(arch: ModelArch) -> str:
-    """The family whose law applies to ``arch``: mixture-of-experts or dense."""
-    return "moe" if arch.moe is not None else "dense"
-
-
-def embedding_params(arch: ModelArch) -> int:
-    """Input embedding plus (untied) output layer: the parameters Kaplan's N leaves out."""
-    return arch.vocab * arch.hidden * (1 if arch.tied_embeddings else 2)

@@ -268,3 +268,8 @@ class BatchScalingLaw:
 
     def values(self) -> dict[str, float]:
         return {name: float(getattr(self, name)) for name in BATCH_SCALING_PARAMETERS}
+
+
+def family_of(arch: ModelArch) -> str:
+    """The family whose batch-scaling law applies to ``arch``: mixture-of-experts or dense."""
+    return "moe" if arch.moe is not None else "dense"

@@ -17,7 +17,7 @@ from typing import Any
 
 from procure import __version__
 from procure.assumptions import ASSUMPTIONS
-from procure.catalog.batch_scaling import family_of
+from procure.catalog.types import family_of
 from procure.catalog.knobs import AccelKnobs, Knobs
 from procure.catalog.types import Sourced
 from procure.compare import Comparison

@@ -10,7 +10,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from procure.catalog.batch_scaling import embedding_params, family_of, load_batch_scaling
+from procure.catalog.batch_scaling import load_batch_scaling
+from procure.catalog.types import family_of
+from procure.model.flops import embedding_params
 from procure.catalog.load import default_catalog
 from procure.catalog.types import BatchScalingLaw
 from procure.economics import statistical as S
