@@ -6,7 +6,7 @@ model reads; the model imports them from here, never the other way round.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Mapping
 
 # The step-time error of a part nobody fitted: no bias assumed, a wide spread. sigma_log 0.25 is
@@ -98,8 +98,10 @@ class Knobs:
     fit_mape: Mapping[str, float] = field(default_factory=dict)
     step_time_errors: Mapping[str, StepTimeError] = field(default_factory=dict)
 
-    def for_accelerator(self, accel_id: str) -> AccelKnobs:
-        return self.by_accelerator.get(accel_id, self.default)
+    def for_accelerator(self, accel_id: str, step_time_cv: float | None = None) -> AccelKnobs:
+        """The accelerator's knobs; ``step_time_cv`` (a workload's assumption) overrides the fitted one."""
+        found = self.by_accelerator.get(accel_id, self.default)
+        return found if step_time_cv is None else replace(found, step_time_cv=step_time_cv)
 
     def error_for(self, family: str, fitted: bool) -> StepTimeError:
         """The family's fitted error; a part without its own fit gets the wide prior."""

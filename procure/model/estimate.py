@@ -65,15 +65,6 @@ def memory_reason(need_gib: float, plan: dict[str, Any], accel: Accelerator, fix
             f"{need_gib:.1f} GiB ({shape})")
 
 
-def _knobs_for(accel: Accelerator, workload: Workload, knobs: Knobs | None,
-               step_time_cv: float | None) -> tuple[Knobs, Any]:
-    all_knobs = knobs or Knobs()
-    accel_knobs = all_knobs.for_accelerator(accel.id)
-    if step_time_cv is not None:
-        accel_knobs = replace(accel_knobs, step_time_cv=step_time_cv)
-    return all_knobs, accel_knobs
-
-
 def estimate(arch: ModelArch, accel: Accelerator, network: Network, gpus: int,
              workload: Workload, plan: PlanSpec | None = None, knobs: Knobs | None = None,
              measured_busbw_gbs: float | None = None, step_time_cv: float | None = None,
@@ -85,7 +76,8 @@ def estimate(arch: ModelArch, accel: Accelerator, network: Network, gpus: int,
     problem_reason = _check(workload, gpus)
     if problem_reason:
         return _empty(problem_reason, gpus, 0, elapsed_s)
-    all_knobs, accel_knobs = _knobs_for(accel, workload, knobs, step_time_cv)
+    all_knobs = knobs or Knobs()
+    accel_knobs = all_knobs.for_accelerator(accel.id, step_time_cv)
     fp8_ok = workload.precision != "fp8" or fp8_recipe(accel, software) is not None
     stack_reason = unsupported(spec, workload.precision, software, fp8_ok)
     if stack_reason:

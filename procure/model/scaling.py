@@ -37,9 +37,7 @@ def scaling_points(arch: ModelArch, accel: Accelerator, network: Network, gpus: 
                   measured_busbw_gbs) for f in fracs]
     if not cases:
         return []
-    accel_knobs = (knobs or Knobs()).for_accelerator(accel.id)
-    if step_time_cv is not None:
-        accel_knobs = replace(accel_knobs, step_time_cv=step_time_cv)
+    accel_knobs = (knobs or Knobs()).for_accelerator(accel.id, step_time_cv)
     # The rows share one accelerator: scalar knobs broadcast over them, as in ``estimate``.
     kn = core_knobs(accel_knobs, gemm_tops(accel, workload.precision, accel_knobs))
     prep = prepare(cases)
