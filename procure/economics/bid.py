@@ -235,7 +235,8 @@ def evaluate_core(case: BidCase, assumptions: Assumptions, basis: str = DEFAULT_
                   ranking_only: bool = False) -> BidEconomics:
     """Everything but the Monte-Carlo band (what the sensitivity table re-evaluates).
     ``ranking_only``: only what ranks the bid (its cost on ``basis``, time to train, days to
-    finish), without flags or the other basis: the sensitivity table's twenty trials per bid."""
+    finish), without flags, the other basis, ratios or per-phase rows: the sensitivity table's
+    twenty trials per bid."""
     check_basis(basis)
     perf = case.performance
     if case.train_tokens <= 0:
@@ -253,7 +254,6 @@ def evaluate_core(case: BidCase, assumptions: Assumptions, basis: str = DEFAULT_
     tp = throughput(perf)
     gp = goodput(perf.gpus, case.params, assumptions)
     phase_s = phase_seconds(case, gp)
-    phases = _phases(case, phase_s)
     seconds = sum(phase_s)
     days = seconds / 86400.0
     used_hours = hours_from_seconds(seconds)
@@ -280,10 +280,11 @@ def evaluate_core(case: BidCase, assumptions: Assumptions, basis: str = DEFAULT_
         deadline_days=case.deadline_days, basis=basis, bases=bases,
         upfront_capex=None if missing else upfront_capex(t), lead_time_days=case.lead_time_days,
         days_to_finish=finish, used_hours=used_hours, terms=t,
-        ratios=ratios(perf.step_time_terms, perf.modeled_step_time_s, tokens_per_step=perf.tokens_per_step,
-                      step_time_s=perf.step_time_s, gpus=perf.gpus, goodput_fraction=gp.fraction,
-                      token_factor=case.token_factor),
-        phases=phases if case.phases else (),
+        ratios=None if ranking_only else ratios(
+            perf.step_time_terms, perf.modeled_step_time_s, tokens_per_step=perf.tokens_per_step,
+            step_time_s=perf.step_time_s, gpus=perf.gpus, goodput_fraction=gp.fraction,
+            token_factor=case.token_factor),
+        phases=_phases(case, phase_s) if case.phases and not ranking_only else (),
     )
 
 
