@@ -223,7 +223,7 @@ def commitment(inputs: Inputs, rb: ResolvedBid, est: Estimate, batch: BatchChoic
                knobs: Knobs) -> Commitment:
     """The commitment at the bid's conditions: as given, or converted from the vendor's own
     conditions with the model's step times at both (``economics.commitment``)."""
-    from procure.economics.commitment import MAX_SEQ_RATIO, Conditions, convert
+    from procure.economics.commitment import Conditions, convert, seq_too_far
     from procure.economics.inputs import Commitment
 
     c, w = rb.bid.committed, inputs.cluster.workload
@@ -234,8 +234,8 @@ def commitment(inputs: Inputs, rb: ResolvedBid, est: Estimate, batch: BatchChoic
     stated = Conditions(c.global_batch or max(1, round(tokens / seq)), seq, c.precision or w.precision)
     at_bid = Conditions(batch.global_batch_seqs, w.seq_len, w.precision)
     modeled_at_bid = est.step_time_s if est.feasible else None
-    modeled_at_stated = modeled_at_bid if stated == at_bid else None
-    if stated != at_bid and max(seq / w.seq_len, w.seq_len / seq) <= MAX_SEQ_RATIO:
+    modeled_at_stated = None                 # convert() takes the bid's own time when the conditions agree
+    if stated != at_bid and not seq_too_far(stated, at_bid):
         workload = model_workload(inputs, global_batch_seqs=stated.global_batch_seqs, seq_len=stated.seq_len,
                                   precision=stated.precision)
         found = estimate_at(inputs, rb, measured, knobs, workload, plan_spec(rb))

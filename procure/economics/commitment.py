@@ -78,9 +78,14 @@ class StatedCommitment:
                 "converted_p99_step_time_s": self.converted(self.p99_step_time_s)}
 
 
-def _unconvertible(stated: Conditions, bid: Conditions, at_stated: float | None, at_bid: float | None) -> str:
+def seq_too_far(stated: Conditions, bid: Conditions) -> bool:
+    """The sequence length changes more than MAX_SEQ_RATIO either way: not converted (nor modeled)."""
     ratio = stated.seq_len / bid.seq_len
-    if max(ratio, 1.0 / ratio) > MAX_SEQ_RATIO:
+    return max(ratio, 1.0 / ratio) > MAX_SEQ_RATIO
+
+
+def _unconvertible(stated: Conditions, bid: Conditions, at_stated: float | None, at_bid: float | None) -> str:
+    if seq_too_far(stated, bid):
         return (f"the sequence length changes from {stated.seq_len:,} to {bid.seq_len:,}, more than "
                 f"{MAX_SEQ_RATIO:g}x: attention's share of the step and the plan change too much to convert")
     if at_stated is None:
