@@ -175,11 +175,9 @@ class TunedRecipes:
 
     def runs(self) -> list[dict[str, Any]]:
         if self._runs is None:
-            from procure.backtest.runs import read_runs
-            from procure.resources import catalog_dir
+            from procure.backtest.tuned import tuned_recipes
 
-            self._runs = [run for path in sorted((catalog_dir() / "published_runs").glob("*.yaml"))
-                          for run in read_runs(path) if run.get("tuned_recipe")]
+            self._runs = tuned_recipes()
         return self._runs
 
     def compare(self, rb: ResolvedBid, est: Estimate) -> dict[str, Any] | None:

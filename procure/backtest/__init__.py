@@ -28,7 +28,6 @@ from procure.model import param_count
 from procure.model.batch import Case, batch_rows
 from procure.model.error_model import evaluation_family
 from procure.model.types import Knobs, PlanSpec, Workload
-from procure.backtest.runs import parse_vtrain_rows
 
 SCHEMA = "procure.backtest/v1"
 IB_LATENCY_US = 5.0            # NCCL net hop latency (tree LL), facts networks.yaml
@@ -372,6 +371,8 @@ def read_vtrain_csv(text: str, multi: bool, source: str = "vtrain.csv") -> list[
     Megatron-DeepSpeed on A100 80GB, fp16, full recomputation, 1F1B, no gradient bucketing (the
     DP all-reduce runs after the backward: ``overlap_dp: false``), unfused attention, 8 GPUs per
     node, 800 Gb/s per node; GPT-2 vocabulary padded to a multiple of 128 x tp, d_ff = 4h."""
+    from procure.backtest.runs import parse_vtrain_rows   # defines the runs schema: a quote needs none of it
+
     runs = []
     for i, (_line, vals) in enumerate(parse_vtrain_rows(text, multi, source)):
         vals = list(vals)

@@ -23,8 +23,10 @@ from typing import Callable, TypeVar
 
 T = TypeVar("T")
 PREFIX = "catalog-"
-_CODE = ("types.py", "load.py", "entries.py", "arch_entries.py", "knobs.py", "views.py", "cache.py",   # what shapes
-         "calibration.py", "calibration_schema.py", "software.py", "software_schema.py")          # what is cached
+_CODE = tuple(f"catalog/{name}" for name in (     # what shapes what is cached, relative to the package
+    "types.py", "load.py", "entries.py", "arch_entries.py", "knobs.py", "views.py", "cache.py",
+    "calibration.py", "calibration_schema.py", "software.py", "software_schema.py")) + (
+    "sources/fields.py", "backtest/runs.py", "backtest/tuned.py")
 
 
 def cache_dir() -> Path | None:
@@ -58,8 +60,8 @@ def catalog_key(roots: list[Path]) -> str:
     from procure import __version__
 
     parts = [__version__, sys.version]
-    here = Path(__file__).resolve().parent
-    for path in [here / name for name in _CODE] + _files(roots):
+    package = Path(__file__).resolve().parents[1]
+    for path in [package / name for name in _CODE] + _files(roots):
         try:
             info = path.stat()
         except OSError:

@@ -39,6 +39,9 @@ def clean_lines(value: object) -> str:
     return "\n".join(clean(line) for line in str(value).splitlines())
 
 
+_GAP = "  "      # the right padding of one column and the blank divider of the SIMPLE_HEAD box
+_RULE = "\u2500"   # the rule under the header
+
 Cell = Union[str, Any]   # a str, or a rich Text already built from cleaned parts
 
 
@@ -200,13 +203,10 @@ def _table(columns: Sequence[Column], widths: list[int] | None, title: Any) -> A
     return table
 
 
-def _overhead(console: Any, columns: Sequence[Column]) -> int:
-    """Cells a table spends on padding and rules, measured on a table of one-cell columns."""
-    from rich.measure import Measurement
-
-    probe = _table(columns, [1] * len(columns), None)
-    probe.add_row(*(["x"] * len(columns)))
-    return Measurement.get(console, console.options, probe).maximum - len(columns)
+def _overhead(columns: Sequence[Column]) -> int:
+    """Cells the table spends between its columns: no edges, one padding cell and the blank divider
+    of the SIMPLE_HEAD box (a test measures rich's own table against it)."""
+    return len(_GAP) * (len(columns) - 1)
 
 
 def print_table(console: Any, columns: Sequence[Column], rows: Sequence[Sequence[Cell]], *, title: Any = None,
@@ -216,12 +216,15 @@ def print_table(console: Any, columns: Sequence[Column], rows: Sequence[Sequence
     ``key``: the columns that name a row; they head each block of the long layout."""
     cells = [[_as_text(c) for c in row] for row in rows]
     title_text = text(title) if title is not None else None
-    widths = _plan_widths(columns, cells, console.width - _overhead(console, columns))
+    widths = _plan_widths(columns, cells, console.width - _overhead(columns))
     if widths is None:
         print_stacked(console, columns, cells, title=title_text, key=key)
         return
     if title_text is not None:   # above the table, not in it: a long title wraps at spaces, never cut
         print_line(console, title_text)
+    if _shows_no_styles(console):
+        _write_plain(console, _plain_table(console, columns, widths, cells))
+        return
     table = _table(columns, widths, None)
     for row in cells:
         for col, cell in zip(columns, row):
@@ -229,6 +232,57 @@ def print_table(console: Any, columns: Sequence[Column], rows: Sequence[Sequence
                 cell.no_wrap = True
         table.add_row(*row)
     emit(console, table)
+
+
+# A console without colour (a pipe, a file, NO_COLOR) shows no styles, so the table is laid out here
+# as plain lines, the same characters rich's table prints (a test holds the two equal), in a
+# fraction of the time: rich measures and renders every cell of a 135-row catalog in ~50 ms.
+
+
+def _shows_no_styles(console: Any) -> bool:
+    return console.color_system is None and not console.record
+
+
+def _cell_lines(console: Any, cell: Any, width: int, justify: str, no_wrap: bool) -> list[str]:
+    """A cell's lines, each exactly ``width`` cells wide, wrapped as rich wraps it."""
+    plain = cell.plain
+    if "\n" not in plain:
+        room = width - _cell_len(plain)
+        if room >= 0:
+            return [" " * room + plain if justify == "right" else plain + " " * room]
+    lines = cell.wrap(console, width, justify=justify, overflow="fold", no_wrap=no_wrap)
+    return [line.plain + " " * (width - line.cell_len) for line in lines]
+
+
+def _plain_row(parts: list[list[str]], widths: list[int], bottom: bool) -> list[str]:
+    """One table row's lines: its cells side by side, the shorter ones padded with blank lines
+    (below them; above them for the header, whose labels sit on its last line)."""
+    height = max(len(p) for p in parts)
+    padded = []
+    for lines, width in zip(parts, widths):
+        blank = [" " * width] * (height - len(lines))
+        padded.append(blank + lines if bottom else lines + blank)
+    return [_GAP.join(line) for line in zip(*padded)]
+
+
+def _plain_table(console: Any, columns: Sequence[Column], widths: list[int], cells: list[list[Any]]) -> list[str]:
+    from rich.text import Text
+
+    header = [_cell_lines(console, Text(col.header), w, col.justify, False) for col, w in zip(columns, widths)]
+    lines = _plain_row(header, widths, bottom=True)
+    lines.append(_RULE * (sum(widths) + len(_GAP) * (len(widths) - 1)))
+    for row in cells:
+        parts = [_cell_lines(console, cell, w, col.justify, not col.wrap) for col, w, cell in zip(columns, widths, row)]
+        lines.extend(_plain_row(parts, widths, bottom=False))
+    return lines
+
+
+def _write_plain(console: Any, lines: list[str]) -> None:
+    """Lines as emit() writes them: a terminal gets them as laid out, a pipe without trailing blanks."""
+    if not console.is_terminal:
+        lines = [line.rstrip() for line in lines]
+    console.file.write("".join(line + "\n" for line in lines))
+    console.file.flush()
 
 
 def print_stacked(console: Any, columns: Sequence[Column], cells: list[list[Any]], *, title: Any = None,

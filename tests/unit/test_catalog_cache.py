@@ -122,3 +122,25 @@ def test_knobs_and_software_stacks_come_from_the_cache_without_their_schemas(fol
     assert first.stdout.splitlines()[0] == second.stdout.splitlines()[0]
     assert first.stdout.splitlines()[1] != "[]"          # the first start parsed the files
     assert second.stdout.splitlines()[1] == "[]"
+
+
+def test_tuned_recipes_come_from_the_cache_without_the_corpus_schema(folder):
+    """A quote compares each plan with the nearest vendor-tuned recipe of the corpus: the second
+    start reads the recipes back equal, without importing the published-runs schema (~200 ms of
+    YAML parsing and validation a quote paid on every start)."""
+    env = dict(os.environ, PYTHONPATH=str(REPO), PROCURE_CACHE_DIR=str(folder))
+    code = ("import sys, json\nfrom procure.backtest.tuned import tuned_recipes\n"
+            "print(json.dumps(tuned_recipes(), sort_keys=True, default=str))\n"
+            "print('procure.backtest.runs' in sys.modules)")
+    first = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
+    second = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
+    runs = first.stdout.splitlines()[0]
+    assert runs == second.stdout.splitlines()[0] and '"tuned_recipe": true' in runs
+    assert first.stdout.splitlines()[1] == "True" and second.stdout.splitlines()[1] == "False"
+
+
+def test_the_cache_key_covers_the_code_that_shapes_every_entry():
+    package = REPO / "procure"
+    missing = [name for name in cache._CODE if not (package / name).is_file()]
+    assert not missing
+    assert {"backtest/runs.py", "backtest/tuned.py", "catalog/entries.py"} <= set(cache._CODE)
