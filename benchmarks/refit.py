@@ -49,7 +49,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from procure.backtest import Unpredictable, backtest, read_vtrain_csv, run_case  # noqa: E402
-from procure.catalog.calibration import knobs_from_document  # noqa: E402
+from procure.catalog.calibration import SCHEMA as CALIBRATION_SCHEMA, knobs_from_document  # noqa: E402
 from procure.catalog.knobs import AccelKnobs, Knobs  # noqa: E402
 from procure.catalog.load import default_catalog  # noqa: E402
 from procure.model.batch import case_knobs, evaluate_prepared, prepare  # noqa: E402
@@ -372,7 +372,7 @@ def step_time_errors(knobs: Knobs, data: list[Data], cat: Any) -> dict[str, dict
 def document(knobs: Knobs, data: list[Data], cat: Any) -> dict[str, Any]:
     """The YAML document, with the MAPE of the rounded knobs on each data set fitted on."""
     doc: dict[str, Any] = {
-        "schema": "procure.calibration/v1",
+        "schema": CALIBRATION_SCHEMA,
         "fitted_on": list(knobs.fitted_on),
         "fitted_at": knobs.fitted_at,
         "fit_mape": {},
