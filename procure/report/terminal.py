@@ -94,8 +94,15 @@ def emit(console: Any, renderable: Any, **options: Any) -> None:
         return
     with console.capture() as captured:
         console.print(renderable, **options)
-    output = "\n".join(line.rstrip() for line in captured.get().split("\n"))
-    console.file.write(output)
+    _write_lines(console, captured.get().split("\n"))
+
+
+def _write_lines(console: Any, lines: list[str]) -> None:
+    """``lines`` joined by line breaks; a pipe or a file gets them without the trailing blanks rich
+    pads lines with, a terminal as laid out."""
+    if not console.is_terminal:
+        lines = [line.rstrip() for line in lines]
+    console.file.write("\n".join(lines))
     console.file.flush()
 
 
@@ -223,7 +230,7 @@ def print_table(console: Any, columns: Sequence[Column], rows: Sequence[Sequence
     if title_text is not None:   # above the table, not in it: a long title wraps at spaces, never cut
         print_line(console, title_text)
     if _shows_no_styles(console):
-        _write_plain(console, _plain_table(console, columns, widths, cells))
+        _write_lines(console, _plain_table(console, columns, widths, cells) + [""])
         return
     table = _table(columns, widths, None)
     for row in cells:
@@ -234,12 +241,10 @@ def print_table(console: Any, columns: Sequence[Column], rows: Sequence[Sequence
     emit(console, table)
 
 
-# A console without colour (a pipe, a file, NO_COLOR) shows no styles, so the table is laid out here
-# as plain lines, the same characters rich's table prints (a test holds the two equal), in a
-# fraction of the time: rich measures and renders every cell of a 135-row catalog in ~50 ms.
-
-
 def _shows_no_styles(console: Any) -> bool:
+    """A console without colour (a pipe, a file) shows no styles: its tables are laid out here as
+    plain lines, the characters rich's table prints (a test holds the two equal), in a fraction of
+    the time: rich measures and renders every cell of the 135-row catalog in ~45 ms."""
     return console.color_system is None and not console.record
 
 
@@ -270,19 +275,11 @@ def _plain_table(console: Any, columns: Sequence[Column], widths: list[int], cel
 
     header = [_cell_lines(console, Text(col.header), w, col.justify, False) for col, w in zip(columns, widths)]
     lines = _plain_row(header, widths, bottom=True)
-    lines.append(_RULE * (sum(widths) + len(_GAP) * (len(widths) - 1)))
+    lines.append(_RULE * (sum(widths) + _overhead(columns)))
     for row in cells:
         parts = [_cell_lines(console, cell, w, col.justify, not col.wrap) for col, w, cell in zip(columns, widths, row)]
         lines.extend(_plain_row(parts, widths, bottom=False))
     return lines
-
-
-def _write_plain(console: Any, lines: list[str]) -> None:
-    """Lines as emit() writes them: a terminal gets them as laid out, a pipe without trailing blanks."""
-    if not console.is_terminal:
-        lines = [line.rstrip() for line in lines]
-    console.file.write("".join(line + "\n" for line in lines))
-    console.file.flush()
 
 
 def print_stacked(console: Any, columns: Sequence[Column], cells: list[list[Any]], *, title: Any = None,
