@@ -320,6 +320,42 @@ def fit(shared: Path) -> tuple[Knobs, list[Data], Any]:
     return knobs, data, cat
 
 
+def imbalance_pairs() -> list[tuple[Any, float]]:
+    """(case, measured dropless / force-balanced step-time ratio) for every fit-split run that is
+    published both ways (the Megatron MoE Model Zoo's Qwen3-235B long-context table)."""
+    pairs = []
+    for name in CORPUS_FILES:
+        for run in read_runs(CORPUS / name):
+            measured = run["measured"]
+            if run.get("split") == "fit" and measured.get("dropless_model_tflops_per_gpu"):
+                case, _ = run_case(run, default_catalog().accelerators)
+                ratio = float(measured["model_tflops_per_gpu"]) / float(measured["dropless_model_tflops_per_gpu"])
+                pairs.append((replace(case, workload=replace(case.workload, moe_imbalance=1.0)), ratio))
+    return pairs
+
+
+def fit_moe_imbalance(knobs: Knobs) -> dict[str, Any]:
+    """The hot EP rank's load factor that makes the model's dropless / balanced step-time ratio
+    match the published pairs (least squares in log; one number for every MoE plan)."""
+    from scipy.optimize import minimize_scalar
+
+    pairs = imbalance_pairs()
+    balanced = [case for case, _ in pairs]
+    measured = np.log([ratio for _, ratio in pairs])
+    base = evaluate_prepared(prepare(balanced), case_knobs(balanced, knobs))["step_time_s"]
+
+    def resid(x: float) -> np.ndarray:
+        hot = [replace(c, workload=replace(c.workload, moe_imbalance=float(x))) for c in balanced]
+        return np.log(evaluate_prepared(prepare(hot), case_knobs(hot, knobs))["step_time_s"] / base) - measured
+
+    x = round(float(minimize_scalar(lambda v: float(np.sum(resid(v) ** 2)), bounds=(1.0, 4.0),
+                                    method="bounded", options={"xatol": 1e-4}).x), 2)
+    ids = sorted({str(c.arch.name) for c in balanced})
+    return {"value": x, "fitted_on": [f"corpus:megatron-moe-modelzoo-qwen3 ({len(pairs)} force-balanced/dropless pairs, "
+                                      f"{', '.join(ids)})"],
+            "log_rms": round(float(np.sqrt(np.mean(resid(x) ** 2))), 4)}
+
+
 def _sig(x: float, digits: int = 4) -> float:
     return float(f"{x:.{digits}g}")
 
@@ -389,6 +425,7 @@ def document(knobs: Knobs, data: list[Data], cat: Any) -> dict[str, Any]:
         if result["mape"] is not None:
             doc["fit_mape"][d.name] = round(float(result["mape"]), 4)
     doc["step_time_errors"] = step_time_errors(rounded, data, cat)
+    doc["moe_imbalance"] = fit_moe_imbalance(rounded)
     return doc
 
 

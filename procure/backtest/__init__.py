@@ -142,7 +142,8 @@ def _imbalance(run: dict[str, Any]) -> float | None:
     """1.0 for a run whose router was force-balanced (vendor benchmark tables say so in their
     footnote, recorded in the run's notes); None (the model's prior) otherwise."""
     notes = str(run.get("notes", "")).lower().replace(" ", "")
-    return 1.0 if any(word.replace(" ", "") in notes for word in FORCE_BALANCED) else None
+    balanced = run.get("router") or any(word.replace(" ", "") in notes for word in FORCE_BALANCED)
+    return 1.0 if balanced else None
 
 
 def run_network(gbps: float, networks_by_gbps: dict[float, Network] | None) -> Network:
@@ -170,7 +171,8 @@ def run_software(run: dict[str, Any]) -> SoftwareStack | None:
             version = named.group(0)
         elif named:
             when = f"20{named.group(1)}-{named.group(2)}"
-    return resolve_software(sw["stack"], version, when)
+    stack = resolve_software(sw["stack"], version, when)
+    return replace(stack, logit_bytes=float(sw["logit_bytes"])) if sw.get("logit_bytes") else stack
 
 
 def _plan_features(plan: PlanSpec, precision: str) -> set[str]:
@@ -217,7 +219,9 @@ def run_case(run: dict[str, Any], accelerators: dict[str, Accelerator],
     precision = str(run.get("precision", "bf16"))
     workload = Workload(seq_len=int(run["model"]["seq_len"]), global_batch=int(par["global_batch"]),
                         precision=precision, attention=attention,
-                        frozen_base=bool(run.get("finetune")), moe_imbalance=_imbalance(run))
+                        frozen_base=bool(run.get("finetune")), moe_imbalance=_imbalance(run),
+                        moe_block_routing=run.get("router") == "blocks",
+                        pipeline_flushes=int(par.get("pipeline_flushes", 1)))
     zero = 3 if par.get("fsdp") else int(par.get("zero_stage", 0))
     plan = PlanSpec(
         tp=int(par["tp"]), pp=int(par["pp"]), dp=int(par["dp"]), cp=int(par.get("cp", 1)),

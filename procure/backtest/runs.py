@@ -106,6 +106,8 @@ class RunParallelism(Strict):
     fsdp_shard_group: Optional[int] = Field(None, ge=1)     # hybrid sharding: the FSDP group < dp
     recompute_layers: Optional[int] = Field(None, ge=0)     # layers under full recompute (rest none)
     activation_offload: bool = False
+    # pipeline schedules per step (NeMo AutoModel: one per gradient-accumulation step, "GA")
+    pipeline_flushes: int = Field(1, ge=1, le=65536)
     # recorded by the MoE/long-context corpus, not (yet) read by the model
     a2a_overlap: Optional[bool] = None
     moe_dispatcher: Optional[str] = None
@@ -121,6 +123,9 @@ class RunSoftware(Strict):
     stack: Literal[STACKS]   # type: ignore[valid-type]
     version: Optional[str] = None
     date: Optional[str] = None
+    # bytes per logit the run's cross entropy holds (logits and their gradient), where its recipe
+    # differs from the stack's: 4.0 for bf16 logits (NeMo AutoModel's fp32_upcast: false)
+    logit_bytes: Optional[Finite] = Field(None, gt=0.0, le=16.0)
 
     @field_validator("version", "date", mode="before")
     @classmethod
@@ -136,6 +141,9 @@ class RunMeasured(Strict):
     model_tflops_per_gpu: Optional[Finite] = Field(None, gt=0)
     mfu_published: Optional[Finite] = Field(None, gt=0, le=1.5)   # the publisher's convention
     peak_memory_gib: Optional[Finite] = Field(None, gt=0, le=10_000)
+    # The same run with the learned router (dropless, not force-balanced), where the table gives
+    # both: what benchmarks/refit.py fits the default MoE load imbalance on.
+    dropless_model_tflops_per_gpu: Optional[Finite] = Field(None, gt=0)
 
 
 class RunFinetune(Strict):
@@ -167,6 +175,9 @@ class PublishedRun(Strict):
     finetune: Optional[RunFinetune] = None
     assumed: list[str] = Field(default_factory=list)
     notes: str = ""
+    # A benchmark router in place of the model's learned one: "blocks" sends token i to the aligned
+    # block of top_k consecutive experts at i x top_k (NeMo AutoModel's FakeBalancedGate, noise 0).
+    router: Optional[Literal["blocks"]] = None
     # the software era where a run states it (older files); see backtest.software_era
     attention: Optional[Literal["flash", "unfused"]] = None
     overlap_dp: Optional[bool] = None

@@ -58,6 +58,16 @@ class KnobBlock(Strict):
         return points
 
 
+class ImbalanceBlock(Strict):
+    """The hot EP rank's load over the mean under a learned dropless router, fitted on the fit
+    split's runs published both force-balanced and dropless (procure.model.problem ships it as
+    DEFAULT_MOE_IMBALANCE; a test keeps the two equal)."""
+
+    value: Finite = Field(ge=1.0, le=4.0)
+    fitted_on: list[str] = Field(default_factory=list)
+    log_rms: Finite = Field(ge=0.0)             # of log(predicted / measured slowdown) over the pairs
+
+
 class CalibrationDocument(Strict):
     schema_: Literal["procure.calibration/v1"] = Field(alias="schema")
     fitted_on: list[str] = Field(default_factory=list)
@@ -67,6 +77,7 @@ class CalibrationDocument(Strict):
     default: KnobBlock = KnobBlock()
     accelerators: dict[str, KnobBlock] = Field(default_factory=dict)
     step_time_errors: dict[str, ErrorBlock] = Field(default_factory=dict)
+    moe_imbalance: Optional[ImbalanceBlock] = None
 
     @field_validator("fitted_at", mode="before")
     @classmethod

@@ -147,6 +147,12 @@ class ExpertParallel(Frozen):
     a2a_overlap: bool = Field(description="All-to-all hidden under another micro-batch's compute.")
     a2a_total_s: Real = Field(description="Dispatch and combine all-to-all per step, hidden or not, s.")
     a2a_exposed_s: Real = Field(description="The part on the critical path (the ep_comm_s term), s.")
+    load_imbalance: Real = Field(
+        description="The busiest EP rank's routed load over the mean that the step time assumes "
+                    "(1.0: force-balanced; capacity factor when tokens drop).")
+    load_imbalance_origin: Literal["stated", "fitted-default", "capacity-factor"] = Field(
+        description="Where it comes from: workload.moe_imbalance, the default fitted on published "
+                    "forced-balance/dropless pairs, or the model's capacity factor.")
 
 
 class PhaseResult(Frozen):

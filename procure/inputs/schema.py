@@ -189,7 +189,7 @@ class Workload(Strict):
         None, description="Global batches the plan search may choose from (`train_tokens` stays stated at `global_batch_tokens`); a bid at another batch needs the equivalent tokens of the statistical-efficiency law.")
     name: str = Field("main", min_length=1, max_length=100, description="Name of the workload's main phase (the reports list it next to the further `phases`).")
     phases: list[PhaseSpec] = Field(default_factory=list, max_length=20, description="Further training phases after the main one (a long-context extension): time to train and cost add up over all of them.")
-    moe_imbalance: Optional[Finite] = Field(None, ge=1.0, le=4.0, description="MoE: the busiest expert-parallel rank's load over the mean (1.0: a perfectly balanced router).")
+    moe_imbalance: Optional[Finite] = Field(None, ge=1.0, le=4.0, description="MoE: the busiest expert-parallel rank's load over the mean (1.0: a perfectly balanced router; default 1.63 for a learned dropless router, fitted on published forced-balance/dropless pairs).")
     fp8_dispatch: Optional[bool] = Field(None, description="MoE: dispatch tokens in fp8 (DeepSeek-V3); unset means when the stack has it and the run trains in fp8.")
 
     @model_validator(mode="after")

@@ -358,7 +358,7 @@ def evaluate(pb: Problem, kn: CoreKnobs, plan: dict[str, Any]) -> dict[str, Any]
     p2p = col.send_recv_s(pp_bytes, t * c * d >= pb.gpn, bw_up, bw_nic, pb.lat_net)
     # Fill and drain run the other stages' micro-batches; the logits (last stage) sit in the
     # steady state, which the slowest (last) stage paces.
-    bubble = pipeline_bubble_s(p, v, g["ps"], stage_layers * wall_l)
+    bubble = pb.flushes * pipeline_bubble_s(p, v, g["ps"], stage_layers * wall_l)
     # Bucketed DP comm hides under the last micro-batch's backward and the first one's forward,
     # and in the pipeline's fill and drain, where this stage waits on the others.
     dp_all, dp_exposed = _dp_both(pb, kn, g, m, (dense_p, expert_p), t_mb_gpu + bubble, compute,
@@ -370,7 +370,7 @@ def evaluate(pb: Problem, kn: CoreKnobs, plan: dict[str, Any]) -> dict[str, Any]
         "compute_s": compute,
         "overhead_s": np.asarray(layer_steps * (wall_l - stream_l - serial + lt["moe_host"]), dtype=float),
         "tp_comm_s": np.asarray(layer_steps * cm["tp_exposed"], dtype=float),
-        "pp_comm_s": np.asarray(np.where(p > 1, 2.0 * (v * m + p - 1) * p2p, 0.0), dtype=float),
+        "pp_comm_s": np.asarray(np.where(p > 1, 2.0 * (v * m + pb.flushes * (p - 1)) * p2p, 0.0), dtype=float),
         "dp_comm_exposed_s": dp_exposed,
         "ep_comm_s": np.asarray(layer_steps * cm["ep_exposed"], dtype=float),
         "cp_comm_s": np.asarray(layer_steps * cm["cp_exposed"], dtype=float),

@@ -12,8 +12,10 @@ through the sending GPU's own NIC share (rail-optimised). Deduplicating dispatch
 HybridEP) send a token once per destination domain over the scale-out network and fan it out
 over NVLink there: (k - 1)(1 - (1 - 1/k)^top_k) remote copies per token, at most the routing's
 group limit (DeepSeek-V3's node-limited routing: 4 nodes); inside one domain, once per distinct
-destination rank. Dispatch moves ``dispatch_bytes`` per element (bf16, or fp8 with scales);
-the combine and both backward all-to-alls move bf16.
+destination rank. A block router (each token to one aligned block of top_k consecutive experts,
+NeMo AutoModel's benchmark gate) reaches only the ranks and domains holding its block. Dispatch
+moves ``dispatch_bytes`` per element (bf16, or fp8 with scales); the combine and both backward
+all-to-alls move bf16.
 
 Per layer and micro-batch: a dispatch and a combine in every forward pass (the recomputed one
 too when the MoE block is recomputed), a combine-gradient and a dispatch-gradient in the
@@ -53,6 +55,16 @@ def ep_layout(e: Any, et: Any, gpn: Any) -> tuple[Vec, Vec]:
     return col.group_layout(e, gpn, et)
 
 
+def blocks_touched(block: Any, segment: Any) -> Vec:
+    """Segments of ``segment`` consecutive experts (an EP rank's, a domain's) that an aligned block
+    of ``block`` consecutive experts overlaps, averaged over the blocks: the segment boundaries
+    falling strictly inside blocks are t/S per block less the t/lcm(t, S) that coincide with a
+    block start."""
+    t = np.maximum(np.rint(np.asarray(block, dtype=float)), 1.0).astype(np.int64)
+    seg = np.maximum(np.rint(np.asarray(segment, dtype=float)), 1.0).astype(np.int64)
+    return np.asarray(1.0 + t / seg - t / np.lcm(t, seg), dtype=float)
+
+
 def remote_copies(pb: Problem, e: Any, g: Any, k: Any, dedup: Any) -> tuple[Vec, Vec]:
     """(copies per routed token that stay inside the domain, copies that cross it), for the plain
     all-to-all (dedup 0) or a deduplicating dispatcher (dedup 1)."""
@@ -70,6 +82,14 @@ def remote_copies(pb: Problem, e: Any, g: Any, k: Any, dedup: Any) -> tuple[Vec,
     # Inside one domain: once per distinct rank; across domains every routed copy still moves
     # over NVLink once on its way to its expert's rank.
     dedup_intra = np.where(nodes > 1, load * (g - 1.0) / np.maximum(g, 1.0), spread * ranks)
+    block = np.asarray(pb.block_routing, dtype=float) > 0
+    if np.any(block):
+        experts_per_rank = np.maximum(np.asarray(pb.experts, dtype=float), 1.0) / ep
+        ranks_hit = blocks_touched(top_k, experts_per_rank)
+        domains_hit = blocks_touched(top_k, experts_per_rank * np.maximum(g, 1.0))
+        block_intra = spread * ranks_hit * np.where(nodes > 1, (g - 1.0) / np.maximum(g, 1.0), (ep - 1.0) / ep)
+        dedup_intra = np.where(block, block_intra, dedup_intra)
+        dedup_inter = np.where(block, spread * domains_hit * (nodes - 1.0) / nodes, dedup_inter)
     use = np.asarray(dedup, dtype=float) > 0
     return (np.asarray(np.where(use, dedup_intra, naive_intra), dtype=float),
             np.asarray(np.where(use, dedup_inter, naive_inter), dtype=float))

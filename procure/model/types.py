@@ -65,6 +65,13 @@ class Workload:
     # MoE routing: the hot EP rank's load over the mean under dropless routing (1.0: a
     # force-balanced router, as in vendor benchmarks; None: problem.DEFAULT_MOE_IMBALANCE).
     moe_imbalance: float | None = None
+    # A benchmark router that sends token i to the aligned block of top_k consecutive experts
+    # starting at i x top_k (NeMo AutoModel's FakeBalancedGate without noise): balanced, and a token
+    # reaches only the one or two EP ranks and scale-up domains holding its block.
+    moe_block_routing: bool = False
+    # Pipeline schedules run per step: Megatron runs one over all of a step's micro-batches;
+    # NeMo AutoModel runs one per gradient-accumulation step (each fills and drains the pipeline).
+    pipeline_flushes: int = 1
     # MoE dispatch in fp8 (DeepSeek-V3; DeepEP/HybridEP under fp8 recipes). None: when the stack
     # has the feature and the run trains in fp8.
     fp8_dispatch: bool | None = None

@@ -26,7 +26,9 @@ def _expert(bid: dict[str, Any], f: Formatter) -> list[tuple[str, str]]:
             (f.msg("moe.dispatcher"), f.text(ep.get("dispatcher"))),
             (f.msg("moe.overlap"), yes_no),
             (f.msg("moe.a2a"), f.msg("moe.a2a_value", total=f.seconds(ep.get("a2a_total_s")),
-                                      exposed=f.seconds(ep.get("a2a_exposed_s"))))]
+                                      exposed=f.seconds(ep.get("a2a_exposed_s")))),
+            (f.msg("moe.load"), f.msg(f"moe.load.{ep.get('load_imbalance_origin')}",
+                                      load=f.number(ep.get("load_imbalance"), 2)))]
 
 
 def _phases(bid: dict[str, Any], f: Formatter) -> list[dict[str, str]]:

@@ -19,11 +19,11 @@ from procure.catalog.load import default_catalog
 from procure.model.core import pipeline_bubble_s
 from test_backtest_corpus import CORPUS
 
-# Reached (DualPipe bubble, issue 11 follow-up): long-context 5.7% / +3.5%; MoE 17.1% / +5.2%
-# (MoE misses the 12% target: NeMo AutoModel FSDP2 DeepSeek-V3 +31..49%, Megatron-Bridge 25.09
-# DeepSeek-V3 H100 -22%, B200 token-drop -18%; see procure/model/README.md).
-HOLDOUT_MAPE_MAX = {"long-context": 0.08, "moe": 0.19}
-HOLDOUT_BIAS_MAX = {"long-context": 0.06, "moe": 0.07}
+# Reached (block routing of AutoModel's benchmark gate, its pipeline flushes, and the MoE load
+# imbalance fitted on the fit split's force-balanced/dropless pairs): long-context 5.9% / +4.7%,
+# MoE 8.3% / -5.2%, both within issue 11's targets, which are the bounds.
+HOLDOUT_MAPE_MAX = {"long-context": 0.08, "moe": 0.12}
+HOLDOUT_BIAS_MAX = {"long-context": 0.06, "moe": 0.06}
 
 
 @pytest.fixture(scope="module")

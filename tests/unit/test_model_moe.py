@@ -142,8 +142,9 @@ def test_expert_parallel_may_fold_over_tensor_parallel_ranks(cat):
     arch = cat.models["qwen3-235b-a22b"]
     plan = PlanSpec(tp=2, pp=8, dp=16, cp=1, ep=32, vpp=4, micro_batch=1, zero_stage=1, recompute="selective",
                     sequence_parallel=True, tp_comm_overlap=False, overlap_grad_reduce=True, etp=1)
+    # force-balanced, as the Model Zoo benchmarks this layout (a learned router's hot rank needs more)
     est = estimate(arch, cat.accelerators["h100-sxm5-80gb"], cat.networks["ib-ndr400"], 256,
-                   Workload(seq_len=4096, global_batch=2048), plan, knobs=load_knobs())
+                   Workload(seq_len=4096, global_batch=2048, moe_imbalance=1.0), plan, knobs=load_knobs())
     assert est.feasible and est.plan["ep"] == 32 and est.terms["ep_comm_s"] > 0
     layout = expert_layout(est.plan, 8)
     assert (layout["edp"], layout["ranks_per_domain"], layout["domains"]) == (1, 8, 4)
@@ -226,7 +227,7 @@ def test_an_infeasible_phase_makes_the_bid_infeasible_naming_it():
 DEEPSEEK_PLAN = dict(tp=1, pp=16, ep=64, etp=1, vpp=1, micro_batch=1, zero_stage=1, recompute="selective",
                      sequence_parallel=False, tp_comm_overlap=False, overlap_grad_reduce=True, a2a_overlap=True,
                      moe_dispatcher="deepep", uneven_stages=True,
-                     recompute_modules=("mla_up_proj", "layernorm"))
+                     recompute_modules=("mla_up_proj", "layernorm"), pipeline_schedule="dualpipe")
 
 
 def test_deepseek_v3_training_cost_is_reproduced_per_phase(cat):
@@ -266,3 +267,64 @@ def test_deepseek_v3_training_cost_is_reproduced_per_phase(cat):
     # the whole recipe costs what its phases cost: $2/GPU-hour as in the report's $5.576M
     assert float(econ.total_cost) == pytest.approx(2.0 * sum(gpu_hours.values()), rel=0.001)
     assert econ.time_to_train_days == pytest.approx(sum(p.time_to_train_days for p in econ.phases))
+
+
+# ------------------------------------------------------------------------------ benchmark routers
+
+
+def test_an_aligned_block_of_experts_touches_the_segments_it_straddles():
+    from procure.model.expert import blocks_touched
+
+    # DeepSeek-V3 top 8 on EP64 (4 experts a rank): two ranks; on 8-rank domains (32 experts): one
+    assert blocks_touched(8, 4)[()] == pytest.approx(2.0) and blocks_touched(8, 32)[()] == pytest.approx(1.0)
+    # Kimi K2 (384 experts, EP32: 12 a rank): a third of the blocks straddle a rank boundary
+    assert blocks_touched(8, 12)[()] == pytest.approx(4.0 / 3.0)
+    # blocks of 8 over segments of 3: 8/3 boundaries inside a block, none coinciding with its start
+    assert blocks_touched(8, 3)[()] == pytest.approx(1.0 + 8.0 / 3.0 - 8.0 / 24.0)
+
+
+@pytest.mark.parametrize("dedup", [0, 1])
+def test_a_block_router_sends_fewer_copies_across_domains_only_under_a_deduplicating_dispatcher(cat, dedup):
+    from procure.model.expert import remote_copies
+
+    arch = cat.models["deepseek-v3"]
+    h100, ib = cat.accelerators["h100-sxm5-80gb"], cat.networks["ib-ndr400"]
+    learned, blocks = (build_problem(arch, h100, ib, 1024, Workload(seq_len=4096, global_batch=8192,
+                                                                      moe_imbalance=1.0, moe_block_routing=b))
+                       .as_arrays() for b in (False, True))
+    ep, g, k = 64.0, 8.0, 8.0
+    (intra_l, inter_l), (intra_b, inter_b) = (remote_copies(pb, ep, g, k, dedup) for pb in (learned, blocks))
+    if dedup:
+        # a block of 8 experts sits on 2 ranks of one node: under one remote node per token on
+        # average, where uniform top-8 routing reaches 4 (the group limit) of the 7 others
+        assert float(inter_b) == pytest.approx(7.0 / 8.0) and float(inter_l) == pytest.approx(4.0 * 7.0 / 8.0)
+        assert float(intra_b) < float(intra_l)
+    else:
+        assert (float(intra_b), float(inter_b)) == pytest.approx((float(intra_l), float(inter_l)))
+
+
+def test_each_pipeline_flush_adds_a_fill_and_drain(cat):
+    """NeMo AutoModel runs one pipeline schedule per gradient-accumulation step."""
+    arch = cat.models["qwen3-30b-a3b"]
+    plan = PlanSpec(tp=1, pp=4, dp=8, cp=1, ep=8, vpp=2, micro_batch=1, zero_stage=1, recompute="full",
+                    sequence_parallel=False, tp_comm_overlap=False, overlap_grad_reduce=True)
+    est = {n: estimate(arch, cat.accelerators["h100-sxm5-80gb"], cat.networks["ib-ndr400"], 32,
+                       Workload(seq_len=4096, global_batch=256, pipeline_flushes=n), plan, knobs=load_knobs())
+           for n in (1, 4)}
+    assert est[1].terms["bubble_s"] > 0
+    assert est[4].terms["bubble_s"] == pytest.approx(4 * est[1].terms["bubble_s"])
+    assert est[4].terms["pp_comm_s"] > est[1].terms["pp_comm_s"]
+    assert est[4].step_time_s > est[1].step_time_s
+
+
+def test_the_default_moe_imbalance_is_the_fitted_one():
+    """problem.DEFAULT_MOE_IMBALANCE ships what benchmarks/refit.py fitted (calibration.yaml)."""
+    from procure.catalog.calibration import read_calibration
+    from procure.resources import catalog_dir
+    from procure.model.problem import DEFAULT_MOE_IMBALANCE
+
+    fitted = read_calibration(catalog_dir() / "calibration.yaml").moe_imbalance
+    assert fitted is not None and fitted.fitted_on and fitted.log_rms < 0.02
+    assert DEFAULT_MOE_IMBALANCE == fitted.value
+    from procure.inputs.schema import Workload as WorkloadSchema
+    assert f"default {DEFAULT_MOE_IMBALANCE}" in WorkloadSchema.model_fields["moe_imbalance"].description
