@@ -328,3 +328,19 @@ def test_the_default_moe_imbalance_is_the_fitted_one():
     assert DEFAULT_MOE_IMBALANCE == fitted.value
     from procure.inputs.schema import Workload as WorkloadSchema
     assert f"default {DEFAULT_MOE_IMBALANCE}" in WorkloadSchema.model_fields["moe_imbalance"].description
+
+
+@SETTINGS
+@given(low=st.floats(1.0, 2.0), more=st.floats(0.0, 1.5), ep=st.sampled_from([4, 8]),
+       dispatcher=st.sampled_from(["alltoall", "deepep"]))
+def test_a_less_even_router_never_makes_a_step_faster_or_smaller(low, more, ep, dispatcher):
+    cat = default_catalog()
+    accel, net = cat.accelerators["h100-sxm5-80gb"], cat.networks["ib-ndr400"]
+    plan = PlanSpec(tp=1, pp=2, dp=8, cp=1, ep=ep, vpp=1, micro_batch=1, zero_stage=1, recompute="full",
+                    sequence_parallel=False, tp_comm_overlap=False, overlap_grad_reduce=True,
+                    moe_dispatcher=dispatcher)
+    arch = _moe(64, 4, 768)
+    a, b = (estimate(arch, accel, net, 16, Workload(seq_len=4096, global_batch=128, moe_imbalance=imb), plan,
+                     knobs=load_knobs()) for imb in (low, low + more))
+    assert b.step_time_s >= a.step_time_s * (1 - 1e-12)
+    assert b.memory_gib["activations"] >= a.memory_gib["activations"] * (1 - 1e-12)
