@@ -28,8 +28,11 @@ Groups (accelerators sharing silicon share knobs):
 - CDNA3 (MI300X, MI325X; MI355X takes them unfitted, with its own ceiling): the share of the
   ceiling only (five fit runs, all the same fp8 LoRA workload: nothing else is separable); the
   rest is Hopper's.
-Then every family's step-time error (mean and spread of log(measured / predicted) over its fit
-runs) is written for the economics' Monte Carlo and procure.model.step_time_band.
+Then the load imbalance of a learned dropless MoE router (shipped as
+procure.model.problem.DEFAULT_MOE_IMBALANCE) is fitted on the fit runs published both
+force-balanced and dropless, and every family's step-time error (mean and spread of
+log(measured / predicted) over its fit runs) is written for the economics' Monte Carlo and
+procure.model.step_time_band.
 """
 
 from __future__ import annotations
@@ -320,17 +323,19 @@ def fit(shared: Path) -> tuple[Knobs, list[Data], Any]:
     return knobs, data, cat
 
 
-def imbalance_pairs() -> list[tuple[Any, float]]:
-    """(case, measured dropless / force-balanced step-time ratio) for every fit-split run that is
+def imbalance_pairs() -> list[tuple[str, Any, float]]:
+    """(run id, case, measured dropless / force-balanced step-time ratio) for every fit-split run
     published both ways (the Megatron MoE Model Zoo's Qwen3-235B long-context table)."""
+    accelerators = default_catalog().accelerators
     pairs = []
     for name in CORPUS_FILES:
         for run in read_runs(CORPUS / name):
             measured = run["measured"]
             if run.get("split") == "fit" and measured.get("dropless_model_tflops_per_gpu"):
-                case, _ = run_case(run, default_catalog().accelerators)
+                case, _ = run_case(run, accelerators)
                 ratio = float(measured["model_tflops_per_gpu"]) / float(measured["dropless_model_tflops_per_gpu"])
-                pairs.append((replace(case, workload=replace(case.workload, moe_imbalance=1.0)), ratio))
+                pairs.append((str(run["id"]), replace(case, workload=replace(case.workload, moe_imbalance=1.0)),
+                              ratio))
     return pairs
 
 
@@ -340,8 +345,8 @@ def fit_moe_imbalance(knobs: Knobs) -> dict[str, Any]:
     from scipy.optimize import minimize_scalar
 
     pairs = imbalance_pairs()
-    balanced = [case for case, _ in pairs]
-    measured = np.log([ratio for _, ratio in pairs])
+    balanced = [case for _, case, _ in pairs]
+    measured = np.log([ratio for _, _, ratio in pairs])
     base = evaluate_prepared(prepare(balanced), case_knobs(balanced, knobs))["step_time_s"]
 
     def resid(x: float) -> np.ndarray:
@@ -350,9 +355,9 @@ def fit_moe_imbalance(knobs: Knobs) -> dict[str, Any]:
 
     x = round(float(minimize_scalar(lambda v: float(np.sum(resid(v) ** 2)), bounds=(1.0, 4.0),
                                     method="bounded", options={"xatol": 1e-4}).x), 2)
-    ids = sorted({str(c.arch.name) for c in balanced})
-    return {"value": x, "fitted_on": [f"corpus:megatron-moe-modelzoo-qwen3 ({len(pairs)} force-balanced/dropless pairs, "
-                                      f"{', '.join(ids)})"],
+    ids = ", ".join(sorted(run_id for run_id, _, _ in pairs))
+    return {"value": x, "fitted_on": [f"corpus:megatron-moe-modelzoo-qwen3 ({len(pairs)} force-balanced/dropless "
+                                      f"pairs, {ids})"],
             "log_rms": round(float(np.sqrt(np.mean(resid(x) ** 2))), 4)}
 
 
