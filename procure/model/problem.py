@@ -297,12 +297,18 @@ def _attention_shapes(arch: ModelArch) -> dict[str, float]:
             "kv_width": kv_heads * (qk + v), "head_dim": (qk + v) / 2.0, "kv_heads": kv_heads}
 
 
+def moe_imbalance(stated: float | None) -> tuple[float, str]:
+    """(the hot EP rank's load over the mean under dropless routing, where it comes from): the
+    workload's own figure, else the fitted default."""
+    return (stated, "stated") if stated is not None else (DEFAULT_MOE_IMBALANCE, "fitted-default")
+
+
 def _moe_fields(arch: ModelArch, workload: Workload) -> dict[str, float]:
     moe = arch.moe
     if moe is None:
         return {"experts": 0, "top_k": 0, "expert_ffn": 0, "shared_ffn": 0, "moe_layers": 0,
                 "moe_freq": 1, "capacity": 0.0, "imbalance": 1.0, "group_limit": 0, "block_routing": 0.0}
-    imbalance = workload.moe_imbalance if workload.moe_imbalance is not None else DEFAULT_MOE_IMBALANCE
+    imbalance, _ = moe_imbalance(workload.moe_imbalance)
     return {"experts": moe.experts, "top_k": moe.top_k, "expert_ffn": moe.expert_ffn_hidden,
             "shared_ffn": moe.shared_ffn, "moe_layers": moe.moe_layers(arch.layers),
             "moe_freq": moe.layer_freq, "capacity": moe.capacity_factor or 0.0,

@@ -78,3 +78,18 @@ def test_a_dense_single_phase_bid_page_has_neither(tmp_path):
     html = render_bytes(doc, ["html"])["html"].decode("utf-8")
     assert "Expert parallelism" not in html and "Training phases" not in html
     assert doc.to_data()["bids"][0]["expert_parallel"] is None
+
+
+def test_the_bid_states_the_router_load_its_step_time_assumes(doc, tmp_path):
+    from procure.model.problem import DEFAULT_MOE_IMBALANCE
+
+    ep = doc.to_data()["bids"][0]["expert_parallel"]
+    assert (ep["load_imbalance"], ep["load_imbalance_origin"]) == (DEFAULT_MOE_IMBALANCE, "fitted-default")
+    path = tmp_path / "cluster.yaml"
+    path.write_text(CLUSTER.replace("  precision: bf16\n", "  precision: bf16\n  moe_imbalance: 1.2\n"),
+                    encoding="utf-8")
+    stated = api.quote_document(path).to_data()["bids"][0]
+    assert (stated["expert_parallel"]["load_imbalance"], stated["expert_parallel"]["load_imbalance_origin"]) == (
+        1.2, "stated")
+    # a more even router: a faster step than the fitted default's
+    assert stated["step_time_s"] < doc.to_data()["bids"][0]["step_time_s"]
