@@ -323,28 +323,26 @@ def fit(shared: Path) -> tuple[Knobs, list[Data], Any]:
     return knobs, data, cat
 
 
-def imbalance_pairs() -> list[tuple[str, Any, float]]:
-    """(run id, case, measured dropless / force-balanced step-time ratio) for every fit-split run
-    published both ways (the Megatron MoE Model Zoo's Qwen3-235B long-context table)."""
+def imbalance_pairs(data: list[Data]) -> list[tuple[str, Any, float]]:
+    """(run id, case, measured dropless / force-balanced step-time ratio) for every fit run of
+    ``data`` published both ways (the Megatron MoE Model Zoo's Qwen3-235B long-context table)."""
     accelerators = default_catalog().accelerators
     pairs = []
-    for name in CORPUS_FILES:
-        for run in read_runs(CORPUS / name):
-            measured = run["measured"]
-            if run.get("split") == "fit" and measured.get("dropless_model_tflops_per_gpu"):
-                case, _ = run_case(run, accelerators)
-                ratio = float(measured["model_tflops_per_gpu"]) / float(measured["dropless_model_tflops_per_gpu"])
-                pairs.append((str(run["id"]), replace(case, workload=replace(case.workload, moe_imbalance=1.0)),
-                              ratio))
+    for run in (run for d in data for run in d.runs):
+        measured = run["measured"]
+        if run.get("split") == "fit" and measured.get("dropless_model_tflops_per_gpu"):
+            case, _ = run_case(run, accelerators)
+            ratio = float(measured["model_tflops_per_gpu"]) / float(measured["dropless_model_tflops_per_gpu"])
+            pairs.append((str(run["id"]), replace(case, workload=replace(case.workload, moe_imbalance=1.0)), ratio))
     return pairs
 
 
-def fit_moe_imbalance(knobs: Knobs) -> dict[str, Any]:
+def fit_moe_imbalance(knobs: Knobs, data: list[Data]) -> dict[str, Any]:
     """The hot EP rank's load factor that makes the model's dropless / balanced step-time ratio
     match the published pairs (least squares in log; one number for every MoE plan)."""
     from scipy.optimize import minimize_scalar
 
-    pairs = imbalance_pairs()
+    pairs = imbalance_pairs(data)
     balanced = [case for _, case, _ in pairs]
     measured = np.log([ratio for _, _, ratio in pairs])
     base = evaluate_prepared(prepare(balanced), case_knobs(balanced, knobs))["step_time_s"]
@@ -430,7 +428,7 @@ def document(knobs: Knobs, data: list[Data], cat: Any) -> dict[str, Any]:
         if result["mape"] is not None:
             doc["fit_mape"][d.name] = round(float(result["mape"]), 4)
     doc["step_time_errors"] = step_time_errors(rounded, data, cat)
-    doc["moe_imbalance"] = fit_moe_imbalance(rounded)
+    doc["moe_imbalance"] = fit_moe_imbalance(rounded, data)
     return doc
 
 

@@ -87,7 +87,8 @@ def remote_copies(pb: Problem, e: Any, g: Any, k: Any, dedup: Any) -> tuple[Vec,
         experts_per_rank = np.maximum(np.asarray(pb.experts, dtype=float), 1.0) / ep
         ranks_hit = blocks_touched(top_k, experts_per_rank)
         domains_hit = blocks_touched(top_k, experts_per_rank * np.maximum(g, 1.0))
-        block_intra = spread * ranks_hit * np.where(nodes > 1, (g - 1.0) / np.maximum(g, 1.0), (ep - 1.0) / ep)
+        # one domain holds the whole group (k 1) exactly when g is ep: (g - 1)/g is the local share
+        block_intra = spread * ranks_hit * (g - 1.0) / np.maximum(g, 1.0)
         dedup_intra = np.where(block, block_intra, dedup_intra)
         dedup_inter = np.where(block, spread * domains_hit * (nodes - 1.0) / nodes, dedup_inter)
     use = np.asarray(dedup, dtype=float) > 0

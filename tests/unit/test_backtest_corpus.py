@@ -170,7 +170,7 @@ def test_the_refit_reads_only_the_fit_split():
     assert corpus_runs and all(r["split"] == "fit" for r in corpus_runs)
     assert all(r["family"] in refit.FIT_FAMILIES for r in corpus_runs)
     fit_ids = {r["id"] for name in refit.CORPUS_FILES for r in read_runs(CORPUS / name) if r["split"] == "fit"}
-    pairs = refit.imbalance_pairs()
+    pairs = refit.imbalance_pairs(refit.load_moe_data())
     assert len(pairs) == 4 and all(run_id in fit_ids and ratio > 1.0 for run_id, _, ratio in pairs)
     source = (ROOT / "benchmarks" / "refit.py").read_text(encoding="utf-8")
     assert "holdout_runs" not in source and "ground_truth_multi" not in source
