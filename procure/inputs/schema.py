@@ -7,7 +7,7 @@ has a documented default (see ``procure.economics.inputs.Assumptions``).
 from __future__ import annotations
 
 import re
-from typing import Any, Literal, Optional, Union
+from typing import TYPE_CHECKING, Any, Literal, Optional, Union
 
 from pydantic import Field, field_validator, model_validator
 
@@ -110,7 +110,34 @@ class PlanSpecModel(Strict):
     cp_comm: Optional[Literal["p2p", "a2a", "allgather"]] = Field(None, description="Context-parallel communication: `p2p` ring of K/V chunks, `a2a` over heads, `allgather` of K/V.")
 
 
-class PhaseSpec(Strict):
+class _BatchRule:
+    """The batch rule the workload and each further phase share: exactly one of tokens or
+    sequences per step, and tokens a whole number of sequences."""
+
+    if TYPE_CHECKING:
+        seq_len: int
+        global_batch_tokens: Optional[int]
+        global_batch: Optional[int]
+
+    def _check_batch(self) -> None:
+        if (self.global_batch_tokens is None) == (self.global_batch is None):
+            raise ValueError("give exactly one of `global_batch_tokens` or `global_batch` (sequences)")
+        if self.global_batch_tokens is not None and self.global_batch_tokens % self.seq_len:
+            raise ValueError(f"global_batch_tokens {self.global_batch_tokens} is not a multiple of "
+                             f"seq_len {self.seq_len}")
+
+    @property
+    def global_batch_seqs(self) -> int:
+        if self.global_batch is not None:
+            return self.global_batch
+        return (self.global_batch_tokens or 0) // self.seq_len   # the validator set exactly one of the two
+
+    @property
+    def tokens_per_step(self) -> int:
+        return self.global_batch_seqs * self.seq_len
+
+
+class PhaseSpec(_BatchRule, Strict):
     """A further training phase after the workload's main one (a long-context extension, for
     example): its own sequence length, batch and tokens; time to train and cost add up."""
 
@@ -124,11 +151,7 @@ class PhaseSpec(Strict):
 
     @model_validator(mode="after")
     def _one_batch_one_length(self) -> PhaseSpec:
-        if (self.global_batch_tokens is None) == (self.global_batch is None):
-            raise ValueError("give exactly one of `global_batch_tokens` or `global_batch` (sequences)")
-        if self.global_batch_tokens is not None and self.global_batch_tokens % self.seq_len:
-            raise ValueError(f"global_batch_tokens {self.global_batch_tokens} is not a multiple of "
-                             f"seq_len {self.seq_len}")
+        self._check_batch()
         if (self.train_tokens is None) == (self.steps is None):
             raise ValueError("give exactly one of `train_tokens` or `steps`")
         check_tokens_per_step(self)
@@ -136,16 +159,6 @@ class PhaseSpec(Strict):
             raise ValueError(f"{self.steps:,} steps of {self.tokens_per_step:,} tokens is more than "
                              f"{MAX_TRAIN_TOKENS:.0e} training tokens")
         return self
-
-    @property
-    def global_batch_seqs(self) -> int:
-        if self.global_batch is not None:
-            return self.global_batch
-        return (self.global_batch_tokens or 0) // self.seq_len
-
-    @property
-    def tokens_per_step(self) -> int:
-        return self.global_batch_seqs * self.seq_len
 
     @property
     def tokens(self) -> float:
@@ -172,7 +185,7 @@ class BatchRangeSpec(Strict):
         return self
 
 
-class Workload(Strict):
+class Workload(_BatchRule, Strict):
     model: Optional[str] = Field(None, description="A model preset id from `hardware_catalog/models/` (e.g. `llama3-70b`). Give this or `architecture`.")
     architecture: Optional[ArchitectureSpec] = Field(None, description="An inline model architecture instead of a preset.")
     seq_len: int = Field(gt=0, le=10_000_000, description="Tokens per training sequence.")
@@ -196,13 +209,9 @@ class Workload(Strict):
     def _one_model_one_batch(self) -> Workload:
         if (self.model is None) == (self.architecture is None):
             raise ValueError("give exactly one of `model` (a preset id) or `architecture` (inline)")
-        if (self.global_batch_tokens is None) == (self.global_batch is None):
-            raise ValueError("give exactly one of `global_batch_tokens` or `global_batch` (sequences)")
+        self._check_batch()
         if self.deadline is not None and self.deadline_days is not None:
             raise ValueError("give `deadline_days` or `deadline` (a date), not both")
-        if self.global_batch_tokens is not None and self.global_batch_tokens % self.seq_len:
-            raise ValueError(f"global_batch_tokens {self.global_batch_tokens} is not a multiple of "
-                             f"seq_len {self.seq_len}")
         names = [self.name] + [p.name for p in self.phases]
         if len(set(names)) != len(names):
             raise ValueError(f"phase names must be unique (the main phase is {self.name!r})")
@@ -233,16 +242,6 @@ class Workload(Strict):
                                               else self.global_batch_seqs)
         hi = r.max if r.max is not None else (r.max_tokens or 0) // self.seq_len
         return lo, hi
-
-    @property
-    def global_batch_seqs(self) -> int:
-        if self.global_batch is not None:
-            return self.global_batch
-        return (self.global_batch_tokens or 0) // self.seq_len   # the validator set exactly one of the two
-
-    @property
-    def tokens_per_step(self) -> int:
-        return self.global_batch_seqs * self.seq_len
 
 
 def _assumption(key: str) -> Any:
