@@ -12,26 +12,21 @@ from __future__ import annotations
 import math
 import os
 import stat
-from collections.abc import Mapping
 from datetime import date, datetime
 from pathlib import Path
 from typing import Any
 
 from procure.catalog.load import Catalog
 from procure.errors import Diagnostic
+from procure.inputs.crossfield import Raw, raw_int
 from procure.sources.files import kind_of, walk_files, within
 from procure.sources.suggest import suggest
 from procure.sources.yamlpos import YamlDocument
 
-Raw = Mapping[str, object]   # a mapping of cluster.yaml as read, before (or despite) the schema
 
 
 def _str(value: object) -> str | None:
     return value if isinstance(value, str) and value else None
-
-
-def _int(value: object) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
 def check_workload(data: Raw, doc: YamlDocument, cat: Catalog, out: list[Diagnostic]) -> None:
@@ -151,10 +146,10 @@ def price_book_folders(doc: YamlDocument, base: Path, allowed: list[Path],
 
 
 def check_plan(i: int, bid: Raw, doc: YamlDocument, out: list[Diagnostic]) -> None:
-    plan, gpus = bid.get("plan"), _int(bid.get("gpus"))
+    plan, gpus = bid.get("plan"), raw_int(bid.get("gpus"))
     if not isinstance(plan, dict) or gpus is None or gpus <= 0:
         return
-    parts = [_int(plan.get(k)) for k in ("tp", "pp", "dp")] + [_int(plan.get("cp", 1))]
+    parts = [raw_int(plan.get(k)) for k in ("tp", "pp", "dp")] + [raw_int(plan.get("cp", 1))]
     sizes = [p for p in parts if p is not None and p > 0]
     if len(sizes) == len(parts):
         product = math.prod(sizes)
@@ -266,8 +261,8 @@ def check_commitment(i: int, bid: dict[str, Any], data: dict[str, Any], doc: Yam
     workload = data.get("workload")
     if not isinstance(committed, dict):
         return
-    tokens = _int(committed.get("global_batch_tokens"))
-    seq_len = _int(committed.get("seq_len")) or (_int(workload.get("seq_len")) if isinstance(workload, dict) else None)
+    tokens = raw_int(committed.get("global_batch_tokens"))
+    seq_len = raw_int(committed.get("seq_len")) or (raw_int(workload.get("seq_len")) if isinstance(workload, dict) else None)
     if tokens is not None and seq_len and tokens > 0 and seq_len > 0 and tokens % seq_len:
         out.append(doc.diagnostic(("bids", i, "committed", "global_batch_tokens"), "bad-batch",
                                   f"committed global_batch_tokens {tokens:,} is not a multiple of the sequence "

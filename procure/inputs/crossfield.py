@@ -20,7 +20,8 @@ CODE = "invalid"   # the schema's code for a failed rule across fields
 Raw = Mapping[str, object]   # a mapping of cluster.yaml as read, before (or despite) the schema
 
 
-def _int(value: object) -> int | None:
+def raw_int(value: object) -> int | None:
+    """An integer as YAML read it (YAML's true is not 1), else None."""
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
@@ -39,7 +40,7 @@ def check_workload(data: Raw, doc: YamlDocument, out: list[Diagnostic]) -> None:
         out.append(doc.diagnostic(where, CODE, "give exactly one of `global_batch_tokens` or `global_batch` (sequences)"))
     if _given(workload, "deadline") and _given(workload, "deadline_days"):
         out.append(doc.diagnostic(where, CODE, "give `deadline_days` or `deadline` (a date), not both"))
-    tokens, seq_len = _int(workload.get("global_batch_tokens")), _int(workload.get("seq_len"))
+    tokens, seq_len = raw_int(workload.get("global_batch_tokens")), raw_int(workload.get("seq_len"))
     if tokens is not None and seq_len is not None and tokens > 0 and seq_len > 0 and tokens % seq_len:
         out.append(doc.diagnostic(where + ("global_batch_tokens",), CODE,
                                   f"global_batch_tokens {tokens} is not a multiple of seq_len {seq_len}"))
