@@ -27,6 +27,7 @@ from procure.catalog.types import MLA, Accelerator, AttentionWindow, ModelArch, 
 from procure.model import param_count
 from procure.model.batch import Case, batch_rows
 from procure.model.error_model import evaluation_family
+from procure.model.grid import plan_features
 from procure.model.types import Knobs, PlanSpec, Workload
 
 SCHEMA = "procure.backtest/v1"
@@ -175,26 +176,13 @@ def run_software(run: dict[str, Any]) -> SoftwareStack | None:
     return replace(stack, logit_bytes=float(sw["logit_bytes"])) if sw.get("logit_bytes") else stack
 
 
-def _plan_features(plan: PlanSpec, precision: str) -> set[str]:
-    used = {"tp": (plan.tp or 1) > 1, "pp": (plan.pp or 1) > 1, "interleaved_pp": (plan.vpp or 1) > 1,
-            "cp": (plan.cp or 1) > 1, "ep": (plan.ep or 1) > 1,
-            "sequence_parallel": bool(plan.sequence_parallel),
-            "tp_comm_overlap": bool(plan.tp_comm_overlap),
-            "distributed_optimizer": plan.zero_stage == 1, "zero2": plan.zero_stage == 2,
-            "zero3": plan.zero_stage == 3, "selective_recompute": plan.recompute == "selective",
-            "full_recompute": plan.recompute == "full", "activation_offload": bool(plan.activation_offload),
-            "ep_a2a_overlap": bool(plan.a2a_overlap), "cp_a2a": plan.cp_comm == "a2a",
-            "deepep": plan.moe_dispatcher == "deepep", "hybridep": plan.moe_dispatcher == "hybridep"}
-    return {k for k, v in used.items() if v}
-
-
 def _what_ran(software: SoftwareStack | None, plan: PlanSpec, precision: str,
               accel: Accelerator) -> tuple[SoftwareStack | None, str | None]:
     """A published run ran: a feature it used that the catalog's release lacks is added (and
     reported), never a reason to drop the run."""
     if software is None:
         return None, None
-    missing = _plan_features(plan, precision) - set(software.features)
+    missing = {feature for feature, _ in plan_features(plan)} - set(software.features)
     if precision == "fp8" and software.fp8_recipe(accel) is None and "fp8" in accel.peak_tflops:
         missing.add("mxfp8" if accel.architecture.lower().startswith("blackwell") else "fp8_delayed")
     if not missing:

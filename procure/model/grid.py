@@ -355,15 +355,9 @@ def _message(message: str, pb: Problem, gpus: int) -> str:
             .replace("the global batch", f"the global batch of {int(pb.batch)} sequences"))
 
 
-def unsupported(spec: PlanSpec, precision: str, software: SoftwareStack | None,
-                fp8_ok: bool) -> str | None:
-    """Why the stack cannot run what a (partial) plan states, or None."""
-    if precision == "fp8" and not fp8_ok:
-        name = software.label if software is not None else "this accelerator"
-        return f"{name} has no fp8 training recipe for this accelerator"
-    if software is None:
-        return None
-    needs = [
+def plan_features(spec: PlanSpec) -> list[tuple[str, str]]:
+    """The stack features a (partial) plan states it uses: (feature name, words for people)."""
+    uses = [
         (spec.tp is not None and spec.tp > 1, "tp", "tensor parallelism"),
         (spec.pp is not None and spec.pp > 1, "pp", "pipeline parallelism"),
         (spec.vpp is not None and spec.vpp > 1, "interleaved_pp", "interleaved pipeline stages"),
@@ -382,7 +376,18 @@ def unsupported(spec: PlanSpec, precision: str, software: SoftwareStack | None,
         (spec.moe_dispatcher == "deepep", "deepep", "the DeepEP dispatcher"),
         (spec.moe_dispatcher == "hybridep", "hybridep", "the HybridEP dispatcher"),
     ]
-    missing = [words for used, feature, words in needs if used and not software.has(feature)]
+    return [(feature, words) for used, feature, words in uses if used]
+
+
+def unsupported(spec: PlanSpec, precision: str, software: SoftwareStack | None,
+                fp8_ok: bool) -> str | None:
+    """Why the stack cannot run what a (partial) plan states, or None."""
+    if precision == "fp8" and not fp8_ok:
+        name = software.label if software is not None else "this accelerator"
+        return f"{name} has no fp8 training recipe for this accelerator"
+    if software is None:
+        return None
+    missing = [words for feature, words in plan_features(spec) if not software.has(feature)]
     if missing:
         return f"{software.label} cannot run {', '.join(missing)}"
     return None
