@@ -106,16 +106,23 @@ def attention_core_s(pb: Problem, kn: CoreKnobs, t: Vec, c: Vec, b: Vec) -> Vec:
     eta_flash = attention_efficiency(pb.seq, pb.head_dim, c, kn.gemm_top, kn.attention_ratio,
                                      pb.attn_kernel) * attention_curve(flash_flops / pb.peak, kn)
     flash_s = flash_flops / (pb.peak * eta_flash)
+    if np.any(np.asarray(pb.win_size) > 0):         # most models have no local-attention layers
+        flash_s = np.where(pb.win_size > 0, pb.win_global * flash_s + (1 - pb.win_global)
+                           * _local_attention_s(pb, kn, per_key, c), flash_s)
+    unfused_s = gemm_time_s(full, pb.peak, kn)
+    return np.asarray(np.where(pb.flash > 0, flash_s, unfused_s), dtype=float)
+
+
+def _local_attention_s(pb: Problem, kn: CoreKnobs, per_key: Vec, c: Vec) -> Vec:
+    """A local-attention layer's core: its window's keys (a chunk's: half of it on average) at the
+    local kernel's efficiency."""
     w = np.minimum(np.maximum(pb.win_size, 1.0), pb.seq)
     keys = np.where(pb.win_chunked > 0, w / 2.0, w - w * w / (2.0 * pb.seq))
     local_flops = per_key * keys
     eta_local = attention_efficiency(pb.seq, pb.head_dim, c, kn.gemm_top, kn.attention_ratio,
                                      pb.attn_kernel, w, pb.win_chunked) * attention_curve(
                                          local_flops / pb.peak, kn)
-    local_s = local_flops / (pb.peak * eta_local)
-    flash_s = np.where(pb.win_size > 0, pb.win_global * flash_s + (1 - pb.win_global) * local_s, flash_s)
-    unfused_s = gemm_time_s(full, pb.peak, kn)
-    return np.asarray(np.where(pb.flash > 0, flash_s, unfused_s), dtype=float)
+    return np.asarray(local_flops / (pb.peak * eta_local), dtype=float)
 
 
 def expert_gemm_s(flops: Any, rows: Any, pb: Problem, kn: CoreKnobs) -> Vec:
