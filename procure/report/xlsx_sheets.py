@@ -100,6 +100,10 @@ def _check_text(result: CheckResult) -> str:
             "differ (listed below): the document was made by another version of the economics, or by hand.")
 
 
+STEP_SHEET = "Step time"
+STEP_MODELED_COL, STEP_USED_COL, STEP_FIRST_TERM_COL = 3, 4, 5     # the Ratios sheet's formulas read these
+
+
 def term_keys(bids: list[dict[str, Any]]) -> list[str]:
     """The Step time sheet's term columns, in order (the Ratios sheet reads them)."""
     keys = list(STACKED_TERMS) + list(SUBTOTAL_TERMS)
@@ -107,7 +111,7 @@ def term_keys(bids: list[dict[str, Any]]) -> list[str]:
 
 
 def step_time_sheet(book: Book, chains: list[Chain], names: Names) -> Sheet:
-    sheet = book.sheet("Step time")
+    sheet = book.sheet(STEP_SHEET)
     bids = [c.bid for c in chains]
     keys = term_keys(bids)
     labels = catalog("en")
@@ -120,18 +124,18 @@ def step_time_sheet(book: Book, chains: list[Chain], names: Names) -> Sheet:
         sheet.put(r, 0, bid_id)
         sheet.put(r, 1, " ".join(f"{k}={plan[k]}" for k in PLAN_KEYS if k in plan))
         sheet.put(r, 2, Name(names.bid(bid_id, "step_time_basis")))
-        sheet.put(r, 3, Name(names.bid(bid_id, "modeled_step_time_s")), style(FMT["num3"]))
+        sheet.put(r, STEP_MODELED_COL, Name(names.bid(bid_id, "modeled_step_time_s")), style(FMT["num3"]))
         used = chain.base.get("step_time_s")
-        sheet.put(r, 4, used if used is not None else "n/a", style(FMT["num3"]))
+        sheet.put(r, STEP_USED_COL, used if used is not None else "n/a", style(FMT["num3"]))
         terms = bid.get("step_time_terms") or {}
-        for c, key in enumerate(keys, start=5):
+        for c, key in enumerate(keys, start=STEP_FIRST_TERM_COL):
             sheet.put(r, c, terms.get(key), style(FMT["num3"]))
     last = len(chains)
     sheet.freeze = (1, 1)
     sheet.max_width = 100
     series = [Series(labels.get(f"term.{key}", key), Range(sheet.name, 1, c, last, c, absolute=True),
                      Range(sheet.name, 1, 0, last, 0, absolute=True))
-              for c, key in enumerate(keys, start=5) if key in STACKED_TERMS
+              for c, key in enumerate(keys, start=STEP_FIRST_TERM_COL) if key in STACKED_TERMS
               and any((b.get("step_time_terms") or {}).get(key) for b in bids)]
     if series:
         sheet.charts.append(Chart("bar", "Step-time breakdown (s), modeled", series, last + 3, 0, stacked=True,

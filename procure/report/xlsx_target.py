@@ -21,12 +21,11 @@ from procure.report.xlsx_cells import FMT, INPUT_FILL, Book, Sheet, money_format
 from procure.report.xlsx_chain import Chain
 from procure.report.xlsx_formula import Expr, Name, Num, Ref, call
 from procure.report.xlsx_inputs import Names, train_tokens_expr
+from procure.report.xlsx_sheets import STEP_FIRST_TERM_COL, STEP_MODELED_COL, STEP_SHEET, STEP_USED_COL
 from procure.report.xlsx_summary import SUMMARY_SHEET, summary_layout
 
 RATIOS_SHEET = "Ratios"
 TARGET_SHEET = "Time to target"
-STEP_SHEET = "Step time"
-STEP_MODELED_COL, STEP_USED_COL, STEP_FIRST_TERM_COL = 3, 4, 5     # as xlsx_sheets.step_time_sheet writes them
 RATIOS_HEADER = ["Bid", "Bubble ratio", "Communication-to-computation", "Overlap efficiency",
                  "Exposed-communication share", "Effective tokens/s per GPU", "Exposed communication (s)",
                  "Hidden communication (s)", "Tokens per step", "Step time used (s)", "GPUs", "Goodput",
