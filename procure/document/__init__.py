@@ -35,20 +35,27 @@ def _said(error: ErrorDetails) -> str:
     return f"{error['msg']} (got {str(error.get('input'))[:60]!r})"
 
 
-def validate_quote(data: Any, source: str, text: str | None = None) -> QuoteDocument:
+def validate_quote(data: Any, source: str, text: str | bytes | None = None) -> QuoteDocument:
     """A QuoteDocument from parsed JSON data (any known version), or one InputError listing every
-    problem with its path in the document (and its line:col when the JSON ``text`` is given)."""
+    problem with its path in the document (and its line:col when the JSON ``text`` is given; bytes
+    are decoded only to place a problem)."""
     found = data.get("schema") if isinstance(data, dict) else None
     if found not in KNOWN_SCHEMAS:
+        text = _decoded(text)
         line, col = json_position(text, ("schema",)) if text else (0, 0)
         raise InputError(Diagnostic(source, line, col, "bad-schema",
                                     f"expected schema {SCHEMA!r} (or procure.quote/v1), found {str(found)[:80]!r}"))
     try:
         return QuoteDocument.model_validate(upgrade(data))
     except ValidationError as exc:
+        text = _decoded(text)
         problems = [Diagnostic(source, *_position(text, e), "bad-document", f"{_where(tuple(e['loc']))}: {_said(e)}")
                     for e in exc.errors()[:50]]
         raise InputError(problems) from None
+
+
+def _decoded(text: str | bytes | None) -> str | None:
+    return text.decode("utf-8-sig", errors="replace") if isinstance(text, bytes) else text
 
 
 def _position(text: str | None, error: ErrorDetails) -> tuple[int, int]:
@@ -59,8 +66,7 @@ def _position(text: str | None, error: ErrorDetails) -> tuple[int, int]:
 
 def load_quote(data: bytes, source: str) -> QuoteDocument:
     """Parse and validate a saved result document."""
-    parsed = parse_json(data, source)
-    return validate_quote(parsed, source, data.decode("utf-8-sig", errors="replace"))
+    return validate_quote(parse_json(data, source), source, data)
 
 
 def json_schema() -> dict[str, Any]:
