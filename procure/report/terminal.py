@@ -106,7 +106,10 @@ def _write_lines(console: Any, lines: list[str]) -> None:
     console.file.flush()
 
 
-_TOKENS = re.compile(r"\S+\s*")
+# A figure and the unit after it ("3.53 s", "90 days", "4,096 GPUs") break as one word, so a line
+# never ends on a number whose unit starts the next; anything else breaks at spaces.
+_UNITS = r"(?:s|ms|h|days?|GiB|GB|TB|%|GPUs?|nodes?|steps?|tokens)"
+_TOKENS = re.compile(r"(?:[-+$]?\d[\d.,]*\s" + _UNITS + r"[,;:.)]*(?=\s|$)|\S+)\s*")
 
 
 def _is_wide(ch: str) -> bool:

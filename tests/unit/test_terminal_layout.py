@@ -223,3 +223,19 @@ def test_a_title_with_escape_sequences_reaches_the_terminal_without_them(tmp_pat
     text = invoke(["quote", str(cluster), "--format", "json", "-o", str(tmp_path / "out")], 120)
     assert "\x1b" not in text and "\x07" not in text
     assert "Evil" in text and "[bold]x[/bold]" in text
+
+
+def test_prose_never_ends_a_line_on_a_figure_whose_unit_starts_the_next():
+    """A flag reason wrapped at any width keeps "3.53 s" and "4,096 GPUs" on one line (before: the
+    quote's terminal printed "... the modeled 3.53" and "s (tolerance 15%)" on the next)."""
+    from procure.report.terminal import print_line
+
+    reason = ("coreweave-h100-1y (warning): committed 2.60 s is 26% below the modeled 3.53 s (tolerance 15%); "
+              "measured P99 3.53 s exceeds the committed 2.9 s on 4,096 GPUs over 90 days")
+    for width in range(12, 100):
+        out = io.StringIO()
+        print_line(Console(file=out, width=width, no_color=True), reason, indent=4)
+        lines = out.getvalue().splitlines()
+        assert " ".join(line.strip() for line in lines) == reason
+        for upper, lower in zip(lines, lines[1:]):
+            assert not (re.search(r"\d$", upper.rstrip()) and re.match(r"\s*(s|GPUs|days)\b", lower)), (width, lines)
