@@ -24,7 +24,6 @@ from procure.sources.suggest import suggest
 from procure.sources.yamlpos import YamlDocument
 
 
-
 def _str(value: object) -> str | None:
     return value if isinstance(value, str) and value else None
 

@@ -23,14 +23,14 @@ from procure.report.xlsx_inputs import INPUTS_SHEET, Names, build_inputs
 from procure.report.xlsx_lines import LINES_SHEET, build_lines
 from procure.report.xlsx_chain import plan_chain
 from procure.report.xlsx_model import MODEL_SHEET, build_model
-from procure.report.xlsx_sheets import (README_SHEET, STEP_SHEET, measurements_sheet, negotiation_sheet, readme_sheet,
+from procure.report.xlsx_sheets import (MEASUREMENTS_SHEET, NEGOTIATION_SHEET, README_SHEET, SENSITIVITY_SHEET,
+                                        SOURCES_SHEET, STEP_SHEET, measurements_sheet, negotiation_sheet, readme_sheet,
                                         sensitivity_sheet, sources_sheet, step_time_sheet, term_keys)
 from procure.report.xlsx_summary import SUMMARY_SHEET, build_summary
 from procure.report.xlsx_target import RATIOS_SHEET, TARGET_SHEET, ratios_sheet, target_sheet
 
 SHEETS = [SUMMARY_SHEET, README_SHEET, INPUTS_SHEET, MODEL_SHEET, LINES_SHEET, STEP_SHEET, RATIOS_SHEET, TARGET_SHEET,
-          "Measurements",
-          "Negotiation", "Sensitivity", "Sources"]
+          MEASUREMENTS_SHEET, NEGOTIATION_SHEET, SENSITIVITY_SHEET, SOURCES_SHEET]
 
 
 def render_xlsx(doc: dict[str, Any]) -> bytes:

@@ -101,6 +101,8 @@ def _check_text(result: CheckResult) -> str:
 
 
 STEP_SHEET = "Step time"
+MEASUREMENTS_SHEET, SENSITIVITY_SHEET, NEGOTIATION_SHEET, SOURCES_SHEET = (
+    "Measurements", "Sensitivity", "Negotiation", "Sources")
 STEP_MODELED_COL, STEP_USED_COL, STEP_FIRST_TERM_COL = 3, 4, 5     # the Ratios sheet's formulas read these
 
 
@@ -150,7 +152,7 @@ HIST_HEADER = ["Bid", "From (s)", "To (s)", "Steps"]
 
 
 def measurements_sheet(book: Book, bids: list[dict[str, Any]], names: Names) -> Sheet:
-    sheet = book.sheet("Measurements")
+    sheet = book.sheet(MEASUREMENTS_SHEET)
     sheet.header(0, MEAS_HEADER)
     r = 1
     for bid in bids:
@@ -190,7 +192,7 @@ UNC_HEADER = ["Bid", "Measure", "P10", "P50", "P90", "Samples", "Seed"]
 
 
 def sensitivity_sheet(book: Book, bids: list[dict[str, Any]], doc: dict[str, Any]) -> Sheet:
-    sheet = book.sheet("Sensitivity")
+    sheet = book.sheet(SENSITIVITY_SHEET)
     ccy = str(doc["currency"])
     sheet.put(0, 0, "Computed by procure at the base inputs (one input of one bid at a time; a seeded Monte "
                     "Carlo band): values, not formulas. Use the Scenario columns on Model to ask your own.", NOTE)
@@ -245,7 +247,7 @@ def negotiation_sheet(book: Book, bids: list[dict[str, Any]], doc: dict[str, Any
     rows: list[tuple[dict[str, Any], dict[str, Any]]] = [(b, b["negotiation"]) for b in bids if b.get("negotiation")]
     if not rows:
         return None
-    sheet = book.sheet("Negotiation")
+    sheet = book.sheet(NEGOTIATION_SHEET)
     ccy = str(doc["currency"])
     sheet.put(0, 0, "Computed by procure at the base inputs on the ranking basis: values, not formulas. To test a "
                     "price, type it in the bid's Scenario column on Model.", NOTE)
@@ -267,7 +269,7 @@ INPUTS_HEADER = ["Input file", "Role", "SHA-256", "Bytes"]
 
 
 def sources_sheet(book: Book, doc: dict[str, Any]) -> Sheet:
-    sheet = book.sheet("Sources")
+    sheet = book.sheet(SOURCES_SHEET)
     sheet.header(0, SOURCES_HEADER)
     sources = doc.get("sources") or []
     for r, s in enumerate(sources, start=1):
