@@ -107,9 +107,10 @@ def _write_lines(console: Any, lines: list[str]) -> None:
 
 
 # A figure and the unit after it ("3.53 s", "90 days", "4,096 GPUs") break as one word, so a line
-# never ends on a number whose unit starts the next; anything else breaks at spaces.
+# never ends on a number whose unit starts the next; anything else breaks at spaces. Compiled on
+# first use (re's cache), not at import.
 _UNITS = r"(?:s|ms|h|days?|GiB|GB|TB|%|GPUs?|nodes?|steps?|tokens)"
-_TOKENS = re.compile(r"(?:[-+$]?\d[\d.,]*\s" + _UNITS + r"[,;:.)]*(?=\s|$)|\S+)\s*")
+_TOKENS = r"(?:[-+$]?\d[\d.,]*\s" + _UNITS + r"[,;:.)]*(?=\s|$)|\S+)\s*"
 
 
 def _is_wide(ch: str) -> bool:
@@ -123,7 +124,7 @@ def _break_points(plain: str, width: int) -> list[int]:
     characters, which a line may break between; a word of narrow characters (an id, a path, a
     figure) is never broken: when wider than ``width`` it gets a line of its own, whole."""
     pieces: list[tuple[int, str]] = []
-    for match in _TOKENS.finditer(plain):
+    for match in re.finditer(_TOKENS, plain):
         token, start = match.group(), match.start()
         if any(_is_wide(ch) for ch in token):
             run = ""
