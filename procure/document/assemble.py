@@ -330,12 +330,9 @@ def _expert_parallel(inputs: Inputs, est: Estimate, gpus_per_domain: int) -> B.E
 
     if inputs.arch.moe is None or not est.feasible:
         return None
-    from procure.model.problem import moe_imbalance
+    from procure.model.problem import load_factor
 
-    # as problem.moe_load: a capacity factor (tokens drop) bounds the load, else the imbalance
-    capacity = inputs.arch.moe.capacity_factor
-    load, origin = ((capacity, "capacity-factor") if capacity
-                    else moe_imbalance(inputs.cluster.workload.moe_imbalance))
+    load, origin = load_factor(inputs.arch.moe.capacity_factor, inputs.cluster.workload.moe_imbalance)
     return B.ExpertParallel(**expert_layout(est.plan, gpus_per_domain),
                             a2a_total_s=est.terms.get("ep_comm_total_s", 0.0),
                             a2a_exposed_s=est.terms.get("ep_comm_s", 0.0),

@@ -373,9 +373,17 @@ def build_problem(arch: ModelArch, accel: Accelerator, network: Network, gpus: i
 
 
 def moe_load(pb: Problem) -> Any:
-    """Routed copies per token on the slowest EP rank: top_k x the capacity factor (token drop,
-    experts padded to capacity) or x the hot rank's imbalance (dropless)."""
+    """Routed copies per token on the slowest EP rank: top_k x ``load_factor`` (the capacity factor
+    where tokens drop and experts pad to capacity, else the hot rank's dropless imbalance)."""
     return pb.top_k * np.where(pb.capacity > 0, pb.capacity, pb.imbalance)
+
+
+def load_factor(capacity: float | None, stated_imbalance: float | None) -> tuple[float, str]:
+    """``moe_load``'s factor over top_k for one model and workload, and where it comes from: the
+    capacity factor, else the stated or fitted dropless imbalance (the document discloses it)."""
+    if capacity:
+        return capacity, "capacity-factor"
+    return moe_imbalance(stated_imbalance)
 
 
 def stack(problems: list[Problem]) -> Problem:
