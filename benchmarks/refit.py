@@ -353,9 +353,10 @@ def fit_moe_imbalance(knobs: Knobs, data: list[Data]) -> dict[str, Any]:
 
     x = round(float(minimize_scalar(lambda v: float(np.sum(resid(v) ** 2)), bounds=(1.0, 4.0),
                                     method="bounded", options={"xatol": 1e-4}).x), 2)
-    ids = ", ".join(sorted(run_id for run_id, _, _ in pairs))
-    return {"value": x, "fitted_on": [f"corpus:megatron-moe-modelzoo-qwen3 ({len(pairs)} force-balanced/dropless "
-                                      f"pairs, {ids})"],
+    ids = sorted(run_id for run_id, _, _ in pairs)
+    families = sorted({str(run["source_family"]) for d in data for run in d.runs if run["id"] in ids})
+    return {"value": x, "fitted_on": [f"corpus:{family} ({len(pairs)} force-balanced/dropless pairs, "
+                                      f"{', '.join(ids)})" for family in families],
             "log_rms": round(float(np.sqrt(np.mean(resid(x) ** 2))), 4)}
 
 
