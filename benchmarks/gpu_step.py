@@ -24,7 +24,6 @@ VOCAB = 128_256
 
 
 def build(shape: str):  # type: ignore[no-untyped-def]
-    import torch
     from torch import nn
     import torch.nn.functional as F
 
