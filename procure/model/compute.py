@@ -27,7 +27,7 @@ import numpy as np
 import numpy.typing as npt
 
 from procure.model.attention import REFERENCE_CALL_S, attention_efficiency
-from procure.model.problem import ACT_BYTES, CoreKnobs, Problem, moe_load
+from procure.model.problem import ACT_BYTES, CoreKnobs, Problem, attn_in_at, kv_width_at, moe_load
 
 Vec = npt.NDArray[np.float64]
 
@@ -178,7 +178,7 @@ def layer_forward(pb: Problem, kn: CoreKnobs, t: Vec, c: Vec, b: Vec, sp: Vec, e
     """
     h = pb.hidden
     tok = b * pb.seq / c
-    qkv = linear_time_s(2 * tok * pb.attn_in / t, pb, kn)
+    qkv = linear_time_s(2 * tok * attn_in_at(pb, t) / t, pb, kn)
     proj = linear_time_s(2 * tok * pb.attn_out / t, pb, kn)
     mla_up = np.where(pb.mla_up > 0, linear_time_s(np.maximum(2 * tok * pb.mla_up / t, 1.0), pb, kn), 0.0)
     core = attention_core_s(pb, kn, t, c, b)
@@ -186,7 +186,7 @@ def layer_forward(pb: Problem, kn: CoreKnobs, t: Vec, c: Vec, b: Vec, sp: Vec, e
     per_byte = kn.membound_factor * ACT_BYTES / pb.hbm_bw
     norm = NORM_ACCESSES * tok * h / sp_div * per_byte
     attn_acc = (ELEMWISE_HIDDEN_ACCESSES - NORM_ACCESSES) * tok * h / sp_div \
-        + 2 * tok * (pb.qk_width + pb.kv_width) / t + 2 * tok * pb.v_width / t     # rotary/QKV split, attn out
+        + 2 * tok * (pb.qk_width + kv_width_at(pb, t)) / t + 2 * tok * pb.v_width / t     # rotary/QKV split, attn out
     # fp8 casts of the attention linears' inputs (QKV input, attention output).
     attn_cast = pb.fp8_cast * tok * (h + pb.v_width) / t
     score_acc = (1 - pb.flash) * SCORE_ACCESSES * b * (pb.heads / t) * (pb.seq / c) * pb.seq

@@ -25,13 +25,13 @@ import numpy as np
 import numpy.typing as npt
 
 from procure.model import collectives as col
-from procure.model.problem import ACT_BYTES, CoreKnobs, Problem
+from procure.model.problem import ACT_BYTES, CoreKnobs, Problem, kv_width_at
 
 Vec = npt.NDArray[np.float64]
 
 def kv_chunk_bytes(pb: Problem, t: Any, c: Any, b: Any) -> Vec:
     """K and V of this rank's sequence chunk (its TP share of the heads, at least one head)."""
-    per_token = np.maximum(pb.kv_width / t, pb.kv_width / np.maximum(pb.kv_heads, 1.0))
+    per_token = kv_width_at(pb, t) / t
     return np.asarray(b * (pb.seq / c) * per_token * ACT_BYTES, dtype=float)
 
 
@@ -52,7 +52,7 @@ def _ring(pb: Problem, kn: CoreKnobs, t: Any, c: Any, b: Any, core_f: Any, fwd_p
 def _a2a(pb: Problem, t: Any, c: Any, b: Any, fwd_passes: Any, bw_up: Any, bw_nic: Any) -> Vec:
     tok = b * pb.seq / c
     g, k = col.group_layout(c, pb.gpn, t)
-    qkv = col.all_to_all_s(tok * (pb.qk_width + pb.kv_width) / t * ACT_BYTES, c, g, k, bw_up, bw_nic,
+    qkv = col.all_to_all_s(tok * (pb.qk_width + kv_width_at(pb, t)) / t * ACT_BYTES, c, g, k, bw_up, bw_nic,
                            pb.lat_net)
     out = col.all_to_all_s(tok * pb.v_width / t * ACT_BYTES, c, g, k, bw_up, bw_nic, pb.lat_net)
     return np.asarray((fwd_passes + 1.0) * (qkv + out), dtype=float)

@@ -29,7 +29,7 @@ import numpy as np
 import numpy.typing as npt
 
 from procure.catalog.software import SoftwareStack
-from procure.model.problem import Problem
+from procure.model.problem import Problem, kv_divides_or_replicates
 from procure.model.types import (CP_COMM, DISPATCHERS, PIPELINE_SCHEDULES, PlanSpec, RECOMPUTE,
                                   RECOMPUTE_MODULES)
 
@@ -129,7 +129,7 @@ def _choices(pb: Problem, gpus: int, gpn: int, experts: int,
     zero = [0] + [1] * _feature(software, "distributed_optimizer") + [2] * _feature(software, "zero2") \
         + [3] * _feature(software, "zero3")
     return {
-        "t": [x for x in divisors(math.gcd(heads, kv)) if x <= min(gpn, gpus)
+        "t": [x for x in divisors(heads) if kv_divides_or_replicates(kv, x) and x <= min(gpn, gpus)
               and (x == 1 or _feature(software, "tp"))],
         "p": _pp_choices(gpus, layers, software),
         "c": [x for x in CP_CHOICES if x == 1 or (seq % (2 * x) == 0 and seq // x >= MIN_CP_CHUNK_TOKENS
@@ -183,8 +183,8 @@ def fixed_rules(pb: Problem, gpus: Any) -> list[Rule]:
     experts = np.maximum(pb.experts, 1)
     expert_ffn = np.maximum(pb.expert_ffn, 1)
     return [
-        (("t",), "tp must divide the attention heads and the kv heads",
-         lambda g: (heads % g["t"] == 0) & (kv % g["t"] == 0)),
+        (("t",), "tp must divide the attention heads, and divide the kv heads or be a multiple of them (replicated)",
+         lambda g: (heads % g["t"] == 0) & kv_divides_or_replicates(kv, g["t"])),
         (("p",), "pp must not exceed the layers", lambda g: g["p"] <= layers),
         (("t", "p", "c", "d"), "tp x pp x dp x cp must not exceed the GPUs",
          lambda g: (g["d"] > 0) & (g["t"] * g["p"] * g["d"] * g["c"] <= gpus)),

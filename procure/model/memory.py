@@ -31,7 +31,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from procure.model.problem import OPTIMIZER_BYTES, WEIGHT_BYTES, Problem, moe_load
+from procure.model.problem import OPTIMIZER_BYTES, WEIGHT_BYTES, Problem, attn_in_at, kv_width_at, moe_load
 from procure.model.types import RECOMPUTE_MODULES
 
 Vec = npt.NDArray[np.float64]
@@ -58,7 +58,7 @@ def layer_params_per_gpu(pb: Problem, t: Vec, e: Vec, et: Any = 1.0) -> tuple[Ve
     held by one GPU: attention and shared experts split over TP, routed experts over EP then
     expert-TP, the router replicated."""
     h = pb.hidden
-    attn = (pb.attn_in + pb.attn_out) / t + 2 * h
+    attn = (attn_in_at(pb, t) + pb.attn_out) / t + 2 * h
     dense = attn + pb.mlp_mats * h * pb.ffn / t
     expert = pb.mlp_mats * h * pb.expert_ffn
     local_experts = np.where(pb.experts > 0, pb.experts / np.maximum(e, 1), 0.0)
@@ -134,7 +134,7 @@ def _layer_parts(pb: Problem, t: Vec, sp: Vec, flags: dict[str, Vec], by_module:
     latent = 2.0 * pb.mla_latent / h
     replicated = (4.0 + norm_out + 2.0 * pb.dropout + latent) / np.where(sp > 0, t, 1.0)
     qkv_out = np.where(by_module * flags["mla_up_proj"] * (pb.mla_up > 0) > 0, 0.0,
-                       2 * (pb.qk_width + pb.kv_width))
+                       2 * (pb.qk_width + kv_width_at(pb, t)))
     # Q, K, V (or MLA's up-projected q, k, v), the attention output (saved by the kernel) and its
     # fp8 copy for the projection GEMM.
     attn = (qkv_out + 2 * pb.v_width + pb.fp8 * pb.v_width) / h
@@ -181,7 +181,7 @@ def layer_activation_bytes(pb: Problem, t: Vec, c: Vec, b: Vec, rc: Vec, sp: Vec
     full_layer = sbh * (replicated + split / t + scores / t)
     # Selective: Megatron keeps all but the attention core (or what its modules say); MaxText's
     # policies only the Q/K/V, attention-output and MLP-output GEMM results, or only Q/K/V.
-    qkv = sbh * 2.0 * (pb.qk_width + pb.kv_width) / t / h
+    qkv = sbh * 2.0 * (pb.qk_width + kv_width_at(pb, t)) / t / h
     dots = qkv + sbh * 2.0 * 2.0 / np.where(sp > 0, t, 1.0)
     megatron = sbh * (replicated + split / t)
     selective = np.where(by_module > 0, megatron,

@@ -297,6 +297,24 @@ def _attention_shapes(arch: ModelArch) -> dict[str, float]:
             "kv_width": kv_heads * (qk + v), "head_dim": (qk + v) / 2.0, "kv_heads": kv_heads}
 
 
+def kv_width_at(pb: Problem, t: Any) -> Any:
+    """K and V elements per token over the t tensor-parallel ranks. Where t exceeds the KV heads
+    (multi-query or few-group attention), Megatron replicates each KV head on t / kv_heads ranks, so
+    every rank holds at least one head: the replicas are counted on each rank that holds them."""
+    return np.maximum(pb.kv_width, pb.kv_width * t / np.maximum(pb.kv_heads, 1.0))
+
+
+def kv_divides_or_replicates(kv_heads: Any, t: Any) -> Any:
+    """A TP degree the KV heads allow: it divides them, or is a multiple of them (each head
+    replicated on t / kv_heads ranks, as Megatron does for multi-query attention)."""
+    return (kv_heads % t == 0) | (t % kv_heads == 0)
+
+
+def attn_in_at(pb: Problem, t: Any) -> Any:
+    """The QKV projection's weights over t ranks, replicated KV heads included (see kv_width_at)."""
+    return pb.attn_in + pb.hidden * (kv_width_at(pb, t) - pb.kv_width)
+
+
 def moe_imbalance(stated: float | None) -> tuple[float, str]:
     """(the hot EP rank's load over the mean under dropless routing, where it comes from): the
     workload's own figure, else the fitted default."""
