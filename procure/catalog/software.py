@@ -190,8 +190,9 @@ def resolve_software(stack: str | None, version: str | None = None,
     return eligible[-1] if eligible else releases[0]
 
 
-def check_software(stack: str | None, version: str | None) -> None:
-    """ValueError (a schema diagnostic) when the stack or the release is not in the catalog."""
+def check_software(stack: str | None, version: str | None, when: str | None = None) -> None:
+    """ValueError (a schema diagnostic) when the stack or the release is not in the catalog, or
+    when the stated date is before the stack's first release (no release to substitute silently)."""
     catalog = load_software()
     if stack is None:
         if version is not None:
@@ -203,6 +204,15 @@ def check_software(stack: str | None, version: str | None) -> None:
     if version is not None and str(version) not in known_versions(stack):
         raise ValueError(f"{stack} has no release {version!r} in the catalog (known: "
                          f"{', '.join(known_versions(stack))})")
+    day = _as_date(when)
+    first = catalog[key][0]
+    if version is None and day is not None and day < first.released:
+        older = sorted((rels[0].released, name) for name, rels in catalog.items()
+                       if name != key and rels[0].released <= day)
+        hint = (f"; stacks released by then: {', '.join(name for _, name in older)}" if older
+                else "; no stack in the catalog was released by then")
+        raise ValueError(f"{stack} has no release on or before {when} (its first in the catalog is "
+                         f"{first.version}, released {first.released.isoformat()}){hint}")
 
 
 def software_for(bid_spec: Any, workload_spec: Any, as_of: Union[str, date, None],

@@ -37,7 +37,7 @@ class SoftwareSpec(Strict):
     def _known(self) -> SoftwareSpec:
         from procure.catalog.software import check_software
 
-        check_software(self.stack, self.version)
+        check_software(self.stack, self.version, self.date)
         return self
 
 

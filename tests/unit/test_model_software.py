@@ -126,3 +126,34 @@ bids:
     found = {(d.line, d.message.split(":")[0]) for d in info.value.diagnostics}
     assert any(line == 5 for line, _ in found) and any(line == 12 for line, _ in found), found
     assert any("did you mean 'nemo'" in d.message for d in info.value.diagnostics)
+
+
+def test_a_date_before_the_stacks_first_release_is_an_error_naming_what_exists(tmp_path):
+    # Issue 27: a 2021 run on megatron-core silently took its first catalogued release (2023).
+    from procure.errors import InputError
+    from procure.inputs.schema import Cluster
+    from procure.sources.validate import validate_document
+    from procure.sources.yamlpos import parse_yaml_text
+
+    text = """schema: procure/v1
+title: t
+as_of: 2026-11-01
+workload: {model: llama3-8b, seq_len: 8192, global_batch: 512, train_tokens: 1.0e12,
+           software: {stack: megatron-core, date: 2021-06}}
+bids:
+- id: a
+  vendor: v
+  accelerator: h100-sxm5-80gb
+  gpus: 64
+  pricing: {usd_per_gpu_hour: 2}
+  software: {stack: torchtitan, date: 2024-01}
+"""
+    doc = parse_yaml_text(text, "cluster.yaml")
+    with pytest.raises(InputError) as info:
+        validate_document(doc, Cluster)
+    messages = {d.line: d.message for d in info.value.diagnostics}
+    assert "megatron-core has no release on or before 2021-06" in messages[5]
+    assert "released 2023-05-11" in messages[5]
+    # torchtitan's first release is 2024-07; by 2024-01 other stacks existed, and are named
+    assert "torchtitan has no release on or before 2024-01" in messages[12]
+    assert "megatron-core" in messages[12] and "deepspeed" in messages[12]
