@@ -83,6 +83,22 @@ def render_estimate(result: Result, console: Console) -> None:
                 for key, value in bid["terms"].items()]
         print_table(console, TERM_COLUMNS, rows)
         print_line(console, _search_line(bid.get("search")), indent=2)
+        _render_run(bid.get("run"), console)
+
+
+def _render_run(run: Result | None, console: Console) -> None:
+    """Time to train, goodput and GPU-hours: what the quote's costs are made of."""
+    if not run:
+        return
+    goodput = run["goodput"]
+    print_pairs(console, [("time to train", f"{EN.sig(run['time_to_train_days'], 3)} days"),
+                          ("goodput", EN.percent(goodput["fraction"])),
+                          ("GPU-hours", EN.integer(round(run["gpu_hours"])))], indent=2)
+    if len(run["phases"]) > 1:
+        for phase in run["phases"]:
+            print_pairs(console, [("phase", str(phase["name"])), ("step", f"{_seconds(phase['step_time_s'])} s"),
+                                  ("days", EN.sig(phase["time_to_train_days"], 3)),
+                                  ("GPU-hours", EN.integer(round(phase["gpu_hours"])))], indent=4)
 
 
 def _search_line(search: Result | None) -> str:
