@@ -172,8 +172,11 @@ def read_quote(path: Path) -> QuoteDocument:
 
 
 def backtest(runs_path: Path | str) -> dict[str, Any]:
-    from procure.pipeline import run_backtest
+    from procure.backtest.whole_runs import is_whole_runs
+    from procure.pipeline import run_backtest, run_whole_backtest
 
+    if is_whole_runs(runs_path):
+        return run_whole_backtest(Path(runs_path))
     return run_backtest(Path(runs_path))
 
 

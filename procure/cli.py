@@ -302,7 +302,7 @@ def estimate(ctx: click.Context, cluster: Path, bid_id: str | None, fmt: str, al
 @FORMAT_JSON
 @click.pass_context
 def backtest(ctx: click.Context, runs: Path, fmt: str) -> None:
-    """Predict published runs (procure.published-runs/v1 YAML or a vTrain CSV) and report the MAPE."""
+    """Predict published runs (step times or whole-run GPU-hours) and report the error and MAPE."""
 
     def action(state: State) -> None:
         from procure import api

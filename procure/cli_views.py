@@ -110,7 +110,43 @@ def _search_line(search: Result | None) -> str:
 
 # ---------------------------------------------------------------- backtest
 
+def _millions(hours: Any) -> str:
+    return EN.na if hours is None else EN.sig(hours / 1e6, 3)
+
+
+def render_whole_backtest(result: Result, console: Console) -> None:
+    """Whole runs: published and predicted GPU-hours (millions) with the P10-P90 band, then the
+    summaries; the plans are in the JSON."""
+    columns = [Column("run", justify="left"), Column("published"), Column("predicted"), Column("P10-P90"),
+               Column("ratio"), Column("MFU"), Column("goodput"), Column("note", justify="left", wrap=True)]
+    rows = []
+    for run in result["runs"]:
+        if run.get("predicted_gpu_hours") is None:
+            rows.append([run["id"], _millions(run["published_gpu_hours"]), EN.na, "", "", "", "",
+                         str(run.get("reason") or "")])
+            continue
+        rows.append([run["id"], _millions(run["published_gpu_hours"]), _millions(run["predicted_gpu_hours"]),
+                     f"{_millions(run['p10_gpu_hours'])}-{_millions(run['p90_gpu_hours'])}",
+                     EN.sig(run["ratio"], 3), _share(run["mfu"]), _share(run["goodput"]),
+                     "" if run["inside_band"] else "outside band"])
+    print_table(console, columns, rows, title=("whole-run backtest, million GPU-hours", "bold"))
+    summary_columns = [Column("split", justify="left"), Column("family", justify="left"), Column("runs"),
+                       Column("MAPE"), Column("median ratio"), Column("signed error"), Column("in band")]
+    lines = [[g["split"], g["family"], EN.integer(g["n"]), _share(g["mape"]), _ratio(g["median_ratio"]),
+              _signed(g["bias"]), _share(g["coverage"])] for g in result["groups"]]
+    lines += [[split, "all", EN.integer(g["n"]), _share(g["mape"]), _ratio(g["median_ratio"]), _signed(g["bias"]),
+               _share(g["coverage"])] for split, g in result["by_split"].items()]
+    print_table(console, summary_columns, lines, title="by split and family (in band: inside P10-P90)", key=(0, 1))
+
+
+def _ratio(value: Any) -> str:
+    return EN.na if value is None else EN.sig(value, 3)
+
+
 def render_backtest(result: Result, console: Console) -> None:
+    if result.get("schema") == "procure.whole-backtest/v1":
+        render_whole_backtest(result, console)
+        return
     columns = [Column("run", justify="left"), Column("predicted s"), Column("measured s"), Column("error"),
                Column("note", justify="left", wrap=True)]
     rows = [[run["id"], _seconds(run.get("predicted_step_time_s")), _seconds(run.get("measured_step_time_s")),

@@ -47,6 +47,8 @@ def plan_spec(rb: ResolvedBid, phase: PhaseSpec | None = None) -> PlanSpec | Non
         if fields and "dp" not in given:
             fields["dp"] = None
         fields.update(given)
+    if fields.get("recompute_modules") is not None:
+        fields["recompute_modules"] = tuple(fields["recompute_modules"])
     return PlanSpec(**fields) if fields else None
 
 
@@ -349,3 +351,36 @@ def run_backtest(path: Path) -> dict[str, Any]:
 
         result["spearman"] = spearman_by_group(result)   # ranking fidelity within (model, GPUs, batch)
     return result
+
+
+def predict_whole_run(cluster: Path, knobs: Knobs) -> tuple[dict[str, Any] | None, str | None]:
+    """A published run stated as a cluster.yaml (one bid), predicted as ``procure estimate`` would:
+    the model's step time for the stated or searched plan, the goodput and phases of the quote,
+    and the step-time error of the run's family (None and the reason when no plan fits)."""
+    from procure.economics.runtime import run_time
+    from procure.inputs.bundle import load_inputs
+
+    inputs = load_inputs(cluster)
+    rb = inputs.bids[0]
+    est, batch = estimate_bid_batch(inputs, rb, None, knobs, critical_batch(inputs))
+    if not est.feasible:
+        return None, est.reason
+    run = run_time(bid_case(inputs, rb, est, None, None, knobs, phase_estimates(inputs, rb, knobs), batch=batch),
+                   economics_assumptions(inputs))
+    if run is None:
+        return None, "a phase has no feasible plan"
+    error = (est.calibration or {}).get("step_time_error") or {}
+    return {"gpu_hours": run.gpu_hours, "time_to_train_days": run.time_to_train_days,
+            "goodput": run.goodput.fraction, "mfu": run.phases[0].mfu, "step_time_s": est.step_time_s,
+            "gpus": rb.bid.gpus, "accelerator": rb.accelerator.id, "plan": dict(est.plan or {}),
+            "step_family": error.get("family"), "sigma_log": float(error.get("sigma_log", 0.25))}, None
+
+
+def run_whole_backtest(path: Path) -> dict[str, Any]:
+    """Every run of a ``procure.whole-runs/v1`` index: published against predicted GPU-hours."""
+    from procure.backtest.whole_runs import compare_run, grouped, read_whole_runs
+    from procure.catalog.calibration import load_knobs
+
+    knobs = load_knobs()
+    rows = [compare_run(run, *predict_whole_run(cluster, knobs)) for run, cluster in read_whole_runs(path)]
+    return {"schema": "procure.whole-backtest/v1", "runs": rows, **grouped(rows)}

@@ -511,6 +511,11 @@ bids:
       recompute: selective           # none | selective | full
       sequence_parallel: true
       tp_comm_overlap: true
+      recompute_modules: [core_attn]   # selective recomputation by module (unset: the stack's policy)
+      pipeline_schedule: 1f1b        # 1f1b | dualpipe (DeepSeek's; stack hai-llm)
+      uneven_stages: true            # first and last stages hold fewer layers
+      overlap_grad_reduce: true      # DP gradient reduction under the backward (unset: where the stack can)
+      activation_offload: false      # stored activations stay on the GPU
 
   - id: euro-cloud
     vendor: Example EU Cloud
@@ -606,7 +611,9 @@ bids:
     gpus: 512
     pricing: {price_book: runpod-2026q3, term: on-demand}   # kind defaults to rental
     committed: {step_time_s: 1.2, global_batch: 512}   # measured at 512 sequences per step
-    plan: {ep: 16, etp: 1, a2a_overlap: true, moe_dispatcher: deepep}   # the rest is searched
+    plan: {ep: 16, etp: 1, a2a_overlap: true, moe_dispatcher: deepep,   # the rest is searched
+           zero_stage: 3, fsdp_shard_group: 8,   # hybrid sharding: shards over 8 ranks, replicas across
+           recompute: full, recompute_layers: 4}  # full recomputation of only 4 layers per stage
 """
 
 CHECKS_NOTE = """\
@@ -851,11 +858,20 @@ COMMAND_NOTES = {
     "validate": ["Prints `file:line:col: error[code]: message` per problem (exit 1), or `<file>: ok`.",
                  "JSON: `{\"schema\": \"procure.validate/v1\", \"ok\": bool, \"problems\": [{\"source\", \"line\", "
                  "\"col\", \"code\", \"message\", \"severity\"}]}`."],
-    "estimate": ["JSON: `procure.estimate/v1`, one entry per bid with `plan`, `step_time_s`, `terms`, "
-                 "`memory_gib`, `feasible`, `search` and `runners_up`."],
+    "estimate": ["Under each bid's terms: the time to train, goodput and GPU-hours of the run at the model's "
+                 "step time, and per phase where the workload has phases (the quote's own figures).",
+                 "JSON: `procure.estimate/v1`, one entry per bid with `plan`, `step_time_s`, `terms`, "
+                 "`memory_gib`, `feasible`, `search`, `runners_up` and `run` (`time_to_train_days`, `gpu_hours`, "
+                 "`goodput`, and per phase `name`, `step_time_s`, `mfu`, `time_to_train_days`, `gpu_hours`; null "
+                 "when no plan fits)."],
     "backtest": ["JSON: `procure.backtest/v1` with `runs` (each `predicted_step_time_s`, `measured_step_time_s`, "
                  "signed `error`, `terms`; a run that cannot be predicted has `predicted_step_time_s: null` and a "
-                 "`reason`) and `mape`."],
+                 "`reason`) and `mape`.",
+                 "Whole runs (`procure.whole-runs/v1`, e.g. `hardware_catalog/whole_runs/runs.yaml`): each run's "
+                 "cluster.yaml is estimated as `procure estimate` does and its GPU-hours compared with the "
+                 "published figure. JSON: `procure.whole-backtest/v1` with `runs` (`published_gpu_hours`, "
+                 "`predicted_gpu_hours`, `p10_gpu_hours`, `p90_gpu_hours`, `ratio`, `mfu`, `goodput`, `plan`), "
+                 "`all`, `by_split` and `groups` (`mape`, `median_ratio`, signed `bias`, band `coverage`)."],
     "ingest": ["`procure ingest --list-formats` lists the formats `--log-format` takes.",
                "JSON: `procure.ingest/v1` with one entry per source: `format`, `steps`, `warmup_excluded`, "
                "`step_time_s` (mean, p50, p95, p99, max), `steps_per_sample`, outliers and stragglers."],

@@ -27,7 +27,7 @@ if TYPE_CHECKING:   # the schema is built only when the files are read, not when
 
 SOFTWARE_FOLDER = "software"
 STACKS = ("megatron-core", "megatron-lm", "nemo", "megatron-bridge", "torchtitan", "deepspeed",
-          "fsdp", "maxtext", "primus", "other")
+          "fsdp", "maxtext", "primus", "hai-llm", "other")
 # Names that run another stack's engine: NeMo 2 and Megatron-Bridge drive Megatron-Core; the
 # Megatron-LM repository ships it.
 ALIASES = {"megatron-lm": "megatron-core"}
@@ -39,6 +39,8 @@ FEATURES = (
     # issue 11: MoE dispatchers (DeepEP, HybridEP), EP all-to-all overlap, fp8 dispatch, and
     # all-to-all (Ulysses-style) context parallelism
     "deepep", "hybridep", "ep_a2a_overlap", "fp8_dispatch", "cp_a2a",
+    # issue 27: DeepSeek's bidirectional pipeline schedule (DualPipe)
+    "dualpipe",
 )
 FP8_RECIPES = ("mxfp8", "fp8_current", "fp8_delayed", "fp8_blockwise")   # preference order
 ATTENTION_KERNELS = ("fa2", "fa3", "cudnn", "ck", "unfused")
@@ -76,6 +78,12 @@ class SoftwareStack:
     # FSDP keeps the sharded parameters in fp32 and casts them to 16 bits when it gathers them
     # (FSDP2 MixedPrecisionPolicy, FSDP1 mixed precision): no separate fp32 master copy.
     fp32_params: bool = False
+    # Optimizer state bytes per parameter besides the 16-bit weights: fp32 master weights and two
+    # fp32 Adam moments (12); DeepSeek-V3 keeps the moments in bf16 (8).
+    optimizer_bytes: float = 12.0
+    # fp8 runs cache activations in low precision for the backward (DeepSeek-V3's storage): the
+    # MoE expert MLP's first GEMM output (the SwiGLU input) in fp8, the attention output in E5M6.
+    fp8_activation_cache: bool = False
     sourced: Sourced = Sourced(("",), "")
     notes: str = ""
 
@@ -110,7 +118,8 @@ def _release(stack: str, e: ReleaseEntry) -> SoftwareStack:
         attention_kernel=e.attention_kernel, host_overhead_factor=e.host_overhead_factor,
         zero3_prefetch_efficiency=e.zero3_prefetch_efficiency, fp32_grads=e.fp32_grads,
         fp8_params=e.fp8_params, selective_policy=e.selective_policy, logit_bytes=e.logit_bytes,
-        fp32_params=e.fp32_params,
+        fp32_params=e.fp32_params, optimizer_bytes=e.optimizer_bytes,
+        fp8_activation_cache=e.fp8_activation_cache,
         sourced=Sourced(sources, e.released.isoformat(), e.verified), notes=e.notes)
 
 

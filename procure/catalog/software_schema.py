@@ -26,6 +26,8 @@ class ReleaseEntry(Strict):
     selective_policy: Literal["attention_core", "dots_except_mlp_in", "qkv_proj"] = "attention_core"
     logit_bytes: float = Field(8.0, gt=0.0, le=16.0)
     fp32_params: bool = False
+    optimizer_bytes: float = Field(12.0, ge=4.0, le=16.0)
+    fp8_activation_cache: bool = False
     source: Union[str, list[str]]
     verified: bool = True
     notes: str = ""

@@ -108,6 +108,13 @@ class PlanSpecModel(Strict):
     a2a_overlap: Optional[bool] = Field(None, description="Hide the expert-parallel all-to-all under another micro-batch's compute (Megatron EP A2A overlap, DualPipe).")
     moe_dispatcher: Optional[Literal["alltoall", "deepep", "hybridep"]] = Field(None, description="MoE token dispatcher: `alltoall` (a copy per routed expert), `deepep` or `hybridep` (one copy per destination node).")
     cp_comm: Optional[Literal["p2p", "a2a", "allgather"]] = Field(None, description="Context-parallel communication: `p2p` ring of K/V chunks, `a2a` over heads, `allgather` of K/V.")
+    pipeline_schedule: Optional[Literal["1f1b", "dualpipe"]] = Field(None, description="Pipeline schedule: `1f1b` (Megatron's, interleaved when vpp > 1) or `dualpipe` (DeepSeek-V3's bidirectional schedule; needs a stack that runs it, such as `hai-llm`).")
+    recompute_modules: Optional[list[Literal["core_attn", "mlp", "moe", "mla_up_proj", "moe_act", "layernorm", "shared_experts"]]] = Field(None, description="Selective recomputation by module (Megatron --recompute-modules); unset: the stack's policy.")
+    uneven_stages: Optional[bool] = Field(None, description="A custom pipeline layout whose first and last stages hold fewer layers (Megatron --pipeline-model-parallel-layout).")
+    overlap_grad_reduce: Optional[bool] = Field(None, description="Overlap the data-parallel gradient reduction with the backward pass (unset: where the stack can).")
+    activation_offload: Optional[bool] = Field(None, description="Move stored activations to host memory in the forward pass and back for the backward.")
+    fsdp_shard_group: Optional[int] = Field(None, ge=1, le=10_000_000, description="Hybrid sharding: ZeRO-3/FSDP shards over groups of this many ranks (unset: all of dp x cp).")
+    recompute_layers: Optional[int] = Field(None, ge=0, le=100_000, description="Full recomputation of only this many layers per pipeline stage (Megatron --recompute-num-layers).")
 
 
 class _BatchRule:

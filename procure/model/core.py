@@ -350,7 +350,7 @@ def evaluate(pb: Problem, kn: CoreKnobs, plan: dict[str, Any]) -> dict[str, Any]
     compute = m * t_mb_gpu
     mem, dense_p, expert_p = gpu_memory(pb, t, p, d, c, e, v, b, g["z"], g["rc"], g["sp"], m,
                                         stage_layers, g["aoff"], g["sg"], full_share, g["et"], g["rm"],
-                                        g["dd"])
+                                        g["dd"], g["ps"])
     bw_up, bw_nic = _bandwidths(pb, kn)
     pp_bytes = b * pb.seq / c * pb.hidden * ACT_BYTES / t
     # Megatron pairs each send with the opposite receive in one batched NCCL call: two per

@@ -375,6 +375,7 @@ def plan_features(spec: PlanSpec) -> list[tuple[str, str]]:
         (spec.cp_comm == "a2a", "cp_a2a", "all-to-all context parallelism"),
         (spec.moe_dispatcher == "deepep", "deepep", "the DeepEP dispatcher"),
         (spec.moe_dispatcher == "hybridep", "hybridep", "the HybridEP dispatcher"),
+        (spec.pipeline_schedule == "dualpipe", "dualpipe", "the DualPipe schedule"),
     ]
     return [(feature, words) for used, feature, words in uses if used]
 

@@ -95,16 +95,18 @@ def stage_params(pb: Problem, t: Vec, p: Vec, e: Vec, stage_layers: Vec,
 
 
 def state_bytes(params: Vec, z: Vec, dpc: Vec, grad_bytes: Vec | float, frozen: Any = 0.0,
-                weight_bytes: Any = WEIGHT_BYTES, fp32_params: Any = 0.0) -> Vec:
+                weight_bytes: Any = WEIGHT_BYTES, fp32_params: Any = 0.0,
+                optimizer_bytes: Any = OPTIMIZER_BYTES) -> Vec:
     """Weights + gradients + optimizer states of ``params`` under ZeRO stage ``z`` sharded over
     ``dpc`` ranks (frozen LoRA base weights: weights only). ``fp32_params``: FSDP keeps the
     sharded parameters themselves in fp32 (the optimizer holds only the two moments, 8 bytes), where
-    Megatron keeps 16-bit weights plus an fp32 master copy in the optimizer (12 bytes)."""
+    Megatron keeps 16-bit weights plus an fp32 master copy in the optimizer (12 bytes;
+    ``optimizer_bytes`` where the stack keeps the moments in 16 bits)."""
     shard = np.maximum(dpc, 1)
     fsdp32 = (np.asarray(fp32_params, dtype=float) > 0) & (z >= 3)
     w = np.where(fsdp32, 4.0, weight_bytes) * np.where(z >= 3, 1.0 / shard, 1.0)
     g = grad_bytes * np.where(z >= 2, 1.0 / shard, 1.0)
-    o = np.where(fsdp32, OPTIMIZER_BYTES - 4.0, OPTIMIZER_BYTES) * np.where(z >= 1, 1.0 / shard, 1.0)
+    o = np.where(fsdp32, optimizer_bytes - 4.0, optimizer_bytes) * np.where(z >= 1, 1.0 / shard, 1.0)
     return np.asarray(params * (w + (1.0 - frozen) * (g + o)), dtype=float)
 
 
@@ -136,8 +138,10 @@ def _layer_parts(pb: Problem, t: Vec, sp: Vec, flags: dict[str, Vec], by_module:
     qkv_out = np.where(by_module * flags["mla_up_proj"] * (pb.mla_up > 0) > 0, 0.0,
                        2 * (pb.qk_width + kv_width_at(pb, t)))
     # Q, K, V (or MLA's up-projected q, k, v), the attention output (saved by the kernel) and its
-    # fp8 copy for the projection GEMM.
-    attn = (qkv_out + 2 * pb.v_width + pb.fp8 * pb.v_width) / h
+    # fp8 copy for the projection GEMM; a stack caching activations in low precision keeps one
+    # 12-bit (E5M6) copy for both (DeepSeek-V3 report, sec. 3.3.3).
+    attn_out = np.where(pb.act_cache_fp8 > 0, 1.5, 2.0 + pb.fp8) * pb.v_width
+    attn = (qkv_out + attn_out) / h
     fc1_out = (pb.mlp_mats - 1) * pb.ffn
     dense_mlp = np.where(by_module * flags["mlp"] > 0, 0.0, 2 * fc1_out + gemm_in * pb.ffn) / h
     # MoE: per routed copy the dispatched input, the fc1 output, the activation output (fc2 input)
@@ -146,7 +150,8 @@ def _layer_parts(pb: Problem, t: Vec, sp: Vec, flags: dict[str, Vec], by_module:
     # activation instead); the shared experts as a dense MLP; the router's fp32 probabilities.
     act_out = np.where(by_module * flags["moe_act"] > 0, 0.0, gemm_in * pb.expert_ffn)
     unpermute = np.where(np.asarray(dedup, dtype=float) > 0, 0.0, 2 * h)
-    routed = moe_load * (gemm_in * h + 2 * (pb.mlp_mats - 1) * pb.expert_ffn + act_out + unpermute)
+    fc1_bytes = np.where(pb.act_cache_fp8 > 0, 1.0, 2.0)
+    routed = moe_load * (gemm_in * h + fc1_bytes * (pb.mlp_mats - 1) * pb.expert_ffn + act_out + unpermute)
     routed = np.where(by_module * flags["moe"] > 0, 0.0, routed)
     shared = np.where(by_module * flags["shared_experts"] > 0, 0.0,
                       2 * (pb.mlp_mats - 1) * pb.shared_ffn + gemm_in * pb.shared_ffn)
@@ -214,11 +219,13 @@ def _stored_layers(n_layers: Vec, offload: Vec) -> Vec:
 def gpu_memory(pb: Problem, t: Vec, p: Vec, d: Vec, c: Vec, e: Vec, v: Vec, b: Vec, z: Vec, rc: Vec,
                sp: Vec, m: Vec, stage_layers: Vec, offload: Vec, shard_group: Any = 0.0,
                full_share: Any = None, et: Any = 1.0, rm: Any = 0.0,
-               dedup: Any = 0.0) -> tuple[dict[str, Vec], Vec, Vec]:
+               dedup: Any = 0.0, ps: Any = 0.0) -> tuple[dict[str, Vec], Vec, Vec]:
     """Peak bytes per GPU (max over first and last pipeline stage) and its parts, then the weights
     the slowest stage holds: (dense part, routed experts). ``shard_group`` > 0: hybrid sharding
     over that many ranks. Routed experts are sharded over the expert-data-parallel group
-    (tp x dp x cp / (ep x etp) ranks), everything else over dp x cp."""
+    (tp x dp x cp / (ep x etp) ranks), everything else over dp x cp. ``ps`` 1 (DualPipe): every
+    rank holds two stages, one per direction, so its parameter states are doubled, and p + 1
+    micro-batches' stage activations are in flight (DeepSeek-V3 report, Table 2)."""
     n_first, n_last = end_stage_layers(pb, p, stage_layers)
     first = stage_params(pb, t, p, e, n_first, et)
     last = stage_params(pb, t, p, e, n_last, et)
@@ -226,7 +233,10 @@ def gpu_memory(pb: Problem, t: Vec, p: Vec, d: Vec, c: Vec, e: Vec, v: Vec, b: V
     edp = np.maximum(t * d * c / np.maximum(e * et, 1), 1)
     moe_share = moe_layers_in(pb, stage_layers) / np.maximum(stage_layers, 1)
     stored, working = layer_activation_bytes(pb, t, c, b, rc, sp, full_share, rm, moe_share, dedup)
-    inflight = np.minimum(p, np.maximum(m, 1)) * np.where(v > 1, 1.0 + (p - 1) / (p * v), 1.0)
+    dualpipe = np.asarray(ps, dtype=float) == 1
+    inflight = np.where(dualpipe, np.minimum(p + 1.0, np.maximum(m, 1)),
+                        np.minimum(p, np.maximum(m, 1)) * np.where(v > 1, 1.0 + (p - 1) / (p * v), 1.0))
+    copies = np.where(dualpipe, 2.0, 1.0)
     act_first = _stored_layers(n_first, offload) * stored * inflight + working
     logits = pb.logit_bytes * b * (pb.seq / c) * pb.vocab / t * (1 + pb.mtp)
     act_last = _stored_layers(n_last + pb.mtp, offload) * stored + working + logits
@@ -239,12 +249,12 @@ def gpu_memory(pb: Problem, t: Vec, p: Vec, d: Vec, c: Vec, e: Vec, v: Vec, b: V
 
     def states(part: dict[str, Vec], end: str) -> Vec:
         return (state_bytes(part[f"{end}_dense"], z, dpc, pb.grad_bytes, pb.frozen, pb.weight_bytes,
-                            pb.fp32_params)
+                            pb.fp32_params, pb.optimizer_bytes)
                 + state_bytes(part[f"{end}_expert"], z, edp, pb.grad_bytes, pb.frozen, pb.weight_bytes,
-                              pb.fp32_params))
+                              pb.fp32_params, pb.optimizer_bytes))
 
-    total_first = states(first, "first") + gathered_w + gathered_g + act_first
-    total_last = states(last, "last") + gathered_w + gathered_g + act_last
+    total_first = copies * states(first, "first") + gathered_w + gathered_g + act_first
+    total_last = copies * states(last, "last") + gathered_w + gathered_g + act_last
     use_first = total_first >= total_last
     dense = np.where(use_first, first["first_dense"], last["last_dense"])
     expert = np.where(use_first, first["first_expert"], last["last_expert"])
@@ -258,11 +268,11 @@ def gpu_memory(pb: Problem, t: Vec, p: Vec, d: Vec, c: Vec, e: Vec, v: Vec, b: V
 
     fsdp32 = (pb.fp32_params > 0) & (z >= 3)
     parts = {
-        "weights": (shard(dense, dpc, 3) + shard(expert, edp, 3)) * np.where(fsdp32, 4.0, pb.weight_bytes)
+        "weights": copies * (shard(dense, dpc, 3) + shard(expert, edp, 3)) * np.where(fsdp32, 4.0, pb.weight_bytes)
         + gathered_w,
-        "gradients": (1.0 - pb.frozen) * pb.grad_bytes * (shard(dense, dpc, 2) + shard(expert, edp, 2))
+        "gradients": copies * (1.0 - pb.frozen) * pb.grad_bytes * (shard(dense, dpc, 2) + shard(expert, edp, 2))
         + gathered_g,
-        "optimizer": (1.0 - pb.frozen) * np.where(fsdp32, OPTIMIZER_BYTES - 4.0, OPTIMIZER_BYTES)
+        "optimizer": copies * (1.0 - pb.frozen) * np.where(fsdp32, pb.optimizer_bytes - 4.0, pb.optimizer_bytes)
         * (shard(dense, dpc, 1) + shard(expert, edp, 1)),
         "activations": np.where(use_first, act_first, act_last),
     }

@@ -146,6 +146,8 @@ class Problem:
     logit_bytes: Any            # bytes per logit held by the cross entropy
     dispatch_bytes: Any         # bytes per element of the MoE dispatch (2 bf16; about 1 in fp8)
     fp32_params: Any            # 1.0 when FSDP shards fp32 parameters (optimizer: moments only)
+    optimizer_bytes: Any        # optimizer state bytes per parameter (fp32 master + moments)
+    act_cache_fp8: Any          # 1.0 when an fp8 run caches the SwiGLU input (fp8) and attention output (12-bit)
 
     def as_arrays(self) -> "Problem":
         return Problem(**{f.name: np.asarray(getattr(self, f.name), dtype=float) for f in fields(self)})
@@ -387,6 +389,8 @@ def build_problem(arch: ModelArch, accel: Accelerator, network: Network, gpus: i
         logit_bytes=software.logit_bytes if software else DEFAULT_LOGIT_BYTES,
         dispatch_bytes=FP8_DISPATCH_BYTES if fp8_dispatch else ACT_BYTES,
         fp32_params=1.0 if software is not None and software.fp32_params else 0.0,
+        optimizer_bytes=software.optimizer_bytes if software else OPTIMIZER_BYTES,
+        act_cache_fp8=1.0 if fp8 and software is not None and software.fp8_activation_cache else 0.0,
     )
 
 

@@ -227,7 +227,7 @@ def test_an_infeasible_phase_makes_the_bid_infeasible_naming_it():
 DEEPSEEK_PLAN = dict(tp=1, pp=16, ep=64, etp=1, vpp=1, micro_batch=1, zero_stage=1, recompute="selective",
                      sequence_parallel=False, tp_comm_overlap=False, overlap_grad_reduce=True, a2a_overlap=True,
                      moe_dispatcher="deepep", uneven_stages=True,
-                     recompute_modules=("mla_up_proj", "layernorm"), pipeline_schedule="dualpipe")
+                     recompute_modules=("mla_up_proj", "layernorm", "moe_act"), pipeline_schedule="dualpipe")
 
 
 def test_deepseek_v3_training_cost_is_reproduced_per_phase(cat):
@@ -235,13 +235,12 @@ def test_deepseek_v3_training_cost_is_reproduced_per_phase(cat):
     pre-training on 14.8T tokens and 119K for the two-stage context extension (1,000 steps at 32K
     x 1,920, then 1,000 at 128K x 480), on its 2,048-GPU cluster. From the preset and the published
     plan (sec. 3.2: PP16 DualPipe, EP64 over 8 nodes, no TP, ZeRO-1; recompute of RMSNorm and the
-    MLA up-projections; fp8 GEMMs and fp8 dispatch; node-limited routing), as one workload with
+    MLA up-projections, sec. 3.3.3: of the SwiGLU output; fp8 GEMMs and fp8 dispatch; node-limited routing), as one workload with
     phases; the extension's CP is not published and the model's search chooses it. The stack is
-    DeepSeek's own (catalog `other`: FlashAttention-2), with the features the report describes."""
+    DeepSeek's own (catalog `hai-llm`), plus the context parallelism the extension needs."""
     arch, h800, net = cat.models["deepseek-v3"], cat.accelerators["h800-sxm-80gb"], cat.networks["ib-ndr400"]
-    stack = resolve_software("other")
-    stack = replace(stack, features=stack.features | {"ep", "cp", "cp_a2a", "deepep", "ep_a2a_overlap",
-                                                      "fp8_dispatch", "uneven_pp"})
+    stack = resolve_software("hai-llm")
+    stack = replace(stack, features=stack.features | {"cp", "cp_a2a"})
     phases = [("pretrain", 4096, 15360, 14.8e12, {"dp": 128, "cp": 1}),
               ("context-32k", 32768, 1920, 1000 * 1920 * 32768.0, {}),
               ("context-128k", 131072, 480, 1000 * 480 * 131072.0, {})]
