@@ -118,7 +118,7 @@ def render_whole_backtest(result: Result, console: Console) -> None:
     """Whole runs: published and predicted GPU-hours (millions) with the P10-P90 band, then the
     summaries; the plans are in the JSON."""
     columns = [Column("run", justify="left"), Column("published"), Column("predicted"), Column("P10-P90"),
-               Column("ratio"), Column("MFU"), Column("goodput"), Column("note", justify="left", wrap=True)]
+               Column("ratio"), Column("MFU"), Column("goodput"), Column("in band", justify="left", wrap=True)]
     rows = []
     for run in result["runs"]:
         if run.get("predicted_gpu_hours") is None:
@@ -128,7 +128,7 @@ def render_whole_backtest(result: Result, console: Console) -> None:
         rows.append([run["id"], _millions(run["published_gpu_hours"]), _millions(run["predicted_gpu_hours"]),
                      f"{_millions(run['p10_gpu_hours'])}-{_millions(run['p90_gpu_hours'])}",
                      EN.sig(run["ratio"], 3), _share(run["mfu"]), _share(run["goodput"]),
-                     "" if run["inside_band"] else "outside band"])
+                     "yes" if run["inside_band"] else "no"])
     print_table(console, columns, rows, title=("whole-run backtest, million GPU-hours", "bold"))
     summary_columns = [Column("split", justify="left"), Column("family", justify="left"), Column("runs"),
                        Column("MAPE"), Column("median ratio"), Column("signed error"), Column("in band")]
