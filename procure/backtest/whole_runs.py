@@ -103,12 +103,21 @@ def read_whole_runs(path: Path | str) -> list[tuple[WholeRun, Path]]:
 
 def is_whole_runs(path: Path | str) -> bool:
     """Whether a YAML file declares this schema (read from its first lines, not parsed)."""
+    import os
+
+    from procure.sources.files import open_regular
+
     try:
-        with open(path, encoding="utf-8", errors="replace") as fh:
-            head = fh.read(4096)
+        fd = open_regular(path)             # never blocks on a pipe; the reader reports it
     except OSError:
         return False
-    return SCHEMA in head
+    try:
+        head = os.read(fd, 4096)
+    except OSError:
+        return False
+    finally:
+        os.close(fd)
+    return SCHEMA.encode() in head
 
 
 def band(median: float, sigma_log: float) -> tuple[float, float]:
