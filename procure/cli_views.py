@@ -156,11 +156,11 @@ def render_backtest(result: Result, console: Console) -> None:
     groups = result.get("groups") or []
     if len(groups) > 1:
         group_columns = [Column("split", justify="left"), Column("family", justify="left"), Column("runs"),
-                         Column("MAPE"), Column("mean signed error")]
-        group_rows = [[g["split"], g["family"], EN.integer(g["n"]), _share(g.get("mape")), _signed(g.get("bias"))]
-                      for g in groups]
-        group_rows += [[split, "all", EN.integer(g["n"]), _share(g.get("mape")), _signed(g.get("bias"))]
-                       for split, g in (result.get("by_split") or {}).items()]
+                         Column("MAPE"), Column("mean signed error"), Column("in P10-P90")]
+        group_rows = [[g["split"], g["family"], EN.integer(g["n"]), _share(g.get("mape")), _signed(g.get("bias")),
+                       _share(g.get("coverage"))] for g in groups]
+        group_rows += [[split, "all", EN.integer(g["n"]), _share(g.get("mape")), _signed(g.get("bias")),
+                        _share(g.get("coverage"))] for split, g in (result.get("by_split") or {}).items()]
         print_table(console, group_columns, group_rows, title="by split and evaluation family", key=(0, 1))
     predicted = sum(1 for r in result["runs"] if r.get("predicted_step_time_s") is not None)
     pairs = [("MAPE", EN.percent(result.get("mape"), 2) if result.get("mape") is not None else EN.na)]

@@ -18,6 +18,7 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import replace
+from statistics import NormalDist
 from typing import Any
 
 import numpy as np
@@ -318,14 +319,33 @@ def backtest(runs: list[dict[str, Any]], accelerators: dict[str, Accelerator],
         where.append(len(rows) - 1)
     for i, case, res in zip(where, cases, batch_rows(cases, knobs)):
         _fill(rows[i], runs[i], case, res, check_memory)
+        _band(rows[i], case, knobs)
     return summarise(rows)
+
+
+def _band(row: dict[str, Any], case: Case, knobs: Knobs | None) -> None:
+    """The P10-P90 step time a quote would print for this run (its family's error; the wide prior
+    where the accelerator has no fit of its own), and whether the measured time falls inside."""
+    predicted = row.get("predicted_step_time_s")
+    if predicted is None:
+        return
+    found = knobs or Knobs()
+    fitted = case.accel.id in found.by_accelerator and found.for_accelerator(case.accel.id).fitted
+    error = found.error_for(str(row["family"]), fitted)
+    z = NormalDist().inv_cdf(0.9)
+    low = predicted * math.exp(error.bias - z * error.sigma_log)
+    high = predicted * math.exp(error.bias + z * error.sigma_log)
+    row["p10_step_time_s"], row["p90_step_time_s"] = low, high
+    row["inside_band"] = low <= row["measured_step_time_s"] <= high
 
 
 def _stats(rows: list[dict[str, Any]]) -> dict[str, Any]:
     errors = np.array([r["error"] for r in rows if r["error"] is not None], dtype=float)
     if not len(errors):
-        return {"n": 0, "mape": None, "bias": None}
-    return {"n": int(len(errors)), "mape": float(np.mean(np.abs(errors))), "bias": float(np.mean(errors))}
+        return {"n": 0, "mape": None, "bias": None, "coverage": None}
+    banded = [bool(r["inside_band"]) for r in rows if r.get("inside_band") is not None]
+    return {"n": int(len(errors)), "mape": float(np.mean(np.abs(errors))), "bias": float(np.mean(errors)),
+            "coverage": float(np.mean(banded)) if banded else None}
 
 
 def summarise(rows: list[dict[str, Any]]) -> dict[str, Any]:

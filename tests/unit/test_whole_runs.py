@@ -123,3 +123,18 @@ def test_deepseek_v3_through_cluster_yaml_is_within_ten_percent_and_fits():
     assert bid["feasible"], bid["reason"]
     assert bid["run"]["gpu_hours"] == pytest.approx(2_664_000, rel=0.10)
     assert bid["memory_gib"]["total"] <= bid["memory_gib"]["capacity"]
+
+
+def test_step_backtest_prints_each_runs_p10_p90_and_band_coverage():
+    """Issue 27 item 6: `procure backtest --format json` prints each run's P10/P90 step time,
+    from the error its family carries, and the share of measured times inside the band."""
+    from procure import api
+
+    result = api.backtest(catalog_dir() / "published_runs" / "moe_longctx.yaml")
+    banded = [r for r in result["runs"] if r.get("predicted_step_time_s") is not None]
+    assert banded and all(r["p10_step_time_s"] < r["p90_step_time_s"] for r in banded)
+    inside = [r["p10_step_time_s"] <= r["measured_step_time_s"] <= r["p90_step_time_s"] for r in banded]
+    assert [r["inside_band"] for r in banded] == inside
+    for split, stats in result["by_split"].items():
+        rows = [r for r in banded if (r.get("split") or "unsplit") == split]
+        assert stats["coverage"] == pytest.approx(sum(r["inside_band"] for r in rows) / len(rows))
