@@ -25,21 +25,23 @@ if TYPE_CHECKING:
 
 
 def load_inputs(path: Path | str, allow_paths: list[Path] | None = None,
-                price_books: list[Path] | None = None) -> "Inputs":
-    """Read, validate and cross-check cluster.yaml; every problem at once as InputError."""
+                price_books: list[Path] | None = None, responses: Path | None = None) -> "Inputs":
+    """Read, validate and cross-check cluster.yaml (and the vendors' responses); every problem at
+    once as InputError."""
     from procure.inputs.bundle import load_inputs as load
 
-    return load(path, allow_paths, price_books)
+    return load(path, allow_paths, price_books, responses)
 
 
 def validate(path: Path | str, allow_paths: list[Path] | None = None,
-             price_books: list[Path] | None = None) -> Inputs | SweepInputs:
-    """The validated inputs of cluster.yaml, or of a sweep.yaml (told apart by its `schema:`)."""
+             price_books: list[Path] | None = None, responses: Path | None = None) -> Inputs | SweepInputs:
+    """The validated inputs of cluster.yaml (with the vendors' responses in ``responses``), or of a
+    sweep.yaml (told apart by its `schema:`)."""
     if _is_sweep_file(Path(path)):
         from procure.sweep.load import load_sweep
 
         return load_sweep(path)
-    return load_inputs(path, allow_paths, price_books)
+    return load_inputs(path, allow_paths, price_books, responses)
 
 
 _SWEEP_SCHEMA = re.compile(rb"(?m)^schema:[ \t]*[\"']?procure\.sweep/")
@@ -98,10 +100,11 @@ class QuoteResult:
 
 
 def quote_document(path: Path | str, allow_paths: list[Path] | None = None, progress: Progress | None = None,
-                   basis: str | None = None, price_books: list[Path] | None = None) -> QuoteDocument:
+                   basis: str | None = None, price_books: list[Path] | None = None,
+                   responses: Path | None = None) -> QuoteDocument:
     from procure.pipeline import build_document
 
-    inputs = load_inputs(path, allow_paths, price_books)
+    inputs = load_inputs(path, allow_paths, price_books, responses)
     return build_document(inputs, progress=progress, basis=basis)
 
 
@@ -109,7 +112,8 @@ def quote(path: Path | str, out_dir: Path, formats: list[str], *, templates_dir:
           lang: str = "en", page_size: str = "A4", force: bool = False,
           allow_paths: list[Path] | None = None, fail_on: list[str] | None = None,
           progress: Progress | None = None, basis: str | None = None,
-          price_books: list[Path] | None = None, bid_pages: str | None = None) -> QuoteResult:
+          price_books: list[Path] | None = None, bid_pages: str | None = None,
+          responses: Path | None = None) -> QuoteResult:
     from procure.economics import FLAG_CODES
     from procure.sources.suggest import suggest
     from procure.report import FORMATS, render
@@ -124,7 +128,7 @@ def quote(path: Path | str, out_dir: Path, formats: list[str], *, templates_dir:
     from procure.pipeline import build_document
     from procure.report.writer import output_lock
 
-    inputs = load_inputs(path, allow_paths, price_books)
+    inputs = load_inputs(path, allow_paths, price_books, responses)
     with output_lock(Path(out_dir)):     # the whole run: a second quote into this folder is "busy"
         document = build_document(inputs, progress=progress, basis=basis)
         slug = slugify(document.title) or Path(path).stem
@@ -278,3 +282,41 @@ def sweep(path: Path | str, out_dir: Path, formats: list[str], *, scheduler: str
     written = render_sweep(run.document, formats, Path(out_dir), slug, page_size=page_size,
                            templates_dir=templates_dir, force=True) if formats else []
     return SweepResult(run, written, parts)
+
+
+def rfq(path: Path | str, out_dir: Path, *, lang: str = "en", force: bool = False) -> list[Path]:
+    """``<slug>-rfq.pdf``, ``<slug>-response.xlsx`` and ``<slug>-response.yaml`` for the workload of
+    a cluster.yaml (its bids, if any, are not needed)."""
+    from procure.inputs.bundle import load_request
+    from procure.report.rfq import Request, fields_with_choices, request_pdf, request_view, response_xlsx, response_yaml
+    from procure.report.writer import check_targets, output_lock, write_all
+
+    request = load_request(path)
+    cluster = request.cluster
+    slug = slugify(cluster.title) or Path(path).stem
+    fields = fields_with_choices(request.catalog)
+    names = (f"{slug}-rfq.pdf", f"{slug}-response.xlsx", f"{slug}-response.yaml")
+    view = request_view(Request(cluster.title, cluster.as_of.isoformat(), _workload_rows(request, lang), fields,
+                                [f.key for f in fields if f.required]),
+                        lang, (names[1], names[2]), str(cluster.workload.cost_basis or "commitment"))
+    paths = [Path(out_dir) / name for name in names]
+    with output_lock(Path(out_dir)):
+        before = check_targets(paths, force)
+        data = [request_pdf(view, cluster.as_of.isoformat(), Path(path).resolve().parent),
+                response_xlsx(fields, request.catalog, lang), response_yaml(fields, lang)]
+        return write_all(list(zip(paths, data)), expected=before, force=force)
+
+
+def _workload_rows(request: Any, lang: str) -> list[tuple[str, str]]:
+    from procure.model import param_count
+    from procure.report.rfq import TEXT
+
+    t, w, cluster = TEXT[lang], request.cluster.workload, request.cluster
+    rows = [(t["model"], request.arch.name), (t["params"], f"{param_count(request.arch) / 1e9:,.1f} B"),
+            (t["seq"], f"{w.seq_len:,}"), (t["batch"], f"{w.global_batch_seqs:,} × {w.seq_len:,} = {w.tokens_per_step:,}"),
+            (t["tokens"], f"{float(w.train_tokens):,.0f}"), (t["precision"], w.precision),
+            (t["deadline"], f"{cluster.deadline_days:g} d" if cluster.deadline_days is not None else t["none"]),
+            (t["currency"], cluster.currency)]
+    if w.phases:
+        rows.append((t["phases"], "; ".join(f"{p.name}: {p.seq_len:,} × {p.global_batch_seqs:,}" for p in w.phases)))
+    return rows

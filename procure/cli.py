@@ -198,6 +198,8 @@ BID_PAGES = click.option("--bid-pages", "bid_pages", metavar="all|none|top:N", d
 PRICE_BOOKS = click.option("--price-books", "price_books", multiple=True,
                            type=click.Path(path_type=Path, file_okay=False),
                            help="A folder of your own price books, read like the shipped ones (repeatable).")
+RESPONSES = click.option("--responses", "responses", type=click.Path(path_type=Path, file_okay=False), default=None,
+                         help="A folder of vendors' filled response forms (.xlsx, .yaml) to quote as bids too.")
 
 
 @main.command(context_settings=CONTEXT)
@@ -219,11 +221,12 @@ PRICE_BOOKS = click.option("--price-books", "price_books", multiple=True,
                    "for). Default: workload.cost_basis, else commitment.")
 @BID_PAGES
 @PRICE_BOOKS
+@RESPONSES
 @ALLOW_PATH
 @click.pass_context
 def quote(ctx: click.Context, cluster: Path, out_dir: Path, formats: str, fail_on: str, templates_dir: Path | None,
           lang: str, page_size: str, force: bool, basis: str | None, bid_pages: str | None,
-          price_books: tuple[Path, ...], allow_paths: tuple[Path, ...]) -> None:
+          price_books: tuple[Path, ...], responses: Path | None, allow_paths: tuple[Path, ...]) -> None:
     """Validate, model or ingest every bid, compare them, and write the reports."""
 
     def action(state: State) -> None:
@@ -235,7 +238,7 @@ def quote(ctx: click.Context, cluster: Path, out_dir: Path, formats: str, fail_o
             result = api.quote(cluster, out_dir=out_dir, formats=_split(formats), templates_dir=templates_dir,
                                lang=lang, page_size=page_size, force=force, allow_paths=list(allow_paths),
                                fail_on=_split(fail_on), progress=update, basis=basis,
-                               price_books=list(price_books), bid_pages=bid_pages)
+                               price_books=list(price_books), bid_pages=bid_pages, responses=responses)
         if not state.quiet:
             from procure.report import render_terminal
 
@@ -249,11 +252,32 @@ def quote(ctx: click.Context, cluster: Path, out_dir: Path, formats: str, fail_o
 @main.command(context_settings=CONTEXT)
 @common
 @click.argument("cluster", type=click.Path(path_type=Path))
+@click.option("-o", "--out", "out_dir", type=click.Path(path_type=Path), default=Path("reports"),
+              show_default=True, help="Folder for the request and the response forms.")
+@click.option("--lang", type=click.Choice(["en", "zh-TW"]), default="en", show_default=True)
+@click.option("--force", is_flag=True, help="Overwrite existing files of the same name.")
+@click.pass_context
+def rfq(ctx: click.Context, cluster: Path, out_dir: Path, lang: str, force: bool) -> None:
+    """Write the request for quotation and the vendors' response forms for the workload."""
+
+    def action(state: State) -> None:
+        from procure import api
+
+        _warn_fonts(state, lang, "pdf")
+        _wrote(state, api.rfq(cluster, out_dir, lang=lang, force=force))
+
+    _run(ctx, action)
+
+
+@main.command(context_settings=CONTEXT)
+@common
+@click.argument("cluster", type=click.Path(path_type=Path))
 @FORMAT_JSON
 @PRICE_BOOKS
+@RESPONSES
 @ALLOW_PATH
 @click.pass_context
-def validate(ctx: click.Context, cluster: Path, fmt: str, price_books: tuple[Path, ...],
+def validate(ctx: click.Context, cluster: Path, fmt: str, price_books: tuple[Path, ...], responses: Path | None,
              allow_paths: tuple[Path, ...]) -> None:
     """Check cluster.yaml (or a sweep.yaml) against the schema, the catalog and the price books."""
 
@@ -262,7 +286,7 @@ def validate(ctx: click.Context, cluster: Path, fmt: str, price_books: tuple[Pat
         from procure.errors import InputError
 
         try:
-            api.validate(cluster, allow_paths=list(allow_paths), price_books=list(price_books))
+            api.validate(cluster, allow_paths=list(allow_paths), price_books=list(price_books), responses=responses)
         except InputError as exc:
             if fmt == "json":
                 _emit_json({"schema": "procure.validate/v1", "ok": False,

@@ -837,9 +837,10 @@ OPTION_TEXT = {   # options whose click help is empty
 }
 ARGUMENT_TEXT = {
     "quote.cluster": "The cluster.yaml to quote.",
+    "rfq.cluster": "The cluster.yaml whose workload the RFQ asks for (its bids may be empty or absent).",
     "validate.cluster": "The cluster.yaml to check.",
     "estimate.cluster": "The cluster.yaml to estimate.",
-    "backtest.runs": "A `procure.published-runs/v1` YAML file or a vTrain CSV.",
+    "backtest.runs": "A `procure.published-runs/v1` YAML file, a vTrain CSV, or a `procure.whole-runs/v1` index of whole runs.",
     "ingest.logs": "One or more logs or traces (Megatron, NeMo, MLPerf, Kineto, nccl-tests, per-rank tables, ...).",
     "catalog.what": "`list` (the default) or `show`.",
     "catalog.entry_id": "The id to show (with `show`).",
@@ -896,8 +897,11 @@ COMMAND_NOTES = {
               "`best_per_term`, `ask`)."],
 }
 COMMAND_EXAMPLES = {
-    "quote": ["procure quote examples/cluster.yaml", "procure quote cluster.yaml -o out --format pdf,json --fail-on impossible,sla-breach"],
-    "validate": ["procure validate cluster.yaml", "procure validate cluster.yaml --format json"],
+    "quote": ["procure quote examples/cluster.yaml", "procure quote cluster.yaml -o out --format pdf,json --fail-on impossible,sla-breach",
+              "procure quote examples/cluster.yaml --responses responses/"],
+    "validate": ["procure validate cluster.yaml", "procure validate cluster.yaml --format json",
+                 "procure validate cluster.yaml --responses responses/"],
+    "rfq": ["procure rfq examples/cluster.yaml -o rfq", "procure rfq cluster.yaml --lang zh-TW"],
     "estimate": ["procure estimate cluster.yaml --bid acme-h100-1y"],
     "backtest": ["procure backtest ../shared/data/published_runs/calibration.yaml --format json"],
     "ingest": ["procure ingest logs/burnin.log", "procure ingest --list-formats",
@@ -1179,6 +1183,17 @@ CODES: dict[str, tuple[str, str, str]] = {
                     "Pass `--fresh` to discard them, or use another `--out` folder."),
     "unknown-point": ("sweep", "`--emit-cluster` names no point of the sweep; the message gives the range.",
                       "Use a point id from the sweep's report (`p0042`)."),
+    "formula": ("response", "A value cell of a vendor's response workbook holds a formula. Responses are read, "
+                "never calculated.", "Type the value itself into column B of the `Response` sheet."),
+    "hidden-sheet": ("response", "A sheet of a vendor's response workbook is hidden.",
+                     "Unhide it or delete it; a response hides nothing from the buyer."),
+    "bad-response": ("response", "A response file is not a response form: not an .xlsx workbook (or a zip "
+                     "bomb), no `Response` sheet, a merged cell, or YAML that is not a mapping of bid fields.",
+                     "Fill in the form `procure rfq` wrote (`<slug>-response.xlsx` or `-response.yaml`) and send it unchanged in shape."),
+    "unsupported": ("response", "A response names log files (`measured`); a response cannot point at files.",
+                    "Send burn-in logs separately; name them in the bid's `measured:` in cluster.yaml."),
+    "outside-folder": ("response", "A file in the responses folder is a symbolic link.",
+                       "Copy the vendor's file into the folder instead of linking to it."),
     "price-missing": ("sweep", "`--emit-cluster` names a point whose inline term does not price its "
                       "accelerator: a quote of it would have no price.", "Pick a point with a price."),
 }
@@ -1295,7 +1310,7 @@ CATEGORY_TITLES = [
     ("file", "Reading the file"), ("YAML", "YAML"), ("schema", "The schema"),
     ("catalog", "Catalog and price-book references"), ("catalog files", "Catalog files"),
     ("command", "Command options"), ("reports", "Writing reports"), ("saved results", "Saved results"),
-    ("sweep", "Sweeps (`procure sweep`)"),
+    ("sweep", "Sweeps (`procure sweep`)"), ("response", "Vendors' responses (`--responses`)"),
 ]
 
 

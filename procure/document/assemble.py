@@ -87,6 +87,8 @@ def _fingerprints(inputs: Inputs) -> list[Q.InputFingerprint]:
         data = book_path.read_bytes()
         rows.append(Q.InputFingerprint(path=book_path.name, role="price-book",
                                        sha256=hashlib.sha256(data).hexdigest(), bytes=len(data)))
+    rows += [Q.InputFingerprint(path=r.path.name, role="response", sha256=r.sha256, bytes=r.bytes)
+             for r in inputs.responses]
     for rb in inputs.bids:
         for path in rb.measured_paths:
             with open(path, "rb") as handle:     # streamed: telemetry can be gigabytes

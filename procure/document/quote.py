@@ -20,7 +20,7 @@ SCHEMA = "procure.quote/v2"
 
 class InputFingerprint(Frozen):
     path: str = Field(description="File name (no folders: the document must not leak paths).")
-    role: Literal["cluster", "measured", "price-book"]
+    role: Literal["cluster", "measured", "price-book", "response"]
     sha256: str = Field(pattern=r"^[0-9a-f]{64}$")
     bytes: Count
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from procure.catalog.load import Catalog, default_catalog, load_user_price_books
 from procure.catalog.types import ModelArch
@@ -11,6 +12,7 @@ from procure.errors import Diagnostic, InputError
 from procure.inputs.checks import check_cluster, price_book_folders
 from procure.inputs.crossfield import check_cross_fields, superseded
 from procure.inputs.resolve import ResolvedBid, resolve_bids, workload_arch
+from procure.inputs.responses import ResponseFile, read_responses
 from procure.inputs.schema import Cluster
 from procure.sources.validate import validate_document
 from procure.sources.yamlpos import YamlDocument, read_yaml
@@ -25,6 +27,7 @@ class Inputs:
     bids: list[ResolvedBid]
     arch: ModelArch
     raw: bytes = b""
+    responses: tuple[ResponseFile, ...] = ()     # vendors' filled forms read as bids (--responses)
 
 
 def with_user_price_books(cat: Catalog, folders: list[Path], problems: list[Diagnostic]) -> Catalog:
@@ -37,7 +40,7 @@ def with_user_price_books(cat: Catalog, folders: list[Path], problems: list[Diag
 
 
 def load_inputs(path: Path | str, allow_paths: list[Path] | None = None,
-                price_books: list[Path] | None = None) -> Inputs:
+                price_books: list[Path] | None = None, responses: Path | None = None) -> Inputs:
     """Read, validate and cross-check cluster.yaml; every problem at once as one InputError.
 
     ``price_books``: folders of the user's own price books (``--price-books``), read with the
@@ -50,6 +53,9 @@ def load_inputs(path: Path | str, allow_paths: list[Path] | None = None,
     folders = [Path(p).expanduser().resolve() for p in (price_books or [])]
     folders += price_book_folders(doc, base, allowed, problems)
     cat = with_user_price_books(default_catalog(), list(dict.fromkeys(folders)), problems)
+    files: tuple[ResponseFile, ...] = ()
+    if responses is not None:
+        doc, files = _with_responses(doc, Path(responses), cat, problems)
     cluster = None
     try:
         cluster = validate_document(doc, Cluster)
@@ -61,4 +67,51 @@ def load_inputs(path: Path | str, allow_paths: list[Path] | None = None,
     if problems or cluster is None:
         raise InputError(sorted(set(problems)))
     return Inputs(path, cluster, doc, cat, resolve_bids(cluster, cat, base, allowed),
-                  workload_arch(cluster, cat), path.read_bytes())
+                  workload_arch(cluster, cat), path.read_bytes(), files)
+
+
+def _with_responses(doc: YamlDocument, folder: Path, cat: Catalog,
+                    problems: list[Diagnostic]) -> tuple[YamlDocument, tuple[ResponseFile, ...]]:
+    """cluster.yaml with the vendors' responses appended to its bids (each checked on its own
+    first, so that every problem is reported at its place in the response)."""
+    data = dict(doc.data) if isinstance(doc.data, dict) else {}
+    found_bids = data.get("bids")
+    inline: list[Any] = found_bids if isinstance(found_bids, list) else []
+    taken = {str(b.get("id")) for b in inline if isinstance(b, dict) and b.get("id") is not None}
+    try:
+        read = read_responses(folder, taken, data, cat)
+    except InputError as exc:
+        problems.extend(exc.diagnostics)
+        return doc, ()
+    data["bids"] = list(inline) + read.bids
+    return YamlDocument(doc.source, data, doc.positions), tuple(read.files)
+
+
+@dataclass(frozen=True)
+class Request:
+    """The workload side of a cluster.yaml (bids may be absent): what ``procure rfq`` asks for."""
+
+    path: Path
+    cluster: Cluster
+    catalog: Catalog
+    arch: ModelArch
+
+
+def load_request(path: Path | str) -> Request:
+    """cluster.yaml validated with or without bids (an RFQ is written before any arrive)."""
+    from procure.inputs.schema import RequestCluster
+
+    path = Path(path)
+    doc = read_yaml(path, str(path))
+    cat = default_catalog()
+    problems: list[Diagnostic] = []
+    cluster = None
+    try:
+        cluster = validate_document(doc, RequestCluster)
+    except InputError as exc:
+        problems.extend(exc.diagnostics)
+    problems.extend(d for d in check_cluster(doc, cat, path.resolve().parent, [path.resolve().parent])
+                    if d not in problems)
+    if problems or cluster is None:
+        raise InputError(sorted(set(problems)))
+    return Request(path, cluster, cat, workload_arch(cluster, cat))

@@ -474,3 +474,9 @@ class Cluster(Strict):
                 raise ValueError(f"bid id {bid.id!r} appears twice; ids must be unique")
             seen.add(bid.id)
         return bids
+
+
+class RequestCluster(Cluster):
+    """A cluster.yaml read for ``procure rfq``: the workload, before any bid has arrived."""
+
+    bids: list[Bid] = Field(default_factory=list, max_length=1000, description="Bids already received (none is fine for an RFQ).")

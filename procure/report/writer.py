@@ -234,7 +234,7 @@ def is_own_report(path: Path) -> bool:
     PDF that generator as /Creator, WeasyPrint as /Producer and one revision (an editor appends a
     second); the workbook ``procure`` as creator *and* last modifier (Excel records its user)."""
     check = {".json": _own_json, ".html": _own_html, ".pdf": _own_pdf, ".xlsx": _own_xlsx,
-             ".parquet": _own_parquet}.get(path.suffix.lower())
+             ".parquet": _own_parquet, ".yaml": _own_yaml}.get(path.suffix.lower())
     if check is None:
         return False
     try:
@@ -254,6 +254,11 @@ def is_own_report(path: Path) -> bool:
 
 def _own_json(data: bytes) -> bool:
     return data.startswith(b"{") and all(mark in data for mark in _JSON_MARKS)
+
+
+def _own_yaml(data: bytes) -> bool:
+    """A response form or an acceptance spec procure wrote: its mark in the first lines."""
+    return b"# procure response form\n" in data[:2048] or b"# procure acceptance spec\n" in data[:2048]
 
 
 def _own_html(data: bytes) -> bool:
