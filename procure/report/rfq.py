@@ -112,7 +112,7 @@ def unit_text(unit: str, lang: str) -> str:
 
 def meaning_text(f: FormField, lang: str) -> str:
     t = TEXT[lang]
-    parts = [f.meaning] if f.meaning else []
+    parts = [f.meaning.replace("`", "")] if f.meaning else []
     if f.choices:
         shown = ", ".join(f.choices[:40]) + (" ..." if len(f.choices) > 40 else "")
         parts.append(f"{t['choices']}: {shown}")
