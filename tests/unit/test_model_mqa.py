@@ -51,3 +51,27 @@ def test_the_search_fills_in_a_plan_around_a_replicated_tp():
     est = estimate(MQA, H100, NDR, 64, WORK, PlanSpec(tp=8))
     assert est.feasible, est.reason
     assert est.plan["tp"] == 8
+
+
+def test_a_megatron_bridge_fp8_llama3_8b_run_on_8_h100_fits(tmp_path):
+    """Issue 27 item 5: the Megatron-Bridge Llama-3-8B fp8 run on 8 H100 (micro-batch 1, 8k sequence,
+    no recompute) ran; stated with its stack (bf16 gradient reduction, fp8 weights) it fits."""
+    from procure import api
+
+    cluster = tmp_path / "cluster.yaml"
+    cluster.write_text("""schema: procure/v1
+title: mb llama3 8b fp8
+as_of: 2025-10-01
+workload: {model: llama3-8b, seq_len: 8192, global_batch: 128, train_tokens: 1e12, precision: fp8,
+           software: {stack: megatron-bridge, date: 2025-10}}
+bids:
+  - id: run
+    vendor: x
+    accelerator: h100-sxm5-80gb
+    gpus: 8
+    pricing: {kind: rental, usd_per_gpu_hour: 1}
+    plan: {tp: 1, pp: 1, dp: 8, cp: 1, micro_batch: 1, recompute: none, zero_stage: 1}
+""")
+    bid = api.estimate(cluster)["bids"][0]
+    assert bid["feasible"], bid["reason"]
+    assert bid["memory_gib"]["total"] < 0.95 * bid["memory_gib"]["capacity"]
