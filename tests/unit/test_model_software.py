@@ -129,7 +129,7 @@ bids:
 
 
 def test_a_date_before_the_stacks_first_release_is_an_error_naming_what_exists(tmp_path):
-    # Issue 27: a 2021 run on megatron-core silently took its first catalogued release (2023).
+    # Issue 27: a 2021 run on NeMo silently took its first catalogued release (2022).
     from procure.errors import InputError
     from procure.inputs.schema import Cluster
     from procure.sources.validate import validate_document
@@ -139,7 +139,7 @@ def test_a_date_before_the_stacks_first_release_is_an_error_naming_what_exists(t
 title: t
 as_of: 2026-11-01
 workload: {model: llama3-8b, seq_len: 8192, global_batch: 512, train_tokens: 1.0e12,
-           software: {stack: megatron-core, date: 2021-06}}
+           software: {stack: nemo, date: 2021-06}}
 bids:
 - id: a
   vendor: v
@@ -152,8 +152,19 @@ bids:
     with pytest.raises(InputError) as info:
         validate_document(doc, Cluster)
     messages = {d.line: d.message for d in info.value.diagnostics}
-    assert "megatron-core has no release on or before 2021-06" in messages[5]
-    assert "released 2023-05-11" in messages[5]
+    assert "nemo has no release on or before 2021-06" in messages[5]
+    assert "released 2022-09-01" in messages[5]
+    assert "stacks released by then: megatron-core" in messages[5]
     # torchtitan's first release is 2024-07; by 2024-01 other stacks existed, and are named
     assert "torchtitan has no release on or before 2024-01" in messages[12]
     assert "megatron-core" in messages[12] and "deepspeed" in messages[12]
+
+
+def test_megatron_lm_releases_of_2020_to_2022_carry_their_features():
+    """Issue 27 item 4: a 2021 Megatron-LM run gets v2.x (pipeline, no sequence parallelism, no
+    selective recompute, unfused attention), not the 2023 release."""
+    old = resolve_software("megatron-lm", when=date(2021, 10, 1))
+    assert old.version == "v2.5" and old.attention_kernel == "unfused"
+    assert old.has("interleaved_pp") and not old.has("sequence_parallel") and not old.has("selective_recompute")
+    assert resolve_software("megatron-core", when=date(2022, 6, 1)).has("selective_recompute")
+    assert resolve_software("megatron-core", when=date(2023, 6, 1)).version == "23.04"
