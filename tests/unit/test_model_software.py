@@ -168,3 +168,10 @@ def test_megatron_lm_releases_of_2020_to_2022_carry_their_features():
     assert old.has("interleaved_pp") and not old.has("sequence_parallel") and not old.has("selective_recompute")
     assert resolve_software("megatron-core", when=date(2022, 6, 1)).has("selective_recompute")
     assert resolve_software("megatron-core", when=date(2023, 6, 1)).version == "23.04"
+
+
+def test_deepspeed_releases_of_2020_to_2022_carry_their_features():
+    assert not resolve_software("deepspeed", when=date(2020, 12, 1)).has("zero3")
+    old = resolve_software("deepspeed", when=date(2021, 6, 1))
+    assert old.has("zero3") and old.attention_kernel == "unfused" and not old.has("selective_recompute")
+    assert resolve_software("deepspeed", when=date(2023, 2, 1)).version == "0.8"
