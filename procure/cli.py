@@ -509,7 +509,7 @@ def acceptance(ctx: click.Context, cluster: Path, bid_id: str, out_dir: Path, la
 @common
 @click.argument("spec", type=click.Path(path_type=Path))
 @click.argument("logs", nargs=-1, required=True, type=click.Path(path_type=Path))
-@click.option("--log-format", "log_format", help="Force a log format (one of `procure ingest --list-formats`).")
+@click.option("--log-format", "log_format", help="Force a log format, as `procure ingest` takes it.")
 @FORMAT_JSON
 @click.pass_context
 def accept(ctx: click.Context, spec: Path, logs: tuple[Path, ...], log_format: str | None, fmt: str) -> None:
