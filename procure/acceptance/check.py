@@ -1,8 +1,9 @@
 """Judge measured logs (an ingest result) against an acceptance spec: ``procure.acceptance-result/v1``.
 
-- the run's samples are ingest's (its warm-up rule applied), less further leading samples until the
-  spec's warm-up steps are excluded; logs of several files are pooled at the finest aggregation
-  level they share (per-step before interval means), rank groups counted once;
+- the run's samples are every sample ingest read, less the spec's warm-up: a fixed number of
+  leading steps of each log (not ingest's adaptive rule: a slower step must never be dropped as
+  warm-up and turn a breach into a pass); logs of several files are pooled at the finest
+  aggregation level they share (per-step before interval means), rank groups counted once;
 - fewer measured steps than the spec asks for is an error (``TooFewSteps``), never a pass;
 - mean is step-weighted, P99 is over per-step samples only: interval means hide the tail, so a P99
   commitment with no per-step evidence is ``unverified`` (a failed figure, like a breach);
@@ -25,7 +26,7 @@ from procure.measure import stats
 from procure.measure.result import IngestResult
 from procure.measure.samples import SampleArrays
 from procure.measure.stragglers import STRAGGLER_EXCESS
-from procure.measure.summarise import SourceSummary, step_number
+from procure.measure.summarise import SourceSummary, per_step_max, step_number
 
 RESULT_SCHEMA = "procure.acceptance-result/v1"
 LEVELS = ("per-step", "interval-mean", "whole-run", "cumulative")
@@ -99,24 +100,28 @@ class AcceptanceResult(_Doc):
 
 
 class _Run:
-    """The pooled measured samples of one job size."""
+    """The pooled measured samples of one job size: every sample of the logs less the spec's
+    warm-up (a fixed count of leading steps, so a slower or an extra step can only move the
+    statistics towards a breach; ingest's adaptive warm-up rule is not applied)."""
 
     def __init__(self, sources: list[SourceSummary], groups: list[tuple[list[str], SampleArrays]],
                  warmup_steps: int):
-        grouped = {p for paths, _ in groups for p in paths}
+        names = {s.path for s in sources}
+        grouped = [paths for paths, _ in groups if set(paths) & names]
+        in_group = {p for paths in grouped for p in paths}
         self.sources = sources
         self.excluded = 0.0
         self.level, self.series, self.origin = "", SampleArrays.empty(), np.array([], dtype=object)
         for level in LEVELS:
             parts: list[tuple[str, SampleArrays]] = []
             for s in sources:
-                if s.aggregation == level and s.kept is not None and len(s.kept) and s.path not in grouped:
-                    already = s.warmup_excluded * float(s.steps_per_sample or 1)
-                    self.excluded += already
-                    parts.append((s.path, self._trim(s.kept, warmup_steps - already)))
+                if s.aggregation == level and s.path not in in_group:
+                    parts.append((s.path, self._trim(_series(s), warmup_steps)))
             if level == "per-step":
-                parts += [(", ".join(paths), self._trim(series, warmup_steps)) for paths, series in groups
-                          if set(paths) & {s.path for s in sources}]
+                for paths in grouped:
+                    members = [s for s in sources if s.path in paths and s.rank_samples is not None]
+                    merged = SampleArrays.concat([s.rank_samples for s in members if s.rank_samples is not None])
+                    parts.append((", ".join(paths), self._trim(per_step_max(merged)[0], warmup_steps)))
             parts = [(p, series) for p, series in parts if len(series)]
             if parts:
                 self.level = level
@@ -143,6 +148,14 @@ class _Run:
                           steps_measured=self.steps, warmup_excluded_steps=self.excluded,
                           mean_s=summary["mean"], p99_s=summary["p99"] if self.level == "per-step" else None,
                           max_s=summary["max"])
+
+
+def _series(s: SourceSummary) -> SampleArrays:
+    """All of a source's samples in step order (the slowest rank per step), before any warm-up:
+    ingest's own summary step, redone on the deduplicated samples it keeps."""
+    if s.rank_samples is not None and len(s.rank_samples):
+        return per_step_max(s.rank_samples)[0]
+    return s.kept if s.kept is not None else SampleArrays.empty()
 
 
 def check(spec: AcceptanceSpec, result: IngestResult) -> AcceptanceResult:

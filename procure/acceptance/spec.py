@@ -4,8 +4,9 @@ Rules (also in docs/commands.md):
 
 - steps: a P99 is meaningful only with steps above it, so at least ``MIN_MEASURED_STEPS`` (200:
   two steps lie above the 99th percentile) are measured after the warm-up;
-- warm-up: the larger of ``WARMUP_STEPS_MIN`` steps and ingest's own rule (2% of the run), so the
-  run is ``warm-up + measured`` steps; ingest also drops leading steps 3x off pace (compilation);
+- warm-up: the larger of ``WARMUP_STEPS_MIN`` steps and ingest's 2% of the run, a fixed count from
+  each log's first step (no adaptive exclusion: a slow step is evidence, not warm-up), so the run is
+  ``warm-up + measured`` steps;
 - thresholds: the measured mean and P99 step time at most the committed figures. The committed
   tolerance of the assumptions (15%) is how far a commitment may sit from the model before it
   is flagged; it is no allowance on a signed figure, so the tolerance here is 0;
@@ -36,7 +37,7 @@ WARMUP_STEPS_MIN = 10
 SCALING_FRACTIONS = (8, 4, 2)       # the model's scaling curve: 1/8, 1/4, 1/2 of the GPUs
 STEPS_RULE = (f"at least {MIN_MEASURED_STEPS} steps measured after the warm-up (two steps above the 99th "
               f"percentile); the warm-up is the larger of {WARMUP_STEPS_MIN} steps and "
-              f"{WARMUP_FRACTION:.0%} of the run, and leading steps 3x off pace are excluded as well")
+              f"{WARMUP_FRACTION:.0%} of the run, counted from each log's first step; no other step is excluded")
 TOLERANCE_RULE = ("no tolerance on a signed figure: the committed tolerance of the assumptions is how far "
                   "a commitment may sit from the model, not an allowance on the commitment")
 
