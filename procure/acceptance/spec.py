@@ -106,7 +106,7 @@ class ServiceCredit(_Doc):
 class AcceptanceSpec(_Doc):
     """``procure.acceptance/v1``: written by ``procure acceptance``, read by ``procure accept``."""
 
-    schema_: Literal["procure.acceptance/v1"] = Field("procure.acceptance/v1", alias="schema")
+    schema_: Literal["procure.acceptance/v1"] = Field(alias="schema", description="Schema version of the file.")
     title: str = Field(max_length=300)
     as_of: str = Field(pattern=r"^\d{4}-\d{2}-\d{2}$")
     bid: BidTerms
@@ -187,7 +187,7 @@ def build_spec(inputs: Inputs, bid_id: str) -> AcceptanceSpec:
                            "smaller size to compare with")
     credit = committed.service_credit
     return AcceptanceSpec(
-        title=cluster.title, as_of=cluster.as_of.isoformat(),
+        schema_=SCHEMA, title=cluster.title, as_of=cluster.as_of.isoformat(),
         bid=BidTerms(id=bid.id, vendor=bid.vendor, accelerator=rb.accelerator.id, network=rb.network.id,
                      gpus=bid.gpus),
         job=_job(inputs, rb, plan),
