@@ -144,7 +144,8 @@ def main(ctx: click.Context, quiet: bool, verbose: bool) -> None:
     \b
     Start with:   procure quote examples/cluster.yaml
     Check inputs: procure validate cluster.yaml
-    Exit codes:   0 ok, 1 bad input (nothing written), 2 --fail-on tripped, 3 internal error.
+    Exit codes:   0 ok, 1 bad input (nothing written), 2 --fail-on tripped or acceptance failed,
+                  3 internal error.
     """
     ctx.obj = State(quiet, verbose)
 
