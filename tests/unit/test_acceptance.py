@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import tempfile
 from pathlib import Path
@@ -42,9 +43,14 @@ def megatron_log(times_s: list[float], gpus: int) -> str:
     return "\n".join(lines) + "\n"
 
 
+@functools.lru_cache(maxsize=1)
+def _example_spec() -> AcceptanceSpec:
+    return build_spec(api.load_inputs(EXAMPLE), BID)
+
+
 @pytest.fixture(scope="module")
 def example_spec() -> AcceptanceSpec:
-    return build_spec(api.load_inputs(EXAMPLE), BID)
+    return _example_spec()
 
 
 @pytest.fixture()
@@ -349,7 +355,7 @@ def _verdict(folder: Path, spec_path: Path, times: list[float]) -> dict[str, str
        slower=st.lists(st.floats(1.0, 3.0), min_size=60, max_size=60),
        extra=st.lists(st.floats(LIMIT_P99 + 0.01, 20.0), max_size=20))
 def test_more_or_slower_steps_never_turn_a_breach_into_a_pass(base, slower, extra):
-    spec = build_spec(api.load_inputs(EXAMPLE), BID)
+    spec = _example_spec()
     spec = spec.model_copy(update={
         "scaling": None,
         "steps": spec.steps.model_copy(update={"warmup_steps": 5, "measured_steps_min": 20}),
@@ -363,3 +369,9 @@ def test_more_or_slower_steps_never_turn_a_breach_into_a_pass(base, slower, extr
     for figure, status in before.items():
         if status == "breach":
             assert after[figure] == "breach", (figure, before, after)
+
+
+def test_a_log_format_the_spec_does_not_accept_is_no_evidence(tmp_path, example_spec):
+    spec = write_spec(tmp_path, example_spec, evidence_formats=["nemo"])
+    result = run("accept", str(spec), str(BURNIN))
+    assert result.exit_code == 1 and "megatron is not a format this spec accepts" in result.output
