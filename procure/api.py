@@ -320,3 +320,58 @@ def _workload_rows(request: Any, lang: str) -> list[tuple[str, str]]:
     if w.phases:
         rows.append((t["phases"], "; ".join(f"{p.name}: {p.seq_len:,} × {p.global_batch_seqs:,}" for p in w.phases)))
     return rows
+
+
+def acceptance(path: Path | str, bid_id: str, out_dir: Path, *, lang: str = "en", page_size: str = "A4",
+               force: bool = False, allow_paths: list[Path] | None = None,
+               price_books: list[Path] | None = None) -> list[Path]:
+    """Write the bid's burn-in protocol: ``<slug>-<bid>-acceptance.yaml`` (procure.acceptance/v1)
+    and its PDF page. An unknown bid, or one that commits nothing testable, is bad input."""
+    import yaml
+
+    from procure.acceptance.spec import NoCommitment, bid_ids, build_spec
+    from procure.report.acceptance_page import render_acceptance_pdf
+    from procure.report.writer import check_targets, output_lock, write_all
+    from procure.sources.suggest import suggest
+
+    inputs = load_inputs(path, allow_paths, price_books)
+    try:
+        spec = build_spec(inputs, bid_id)
+    except KeyError:
+        known = bid_ids(inputs)
+        raise input_error("--bid", "unknown-bid", f"no bid {bid_id!r} in {path} (bids: {', '.join(known)})"
+                          f"{suggest(bid_id, known)}") from None
+    except NoCommitment as exc:
+        raise input_error(str(path), "no-commitment", str(exc)) from None
+    stem = f"{slugify(spec.title) or Path(path).stem}-{bid_id}-acceptance"
+    targets = [Path(out_dir) / f"{stem}.yaml", Path(out_dir) / f"{stem}.pdf"]
+    with output_lock(Path(out_dir)):
+        snapshot = check_targets(targets, force)
+        text = "# procure acceptance spec\n" + yaml.safe_dump(spec.to_data(), sort_keys=False, allow_unicode=True,
+                                                          width=100)
+        pdf = render_acceptance_pdf(spec, targets[0].name, lang=lang, page_size=page_size)
+        return write_all([(targets[0], text.encode("utf-8")), (targets[1], pdf)], expected=snapshot, force=force)
+
+
+def read_acceptance_spec(path: Path | str) -> Any:
+    """A ``procure.acceptance/v1`` file, validated; every problem at its file:line:col."""
+    from procure.acceptance.spec import AcceptanceSpec
+    from procure.sources.validate import validate_document
+    from procure.sources.yamlpos import read_yaml
+
+    return validate_document(read_yaml(path), AcceptanceSpec)
+
+
+def accept(spec_path: Path | str, logs: list[Path], fmt: str | None = None,
+           scheduler: str | None = None, progress: Progress | None = None) -> Any:
+    """Check measured logs against an acceptance spec: the AcceptanceResult (its ``passed`` says
+    whether every threshold holds). Too few measured steps is bad input, never a pass."""
+    from procure.acceptance.check import TooFewSteps, check
+    from procure.measure import ingest as measure_ingest
+
+    spec = read_acceptance_spec(spec_path)
+    result = measure_ingest(logs, fmt=fmt, scheduler=scheduler, progress=progress)
+    try:
+        return check(spec, result)
+    except TooFewSteps as exc:
+        raise input_error(", ".join(str(p) for p in logs), "too-few-steps", str(exc)) from None

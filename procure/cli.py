@@ -144,7 +144,8 @@ def main(ctx: click.Context, quiet: bool, verbose: bool) -> None:
     \b
     Start with:   procure quote examples/cluster.yaml
     Check inputs: procure validate cluster.yaml
-    Exit codes:   0 ok, 1 bad input (nothing written), 2 --fail-on tripped, 3 internal error.
+    Exit codes:   0 ok, 1 bad input (nothing written), 2 --fail-on tripped or acceptance failed,
+                  3 internal error.
     """
     ctx.obj = State(quiet, verbose)
 
@@ -497,6 +498,57 @@ def sweep(ctx: click.Context, sweep_file: Path, out_dir: Path, formats: str, fmt
             click.echo(f"{run.points:,} points in {seconds:.1f} s{rate}{resumed}")
             for path in result.written:
                 click.echo(f"wrote {path}")
+
+    _run(ctx, action)
+
+
+@main.command(context_settings=CONTEXT)
+@common
+@click.argument("cluster", type=click.Path(path_type=Path))
+@click.option("--bid", "bid_id", required=True, help="The bid whose commitments the burn-in tests.")
+@click.option("-o", "--out", "out_dir", type=click.Path(path_type=Path), default=Path("reports"),
+              show_default=True, help="Folder for the spec (YAML) and its PDF page.")
+@click.option("--lang", type=click.Choice(["en", "zh-TW"]), default="en", show_default=True)
+@click.option("--page-size", type=click.Choice(["A4", "Letter"]), default="A4", show_default=True)
+@click.option("--force", is_flag=True, help="Overwrite an existing spec of the same name.")
+@PRICE_BOOKS
+@ALLOW_PATH
+@click.pass_context
+def acceptance(ctx: click.Context, cluster: Path, bid_id: str, out_dir: Path, lang: str, page_size: str,
+               force: bool, price_books: tuple[Path, ...], allow_paths: tuple[Path, ...]) -> None:
+    """A bid's commitments as a burn-in protocol: the job, steps, thresholds, evidence, credits."""
+
+    def action(state: State) -> None:
+        from procure import api
+
+        _warn_fonts(state, lang, "pdf")
+        written = api.acceptance(cluster, bid_id, out_dir, lang=lang, page_size=page_size, force=force,
+                                 allow_paths=list(allow_paths), price_books=list(price_books))
+        if not state.quiet:
+            _wrote(state, written)
+
+    _run(ctx, action)
+
+
+@main.command(context_settings=CONTEXT)
+@common
+@click.argument("spec", type=click.Path(path_type=Path))
+@click.argument("logs", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.option("--log-format", "log_format", help="Force a log format, as `procure ingest` takes it.")
+@FORMAT_JSON
+@click.pass_context
+def accept(ctx: click.Context, spec: Path, logs: tuple[Path, ...], log_format: str | None, fmt: str) -> None:
+    """Check burn-in logs against an acceptance spec: exit 0 pass, 2 a threshold breached."""
+
+    def action(state: State) -> None:
+        from procure import api
+        from procure.errors import PolicyError
+
+        result = api.accept(spec, list(logs), fmt=log_format)
+        _show(state, fmt, result.to_data(), "render_acceptance")
+        breaches = result.breaches()
+        if breaches:
+            raise PolicyError("acceptance failed: " + "; ".join(f.message for f in breaches))
 
     _run(ctx, action)
 

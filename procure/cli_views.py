@@ -355,3 +355,30 @@ def _diff_value(kind: str, value: object, f: Formatter, currency: str | None) ->
         return f.price(value, currency)
     formats = {"seconds": f.seconds, "days": f.days, "percent": f.percent, "count": f.integer, "number": f.plain}
     return formats[kind](value) if kind in formats and not isinstance(value, str) else str(value)
+
+
+# ---------------------------------------------------------------- accept
+
+def render_acceptance(result: Result, console: Console) -> None:
+    verdict = ("PASS", "bold green") if result["passed"] else ("FAIL", "bold red")
+    run = result["run"]
+    print_line(console, verdict, f" acceptance of {result['bid']}: {_count(run['steps_measured'])} steps measured "
+               f"({run['aggregation']}), {_count(run['warmup_excluded_steps'])} warm-up steps excluded")
+    for figure in result["figures"]:
+        mark = ("ok  ", "green") if figure["status"] == "pass" else ("FAIL", "red")
+        print_line(console, mark, f" {figure['message']}", indent=2)
+    if result["slow_ranks"]:
+        slow = ", ".join(f"rank {r['rank']} ({_seconds(r['mean_s'], 3)} s, {_signed(r['vs_median'])} vs median, "
+                         f"slowest in {r['times_slowest']} of {r['steps']} steps)" for r in result["slow_ranks"][:5])
+        print_line(console, ("slow ranks", "bold"), f": {slow}", indent=2)
+    if result["outlier_steps"]:
+        steps = ", ".join(f"step {_count(o['step']) if o['step'] is not None else '?'} "
+                          f"({_seconds(o['step_time_s'], 3)} s)" for o in result["outlier_steps"][:10])
+        more = len(result["outlier_steps"]) - 10
+        print_line(console, ("outlier steps", "bold"), f": {steps}" + (f" and {more} more" if more > 0 else ""),
+                   indent=2)
+    if result.get("service_credit_percent"):
+        print_line(console, ("service credit", "bold"),
+                   f": {result['service_credit_percent']:g}% of the invoice", indent=2)
+    for note in result["notes"]:
+        print_line(console, ("note", "bold"), f": {note}", indent=2)

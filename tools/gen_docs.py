@@ -356,6 +356,11 @@ CLUSTER_SECTIONS = [
         "commitment flags.",
         "`global_batch_tokens` must be a multiple of the commitment's `seq_len` (else the workload's).",
     ]),
+    ("bids[].committed.service_credit", S.ServiceCreditSpec, "What a breached commitment costs the vendor: "
+     "`procure acceptance` prints it in the burn-in protocol and `procure accept` adds it up per breached "
+     "figure.", [
+        "`cap_percent`, when given, is at least `percent_per_breach`.",
+    ]),
     ("bids[].plan", S.PlanSpecModel, "`plan: auto` (the default) searches every dimension. A mapping fixes "
      "the keys it gives and searches the rest.", []),
 ]
@@ -490,6 +495,7 @@ bids:
       global_batch_tokens: 4_194_304 # measured at 4M tokens per step (converted to the bid's batch)
       seq_len: 8192                  # ... at this sequence length
       precision: bf16                # ... and precision (unset: the workload's)
+      service_credit: {percent_per_breach: 5, cap_percent: 15}   # per breach `procure accept` finds
     plan: auto                       # search the parallel plan
     measured: [logs/acme/burnin.log] # burn-in logs, relative to this file
     software: {stack: nemo, version: "25.09"}   # optional: this bid's stack and release
@@ -850,6 +856,10 @@ ARGUMENT_TEXT = {
     "completion.shell": "The shell to complete for.",
     "sweep.sweep_file": "The sweep.yaml (`procure.sweep/v1`): workloads, accelerators, GPU counts, price terms, "
                         "constraints.",
+    "acceptance.cluster": "The cluster.yaml holding the bid.",
+    "accept.spec": "The acceptance spec `procure acceptance` wrote (`procure.acceptance/v1` YAML).",
+    "accept.logs": "The burn-in's logs or traces, any format `procure ingest` reads (per-rank tables included); "
+                   "with a scaling test, the reference run's logs too (told apart by the GPU count they state).",
 }
 COMMAND_NOTES = {
     "quote": ["Writes `<out>/<slug>.<format>` for each format, the slug made from `title`. Existing files "
@@ -885,6 +895,25 @@ COMMAND_NOTES = {
              "(workload and assumption changes), `added`, `removed`, `changed` (per bid: `inputs` and `results`, "
              "each change with `field`, `label`, `kind`, `old`, `new`, `delta`, `relative` and, for money, "
              "`currency`; flags added and removed) and `ranking` (old, new, changed, winner_changed)."],
+    "acceptance": ["Writes `<out>/<slug>-<bid>-acceptance.yaml` (`procure.acceptance/v1`) and "
+                   "`<out>/<slug>-<bid>-acceptance.pdf`: the job to run (the committed conditions, else the "
+                   "workload's: model shape, global batch, sequence, precision, GPUs, the plan the bid states), the "
+                   "steps (at least 200 measured after a warm-up of max(10 steps, 2% of the run): two steps lie "
+                   "above a P99 of 200), the thresholds (measured mean and P99 at most the committed figures, no "
+                   "tolerance: the 15% committed tolerance is about the model, not the contract; scaling "
+                   "efficiency against the same job on 1/8 of the GPUs, global batch fixed, when committed; no "
+                   "rank more than 5% slower than the median rank), the log formats accepted as evidence and the "
+                   "service credit a breach earns (`committed.service_credit`). An existing spec is refused unless "
+                   "`--force`. An unknown `--bid` is exit 1 with a suggestion."],
+    "accept": ["Exit 0 when every threshold holds; exit 2 when one is breached or cannot be verified from the "
+               "logs (each named with measured and committed values, the slowest ranks and the outlier steps); "
+               "exit 1 when the logs hold fewer measured steps than the spec asks for, or the spec is invalid "
+               "(`file:line:col: error[...]`).",
+               "JSON: `procure.acceptance-result/v1` with `passed`, `figures` (each `figure`, `status` pass, "
+               "breach or unverified, `measured`, `committed`, `limit`, `bound`, `message`), `run` and "
+               "`reference_run` (steps measured, warm-up excluded, mean, P99, max), `slow_ranks` (rank, mean, "
+               "vs median, steps in which it was the slowest), `straggler_ranks`, `outlier_steps`, "
+               "`service_credit_percent` and `notes`."],
     "completion": ["Add `eval \"$(procure completion bash)\"` to `~/.bashrc` (zsh: `~/.zshrc`; fish: "
                    "`procure completion fish | source`)."],
     "sweep": ["Writes `<out>/<slug>.<format>` for each `--write` format. While it runs, each finished chunk of "
@@ -902,6 +931,10 @@ COMMAND_EXAMPLES = {
     "validate": ["procure validate cluster.yaml", "procure validate cluster.yaml --format json",
                  "procure validate cluster.yaml --responses responses/"],
     "rfq": ["procure rfq examples/cluster.yaml -o rfq", "procure rfq cluster.yaml --lang zh-TW"],
+    "acceptance": ["procure acceptance examples/cluster.yaml --bid coreweave-h100-1y",
+                   "procure acceptance cluster.yaml --bid acme-h100-1y -o contract --lang zh-TW"],
+    "accept": ["procure accept reports/my-rfq-acme-h100-1y-acceptance.yaml burnin/*.log",
+               "procure accept spec.yaml rank-steps.parquet --format json"],
     "estimate": ["procure estimate cluster.yaml --bid acme-h100-1y"],
     "backtest": ["procure backtest ../shared/data/published_runs/calibration.yaml --format json"],
     "ingest": ["procure ingest logs/burnin.log", "procure ingest --list-formats",
@@ -1142,7 +1175,14 @@ CODES: dict[str, tuple[str, str, str]] = {
     "id-mismatch": ("catalog files", "A catalog or price-book file whose `id` differs from its file name.",
                     "Rename the file or the id so they match."),
     # commands
-    "unknown-bid": ("command", "`procure estimate --bid ID` names no bid of the file; the message lists them.",
+    "no-commitment": ("command", "`procure acceptance --bid ID` names a bid that commits no step time, P99 or "
+                      "scaling efficiency a burn-in could test.",
+                      "Add the vendor's commitments under the bid's `committed:`, or choose another bid."),
+    "too-few-steps": ("command", "`procure accept`: the logs hold fewer steps after the warm-up than the spec "
+                      "asks for, or a log states another GPU count or a format the spec does not accept. "
+                      "Too short a run is no pass.",
+                      "Run the burn-in for the spec's total steps and give all of its logs."),
+    "unknown-bid": ("command", "`procure estimate --bid ID` or `procure acceptance --bid ID` names no bid of the file; the message lists them.",
                     "Use one of the listed ids."),
     "unknown-flag": ("command", "`--fail-on` names a flag that does not exist.", "Use the suggested flag; "
                      "see [commands.md](commands.md#procure-quote) for the list."),

@@ -368,6 +368,19 @@ class PricingSpec(Strict):
         return self
 
 
+class ServiceCreditSpec(Strict):
+    """What a breached commitment costs the vendor: a share of the invoice per breached figure."""
+
+    percent_per_breach: Finite = Field(gt=0, le=100, description="Percent of the invoice credited for each committed figure the acceptance test finds breached.")
+    cap_percent: Optional[Finite] = Field(None, gt=0, le=100, description="The most credited for one acceptance test, in percent of the invoice; unset: no cap below 100%.")
+
+    @model_validator(mode="after")
+    def _cap_covers_one(self) -> ServiceCreditSpec:
+        if self.cap_percent is not None and self.cap_percent < self.percent_per_breach:
+            raise ValueError("`cap_percent` is below `percent_per_breach`: one breach would already exceed the cap")
+        return self
+
+
 class CommittedSpec(Strict):
     """What the vendor commits; optionally the conditions its step times were measured at (the
     global batch in tokens or sequences, the sequence length, the precision). Conditions not
@@ -381,6 +394,7 @@ class CommittedSpec(Strict):
     global_batch: Optional[int] = Field(None, gt=0, le=10**9, description="The same in sequences.")
     seq_len: Optional[int] = Field(None, gt=0, le=10_000_000, description="The sequence length they were measured at; unset: the workload's.")
     precision: Optional[Literal["bf16", "fp16", "fp8"]] = Field(None, description="The precision they were measured at; unset: the workload's.")
+    service_credit: Optional[ServiceCreditSpec] = Field(None, description="What a breach found by `procure accept` costs the vendor (percent of the invoice per breached figure).")
 
     @model_validator(mode="after")
     def _one_batch(self) -> CommittedSpec:

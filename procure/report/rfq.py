@@ -73,6 +73,72 @@ UNITS_ZH = {"seconds": "秒", "days": "天", "months": "月", "years": "年", "G
             "layers": "層數", "TB": "TB", "kW per GPU": "每 GPU kW", "ratio ≥ 1": "比值 ≥ 1", "per year": "每年",
             "fraction per year": "每年比例"}
 
+# The meanings of the form's fields in Traditional Chinese; a field missing here (added to the schema
+# later) shows its English description.
+MEANING_ZH = {
+    "id": "此報價的代號（英數字、`.`、`_`、`-`）；留空則取檔名",
+    "vendor": "報價廠商名稱（印在報告上）",
+    "accelerator": "目錄中的加速器代號（見 Catalog 工作表）",
+    "gpus": "提供的加速器數量",
+    "network": "目錄中的網路代號；留空則為加速器的預設網路",
+    "pricing.kind": "計價方式：rental（租用，按 GPU 小時）或 purchase（購買）",
+    "pricing.price_book": "價目表代號（與 term 一起）",
+    "pricing.term": "該價目表的方案（on-demand、reserved-1y、purchase…）",
+    "pricing.usd_per_gpu_hour": "每 GPU 小時價格（美元），取代價目表",
+    "pricing.price_per_gpu_hour": "每 GPU 小時價格（以 currency 計），取代價目表",
+    "pricing.currency": "幣別（ISO 4217）",
+    "pricing.min_commit_months": "租用：最低計費月數",
+    "pricing.discount_fraction": "租用：每 GPU 小時價格的折扣",
+    "pricing.prepay_fraction": "租用：簽約時預付的比例",
+    "pricing.storage_per_gpu_hour": "租用：每計費 GPU 小時的儲存費",
+    "pricing.network_per_gpu_hour": "租用：每計費 GPU 小時的網路費",
+    "pricing.support_fraction": "租用：支援費占 GPU 小時金額的比例",
+    "pricing.setup_fee": "一次性設定費",
+    "pricing.egress_tb": "移出資料量（TB）",
+    "pricing.egress_per_tb": "每 TB 移出費用",
+    "pricing.capex_per_gpu": "購買：每 GPU 資本支出",
+    "pricing.capex_per_node": "購買：每節點額外資本支出",
+    "pricing.network_capex_per_gpu": "購買：每 GPU 網路資本支出",
+    "pricing.network_capex": "購買：整體網路資本支出",
+    "pricing.life_years": "購買：折舊年限",
+    "pricing.residual_fraction": "購買：年限末帳面殘值比例",
+    "pricing.resale_decline_per_year": "購買：轉售價值每年下降比例",
+    "pricing.power_per_kwh": "購買：每度電價",
+    "pricing.pue": "購買：機房 PUE（1–3）",
+    "pricing.colo_per_kw_month": "購買：每 kW 每月機櫃費用",
+    "pricing.kw_per_gpu": "每 GPU 的 IT 功率",
+    "pricing.staff_per_year": "購買：每年維運人力成本",
+    "pricing.support_per_gpu_year": "購買：每 GPU 每年支援合約",
+    "pricing.cost_of_capital": "購買：此報價的年資金成本",
+    "committed.step_time_s": "承諾平均 step 時間",
+    "committed.p99_step_time_s": "承諾第 99 百分位 step 時間",
+    "committed.scaling_efficiency": "承諾擴展效率（此規模每 GPU 吞吐量對小規模參考）",
+    "committed.global_batch_tokens": "承諾值量測時的全域批次（tokens）",
+    "committed.global_batch": "承諾值量測時的全域批次（序列）",
+    "committed.seq_len": "承諾值量測時的序列長度",
+    "committed.precision": "承諾值量測時的精度",
+    "plan.tp": "張量平行度",
+    "plan.pp": "管線平行階段數",
+    "plan.dp": "資料平行副本數",
+    "plan.cp": "上下文平行度",
+    "plan.ep": "專家平行度（MoE）",
+    "plan.vpp": "每個 rank 的虛擬管線階段數",
+    "plan.micro_batch": "每個 micro-batch 的序列數",
+    "plan.zero_stage": "ZeRO 階段",
+    "plan.recompute": "激活重算",
+    "plan.sequence_parallel": "Megatron 序列平行",
+    "plan.tp_comm_overlap": "張量平行通訊與計算重疊",
+    "plan.etp": "專家張量平行度（MoE）",
+    "plan.a2a_overlap": "專家平行 all-to-all 與計算重疊",
+    "plan.moe_dispatcher": "MoE token 分派器",
+    "plan.cp_comm": "上下文平行通訊方式",
+    "software.stack": "訓練軟體堆疊；留空為廠商主流堆疊",
+    "software.version": "該堆疊的版本",
+    "software.date": "YYYY-MM 或 YYYY-MM-DD：選此日期前最新版本",
+    "lead_time_days": "自 as_of 起到可用的天數",
+    "available_from": "可用日期（取代 lead_time_days）",
+}
+
 
 @dataclass(frozen=True)
 class Request:
@@ -112,7 +178,8 @@ def unit_text(unit: str, lang: str) -> str:
 
 def meaning_text(f: FormField, lang: str) -> str:
     t = TEXT[lang]
-    parts = [f.meaning.replace("`", "")] if f.meaning else []
+    meaning = MEANING_ZH.get(f.key, f.meaning) if lang == "zh-TW" else f.meaning
+    parts = [meaning.replace("`", "")] if meaning else []
     if f.choices:
         shown = ", ".join(f.choices[:40]) + (" ..." if len(f.choices) > 40 else "")
         parts.append(f"{t['choices']}: {shown}")

@@ -77,6 +77,8 @@ def test_rfq_writes_the_request_and_both_forms(forms):
     assert yaml.safe_load(text)["pricing"] == {f.path[1]: None for f in form_fields() if f.path[0] == "pricing"}
     if lang == "zh-TW":
         assert sheet["C1"].value == "單位" and "必填" in text
+        vendor_row = keys.index("vendor") + 2
+        assert "廠商" in sheet.cell(vendor_row, 4).value
 
 
 def test_every_form_field_is_a_cluster_yaml_bid_key_and_every_required_one_is_asked():
