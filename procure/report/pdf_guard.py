@@ -201,7 +201,7 @@ def layout_in_child(layout: Callable[[], bytes], *, budget_s: float,
     pid = os.fork()
     if pid == 0:                                        # the child: never returns
         os.close(read_fd)
-        _child(layout, write_fd, headroom_bytes)
+        _child(layout, write_fd, headroom_bytes, budget_s)
     os.close(write_fd)
     try:
         data = _read_all(read_fd, time.monotonic() + budget_s)
@@ -224,13 +224,16 @@ def layout_in_child(layout: Callable[[], bytes], *, budget_s: float,
     raise LayoutFailed("the PDF layout ended without a result (out of memory?)")
 
 
-def _child(layout: Callable[[], bytes], write_fd: int, headroom_bytes: int) -> None:
+def _child(layout: Callable[[], bytes], write_fd: int, headroom_bytes: int, budget_s: float) -> None:
     import faulthandler
 
     code = 0
     try:
         faulthandler.disable()           # a crash here is reported by the parent, in the reader's words
+        for signum in (signal.SIGINT, signal.SIGTERM):   # the parent's handlers (cleanup) are not ours
+            signal.signal(signum, signal.SIG_DFL)
         _limit_memory(headroom_bytes)
+        _limit_cpu(budget_s)
         try:
             payload, kind = layout(), 0
         except MemoryError:
@@ -265,6 +268,21 @@ def _limit_memory(headroom_bytes: int) -> None:
         cap = min(cap, hard)
     if soft == resource.RLIM_INFINITY or soft > cap:
         resource.setrlimit(resource.RLIMIT_AS, (cap, hard))
+
+
+def _limit_cpu(budget_s: float) -> None:
+    """A CPU-time limit a little past the wall clock: a child whose parent died (and so cannot kill
+    it) still ends, and with it its share of the output folder's lock."""
+    try:
+        import resource
+
+        seconds = int(budget_s) + 5
+        soft, hard = resource.getrlimit(resource.RLIMIT_CPU)
+        if hard != resource.RLIM_INFINITY:
+            seconds = min(seconds, hard)
+        resource.setrlimit(resource.RLIMIT_CPU, (seconds, hard))
+    except (ImportError, OSError, ValueError, AttributeError):
+        return
 
 
 def _read_all(fd: int, deadline: float) -> bytes:

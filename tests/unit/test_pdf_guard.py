@@ -176,3 +176,17 @@ def test_child_exceptions_come_back_as_text():
         layout_in_child(recurse, budget_s=60)
     with pytest.raises(LayoutFailed, match="ValueError: bad"):
         layout_in_child(lambda: (_ for _ in ()).throw(ValueError("bad")), budget_s=60)
+
+
+def test_child_has_a_cpu_limit_and_none_of_the_parents_signal_handlers():
+    """A child whose parent died cannot be killed by it: its CPU limit ends it (and its share of the
+    output folder's lock); the parent's SIGTERM cleanup handler must not run in the child."""
+    import resource
+
+    previous = signal.signal(signal.SIGTERM, lambda *_: None)
+    try:
+        seen = layout_in_child(lambda: f"{resource.getrlimit(resource.RLIMIT_CPU)[0]} "
+                                       f"{signal.getsignal(signal.SIGTERM) is signal.SIG_DFL}".encode(), budget_s=7)
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+    assert seen == b"12 True"
