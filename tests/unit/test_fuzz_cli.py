@@ -29,7 +29,9 @@ REPO = Path(__file__).resolve().parents[2]
 EXAMPLE = REPO / "examples" / "cluster.yaml"
 SAMPLE = REPO / "tests" / "fixtures" / "quote_sample.json"
 LOGS = REPO / "tests" / "fixtures" / "logs"
-TEXT_LOGS = sorted(p for p in LOGS.iterdir() if p.suffix in (".log", ".txt", ".jsonl") and p.stat().st_size < 200_000)
+# every log format the fixtures hold (text logs, JSON traces and records, per-rank CSV)
+TEXT_LOGS = sorted(p for p in LOGS.iterdir()
+                   if p.suffix in (".log", ".txt", ".jsonl", ".json", ".csv") and p.stat().st_size < 200_000)
 SPECIALS = ["0", "-1", "1e308", "1e-300", "-0", "nan", ".inf", "''", "~", "[]", "{}", "'x' ", "9" * 40, "1_0",
             "0x10", "2026-13-45", "9999-12-31", "yes", "!!binary AAAA", "&a 1", "*a", "\"\\x00\"", "é" * 50]
 BOOK_VALUES = ["1", "2.5", "1e308", "-1", "abc", "", "1e400", "NaN", "Infinity", "0.12345678901", "1" * 60,
@@ -129,7 +131,7 @@ def _book_case(folder: Path, field: str, value: str) -> Path:
 BOOK_FIELDS = ["price_per_gpu_hour", "storage_per_gpu_hour", "network_per_gpu_hour", "support_fraction"]
 
 
-@fuzz(6)
+@fuzz(10)
 @given(field=st.sampled_from(BOOK_FIELDS), value=st.sampled_from(BOOK_VALUES))
 def test_hostile_price_book_values_through_quote(tmp_path_factory, field, value):
     folder = tmp_path_factory.mktemp("book")
@@ -159,7 +161,7 @@ def test_price_book_values_the_bounds_branch_fixes(tmp_path, field, value):
 
 # --- logs of every text format -----------------------------------------------------------------
 
-@fuzz(30)
+@fuzz(40)
 @given(log=st.sampled_from(TEXT_LOGS), header=st.integers(1, 8), tail=st.one_of(
     st.binary(max_size=400),
     st.lists(st.text(st.characters(blacklist_categories=["Cs"]), max_size=80), max_size=30).map("\n".join)
