@@ -1306,7 +1306,8 @@ HOSTILE_CHECKLIST = [
     ("A user template whose HTML is hostile to the PDF layout (a 3,000 x 30 table, `width: 1e30px`, "
      "3,000 nested elements)",
      "The Jinja sandbox bounds the rendering; the layout after it has its own budget. Before the layout, "
-     f"a static pass refuses {_LAYOUT_BOUNDS}; then the layout runs in a child process with "
+     f"a static pass refuses {_LAYOUT_BOUNDS} (in the HTML and in every style sheet of the template "
+     "folder); then the layout runs in a child process with "
      f"{_LAYOUT_MEMORY} more address space than procure holds and a {_LAYOUT_TIME} wall clock. A breach is exit 1, "
      "`error[bad-template]` naming the template folder and the limit, nothing written, no lock left. "
      "procure's own templates are laid out in process (no fork). Tests: tests/unit/test_pdf_guard.py."),

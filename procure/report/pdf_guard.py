@@ -22,6 +22,7 @@ import os
 import re
 import select
 import signal
+import stat
 import struct
 import time
 from collections.abc import Callable
@@ -182,6 +183,39 @@ def check_layout_bounds(html: str, *, bids: int = 0) -> None:
     counter = _Counter(max_elements(bids))
     counter.feed(html)
     counter.close()
+
+
+MAX_CSS_FILES = 1000                # style sheets of a template folder the static pass reads
+MAX_CSS_FILE_BYTES = 1024 * 1024
+
+
+def check_template_css(folder: Path) -> None:
+    """LayoutRefused when a style sheet in a user's template folder (which its HTML may link or
+    @import) states an absurd CSS length. Only regular files inside the folder are read, as the
+    layout's fetcher would; links are not followed."""
+    seen = 0
+    for root, dirs, files in os.walk(folder, followlinks=False):
+        dirs.sort()
+        for name in sorted(files):
+            if not name.lower().endswith(".css"):
+                continue
+            seen += 1
+            if seen > MAX_CSS_FILES:
+                raise LayoutRefused(f"it has more than {MAX_CSS_FILES:,} style sheets")
+            path = Path(root) / name
+            try:
+                info = path.lstat()
+                if not stat.S_ISREG(info.st_mode):
+                    continue
+                if info.st_size > MAX_CSS_FILE_BYTES:
+                    raise LayoutRefused(f"the style sheet {name} is larger than {MAX_CSS_FILE_BYTES // 1024} KiB")
+                text = path.read_bytes().decode("utf-8", "replace")
+            except OSError:
+                continue
+            try:
+                _check_css(text)
+            except LayoutRefused as exc:
+                raise LayoutRefused(f"in {path.relative_to(folder)}: {exc}") from None
 
 
 # --- the layout child --------------------------------------------------------------------------

@@ -102,6 +102,7 @@ def render_report_pdf(html: str, *, templates_dir: Path | None, shipped_dir: Pat
     base_dir = Path(templates_dir)
     try:
         pdf_guard.check_layout_bounds(html, bids=bids)
+        pdf_guard.check_template_css(base_dir)
         return pdf_guard.layout_in_child(
             lambda: render_pdf(html, base_dir=base_dir, as_of=as_of, attachments=attachments),
             budget_s=pdf_guard.layout_budget_s(bids))

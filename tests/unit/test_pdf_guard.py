@@ -190,3 +190,25 @@ def test_child_has_a_cpu_limit_and_none_of_the_parents_signal_handlers():
     finally:
         signal.signal(signal.SIGTERM, previous)
     assert seen == b"12 True"
+
+
+def test_a_linked_style_sheet_with_an_absurd_length_is_refused_before_layout(tmp_path):
+    """Before: the HTML was clean, the linked sheet's 1e30px ran the layout past its 45 s budget
+    (the child's wall clock ended it); now the static pass names the sheet at once."""
+    folder = _template(tmp_path / "tpl", '<html><head><link rel="stylesheet" href="css/big.css"></head>'
+                                         "<body><div>x</div></body></html>")
+    (folder / "css").mkdir()
+    (folder / "css" / "big.css").write_text("div { width: 1e30px; padding: 1e29px }", encoding="utf-8")
+    (folder / "ok.css").write_text("p { margin: 3mm }", encoding="utf-8")
+    with pytest.raises(LayoutRefused, match=r"css/big.css.*1e30px"):
+        pdf_guard.check_template_css(folder)
+    (folder / "css" / "big.css").write_text("div { width: 10px }", encoding="utf-8")
+    pdf_guard.check_template_css(folder)
+
+
+def test_a_style_sheet_link_out_of_the_folder_is_not_read(tmp_path):
+    outside = tmp_path / "outside.css"
+    outside.write_text("div { width: 1e30px }", encoding="utf-8")
+    folder = _template(tmp_path / "tpl", "<p>x</p>")
+    os.symlink(outside, folder / "linked.css")
+    pdf_guard.check_template_css(folder)     # not followed (the fetcher refuses it too)
