@@ -12,6 +12,7 @@ check the library calls; these check what a user sees.
 from __future__ import annotations
 
 import json
+import os
 import random
 import re
 import shutil
@@ -19,7 +20,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner, Result
-from hypothesis import given, settings, strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 from fuzz_budget import PHASES, examples
 from procure.cli import main
@@ -39,9 +40,10 @@ BOOK_VALUES = ["1", "2.5", "1e308", "-1", "abc", "", "1e400", "NaN", "Infinity",
 KEY_VALUE = re.compile(r"^(?P<head>\s*(?:- )?[A-Za-z_][\w.-]*:[ \t]+)(?P<value>[^#\n{]*?)(?P<tail>[ \t]*(?:#.*)?\n?)$")
 
 
-def fuzz(weight: int):   # seeded, no shrinking, no deadline: these run whole commands
-    return settings(max_examples=examples(weight), deadline=None, phases=PHASES, derandomize=True, database=None,
-                    suppress_health_check=list(__import__("hypothesis").HealthCheck))
+def fuzz(weight: int):   # seeded (PROCURE_FUZZ_RANDOM=1: not), no shrinking, no deadline: whole commands run
+    return settings(max_examples=examples(weight), deadline=None, phases=PHASES,
+                    derandomize=os.environ.get("PROCURE_FUZZ_RANDOM") != "1", database=None,
+                    suppress_health_check=list(HealthCheck))
 
 
 def listing(folder: Path) -> dict[str, bytes]:
