@@ -227,3 +227,20 @@ def test_templates_hostile_to_the_pdf_layout_through_render(tmp_path_factory, ht
     out = folder / "out"
     out.mkdir()
     invoke(["render", str(SAMPLE), "-o", str(out), "--format", "pdf", "--templates", str(folder)], out)
+
+
+# Found by test_mutated_cluster_yaml_through_validate: an empty id passed the schema (text) and
+# the catalog check (which skipped empty text), then the lookup raised KeyError: exit 3.
+@pytest.mark.parametrize("old, new, code", [
+    ("accelerator: b200-sxm-180gb", "accelerator: ''", "unknown-accelerator"),
+    ("model: llama3-70b", "model: ''", "unknown-model"),
+    ("price_book: aws-2026q3", "price_book: ''", "unknown-price-book"),
+])
+def test_an_empty_catalog_id_is_unknown_not_an_internal_error(tmp_path, old, new, code):
+    shutil.copytree(EXAMPLE.parent / "logs", tmp_path / "logs")
+    text = EXAMPLE.read_text(encoding="utf-8")
+    assert old in text
+    path = tmp_path / "cluster.yaml"
+    path.write_text(text.replace(old, new, 1), encoding="utf-8")
+    result = invoke(["validate", str(path)])
+    assert result.exit_code == 1 and f"error[{code}]:" in result.output and "''" in result.output, result.output
