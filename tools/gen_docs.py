@@ -39,6 +39,7 @@ from pydantic import BaseModel  # noqa: E402
 from procure.catalog import batch_scaling as BS  # noqa: E402
 from procure.catalog import entries as E  # noqa: E402
 from procure.inputs import schema as S  # noqa: E402
+from procure.report import pdf_guard as PG  # noqa: E402
 
 DOCS = REPO / "docs"
 PACKAGE = REPO / "procure"
@@ -1079,6 +1080,13 @@ def render_commands() -> str:
 # docs/troubleshooting.md
 
 # code -> (where it comes from, what it means, how to fix it)
+
+_LAYOUT_BOUNDS = (f"more than {PG.MAX_ELEMENTS_BASE:,} elements (plus {PG.MAX_ELEMENTS_PER_BID} a bid), elements "
+                  f"nested more than {PG.MAX_NESTING_DEPTH} deep, a CSS length or size attribute beyond "
+                  f"{PG.MAX_CSS_LENGTH:,}")
+_LAYOUT_TIME = f"{PG.LAYOUT_BUDGET_BASE_S:.0f} s (plus {PG.LAYOUT_BUDGET_PER_BID_S:g} s a bid)"
+_LAYOUT_MEMORY = f"{PG.LAYOUT_MEMORY_HEADROOM_BYTES / 1024 ** 3:g} GiB"
+
 CODES: dict[str, tuple[str, str, str]] = {
     # reading the file
     "not-found": ("file", "A file procure was asked to read does not exist: the cluster.yaml, a `measured` log "
@@ -1205,8 +1213,17 @@ CODES: dict[str, tuple[str, str, str]] = {
     "bad-template": ("reports", "A template in the `--templates` folder failed: bad syntax, an undefined name, "
                      "something the sandbox forbids, endless recursion or loops (a time budget of 10 s plus "
                      "30 ms a bid), too much memory or output, a file that is not UTF-8, or a link that "
-                     "leads outside the folder.", "Fix the template at the file:line given; templates see only "
-                     "the view model (docs/result-document.md)."),
+                     "leads outside the folder. Or its HTML cannot be laid out as a PDF within the layout's "
+                     f"bounds: {_LAYOUT_BOUNDS}, or a layout that takes longer than {_LAYOUT_TIME}, more "
+                     f"than {_LAYOUT_MEMORY} of memory, or crashes.",
+                     "Fix the template at the file:line given; templates see only "
+                     "the view model (docs/result-document.md). For a layout bound: fewer or shallower elements "
+                     "and ordinary CSS lengths, or leave `pdf` out of `--format`."),
+    "no-fonts": ("reports", "fontconfig finds no font at all (none installed, or `FONTCONFIG_FILE` names a "
+                 "configuration without font folders), so the PDF cannot be laid out. procure stops before the "
+                 "layout; nothing is written and the output folder's lock is released.",
+                 "Install a font package (Debian/Ubuntu: `apt-get install fonts-dejavu-core`; check with "
+                 "`fc-list`), fix `FONTCONFIG_FILE`, or leave `pdf` out of `--format`."),
     "bad-json": ("saved results", "`procure render` or `diff` was given a file that is not JSON (or has NaN).",
                  "Give the `.json` file `procure quote` wrote."),
     "bad-schema": ("saved results", "A file with the wrong `schema`: a saved result that is not "
@@ -1354,6 +1371,31 @@ CATEGORY_TITLES = [
 ]
 
 
+# One entry per class of hostile input (issue 30): what procure does with it, and the test that
+# keeps it so. Each area adds its own classes.
+HOSTILE_CHECKLIST = [
+    ("A user template whose HTML is hostile to the PDF layout (a 3,000 x 30 table, `width: 1e30px`, "
+     "3,000 nested elements)",
+     "The Jinja sandbox bounds the rendering; the layout after it has its own budget. Before the layout, "
+     f"a static pass refuses {_LAYOUT_BOUNDS} (in the HTML and in every style sheet of the template "
+     "folder); then the layout runs in a child process with "
+     f"{_LAYOUT_MEMORY} more address space than procure holds and a {_LAYOUT_TIME} wall clock. A breach is exit 1, "
+     "`error[bad-template]` naming the template folder and the limit, nothing written, no lock left. "
+     "procure's own templates are laid out in process (no fork). Tests: tests/unit/test_pdf_guard.py."),
+    ("No usable font (fontconfig finds none: no font package, or `FONTCONFIG_FILE` without font folders)",
+     "Checked through the fontconfig library WeasyPrint itself loads, before any layout (shipped and user "
+     "templates alike): exit 1, `error[no-fonts]`, nothing written, the lock released; before, the PDF "
+     "step crashed (segmentation fault) and left `.procure.lock` behind. Tests: "
+     "tests/unit/test_pdf_guard.py."),
+    ("Every attack class through the command line",
+     "tests/unit/test_fuzz_cli.py runs mutated cluster.yaml files (`validate`, `quote`), hostile user "
+     "price-book values (`quote`), each text log format with random lines or bytes after a valid header "
+     "(`ingest`), mutated saved JSON (`render`, `diff`) and templates hostile to the layout (`render` to "
+     "PDF): exit 0, 1 or 2, no traceback, nothing written on exit 1. Seeded and without shrinking (about "
+     "a minute); `PROCURE_FUZZ_EXAMPLES` scales it."),
+]
+
+
 def render_troubleshooting() -> str:
     used = diagnostic_codes()
     out = [NOTE.format(src="the diagnostic codes of procure/"), "", "# Troubleshooting", "",
@@ -1368,7 +1410,11 @@ def render_troubleshooting() -> str:
            "same problems as JSON.", "", "## Common problems", ""]
     for title, text in COMMON_PROBLEMS:
         out += [f"### {title}", "", text, ""]
-    out += ["## Diagnostic codes", ""]
+    out += ["## Hostile inputs checklist", "",
+            "What procure does with inputs written to break it, one class at a time.", ""]
+    for title, text in HOSTILE_CHECKLIST:
+        out += [f"- **{title}.** {text}"]
+    out += ["", "## Diagnostic codes", ""]
     undocumented = [c for c in used if c not in CODES and c not in SCHEMA_CODES]
     for key, title in CATEGORY_TITLES:
         codes = sorted(c for c, (cat, _m, _f) in CODES.items() if cat == key)

@@ -30,7 +30,8 @@ def _str(value: object) -> str | None:
 
 def check_workload(data: Raw, doc: YamlDocument, cat: Catalog, out: list[Diagnostic]) -> None:
     workload = data.get("workload")
-    model = _str(workload.get("model")) if isinstance(workload, dict) else None
+    given = workload.get("model") if isinstance(workload, dict) else None
+    model = given if isinstance(given, str) else None      # '' too: the schema takes it, the catalog has none
     if model is not None and model not in cat.models:
         out.append(doc.diagnostic(("workload", "model"), "unknown-model",
                                   f"model preset {model!r} is not in the catalog{cat.did_you_mean('model', model)}"
@@ -51,7 +52,9 @@ def check_currency(data: Raw, doc: YamlDocument, cat: Catalog, as_of: date | Non
 
 
 def check_hardware(i: int, bid: Raw, doc: YamlDocument, cat: Catalog, out: list[Diagnostic]) -> None:
-    accel, network = _str(bid.get("accelerator")), _str(bid.get("network"))
+    # an empty accelerator is text the schema accepts and the catalog does not hold: unknown, like any other
+    given = bid.get("accelerator")
+    accel, network = (given if isinstance(given, str) else None), _str(bid.get("network"))
     if accel is not None and accel not in cat.accelerators:
         out.append(doc.diagnostic(("bids", i, "accelerator"), "unknown-accelerator",
                                   f"{accel!r} is not in the catalog{cat.did_you_mean('accelerator', accel)}"))
@@ -72,7 +75,8 @@ def check_pricing(i: int, bid: Raw, data: Raw, doc: YamlDocument, cat: Catalog, 
     currency = _str(data.get("currency")) or "USD"
     fx = cat.fx_for(as_of) if as_of else None
     where = ("bids", i, "pricing")
-    book_id = _str(pricing.get("price_book"))
+    named = pricing.get("price_book")
+    book_id = named if isinstance(named, str) else None    # '' is a name no book has, not "no book"
     if book_id is None:
         inline_ccy = _str(pricing.get("currency"))
         if inline_ccy and inline_ccy != currency and (fx is None or inline_ccy not in fx.rates):

@@ -81,11 +81,12 @@ def _html(ctx: RenderContext) -> bytes:
 
 
 def _pdf(ctx: RenderContext) -> bytes:
-    from procure.report.pdf_report import render_pdf
+    from procure.report.pdf_report import render_report_pdf
     from procure.resources import templates_dir as shipped
 
-    return render_pdf(ctx.html, base_dir=Path(ctx.templates_dir) if ctx.templates_dir else shipped(),
-                      as_of=str(ctx.doc["as_of"]), attachments=list(ctx.attachments))
+    return render_report_pdf(ctx.html, templates_dir=ctx.templates_dir, shipped_dir=shipped(),
+                             as_of=str(ctx.doc["as_of"]), bids=len(ctx.doc.get("bids") or ()),
+                             attachments=list(ctx.attachments))
 
 
 def _xlsx(ctx: RenderContext) -> bytes:

@@ -89,6 +89,27 @@ def render_pdf(html: str, *, base_dir: Path, as_of: str,
         logger.setLevel(previous)
 
 
+def render_report_pdf(html: str, *, templates_dir: Path | None, shipped_dir: Path, as_of: str, bids: int,
+                      attachments: Sequence[tuple[str, bytes]] = ()) -> bytes:
+    """The PDF of a report under the layout budgets (report.pdf_guard): the font check always; for
+    a user's ``templates_dir`` also the static bounds and the layout in a capped child process.
+    Every broken bound is an InputError (exit 1) naming the template folder and the limit."""
+    from procure.report import pdf_guard
+
+    pdf_guard.check_fonts()
+    if templates_dir is None:     # procure's own templates: laid out in process, no fork
+        return render_pdf(html, base_dir=shipped_dir, as_of=as_of, attachments=attachments)
+    base_dir = Path(templates_dir)
+    try:
+        pdf_guard.check_layout_bounds(html, bids=bids)
+        pdf_guard.check_template_css(base_dir)
+        return pdf_guard.layout_in_child(
+            lambda: render_pdf(html, base_dir=base_dir, as_of=as_of, attachments=attachments),
+            budget_s=pdf_guard.layout_budget_s(bids))
+    except (pdf_guard.LayoutRefused, pdf_guard.LayoutFailed) as exc:
+        raise pdf_guard.guarded_error(base_dir, exc) from None
+
+
 def _identifier(html: str) -> bytes:
     import hashlib
 

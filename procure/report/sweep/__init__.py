@@ -51,11 +51,11 @@ def _html(doc: dict[str, Any], page_size: str, templates_dir: Path | None) -> by
 
 
 def _pdf(doc: dict[str, Any], page_size: str, templates_dir: Path | None) -> bytes:
-    from procure.report.pdf_report import render_pdf
+    from procure.report.pdf_report import render_report_pdf
     from procure.resources import templates_dir as shipped
 
-    return render_pdf(sweep_html(doc, page_size, templates_dir),
-                      base_dir=Path(templates_dir) if templates_dir else shipped(), as_of=str(doc["as_of"]))
+    return render_report_pdf(sweep_html(doc, page_size, templates_dir), templates_dir=templates_dir,
+                             shipped_dir=shipped(), as_of=str(doc["as_of"]), bids=0)
 
 
 RENDERERS: dict[str, Render] = {"json": _json, "parquet": _parquet, "xlsx": _xlsx, "html": _html, "pdf": _pdf}
