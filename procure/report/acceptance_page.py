@@ -34,8 +34,10 @@ def render_acceptance_html(spec: AcceptanceSpec, file_name: str, lang: str = "en
 
 def render_acceptance_pdf(spec: AcceptanceSpec, file_name: str, lang: str = "en", page_size: str = "A4") -> bytes:
     """One PDF page (or two) for the spec written as ``file_name``; equal specs give equal PDFs."""
+    from procure.report.pdf_guard import check_fonts
     from procure.report.pdf_report import render_pdf
     from procure.resources import templates_dir
 
     html = render_acceptance_html(spec, file_name, lang, page_size)
+    check_fonts()          # no usable font: exit 1, not a crash in the layout
     return render_pdf(html, base_dir=templates_dir(), as_of=spec.as_of)

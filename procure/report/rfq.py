@@ -309,9 +309,11 @@ def request_view(request: Request, lang: str, files: tuple[str, str], basis: str
 
 def request_pdf(view: dict[str, Any], as_of: str, base_dir: Path) -> bytes:
     from procure.report.html_report import make_environment, page_size_css
+    from procure.report.pdf_guard import check_fonts
     from procure.report.pdf_report import render_pdf
 
     env = make_environment(None)
     css = f"@page {{ size: {page_size_css('A4')}; }}"
     html = env.get_template("rfq.html.j2").render(**view, page_css=css)
+    check_fonts()          # no usable font: exit 1, not a crash in the layout
     return render_pdf(html, base_dir=base_dir, as_of=as_of)
