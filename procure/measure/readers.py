@@ -47,7 +47,7 @@ class Limits:
     - ``min_bytes_per_line`` / ``min_bytes_per_container``: below these averages a text is a parse
       bomb (a one-byte line or an empty ``{}`` costs a hundred bytes of Python objects);
     - ``max_lines``: lines in one text log or trace, whatever its bytes (each line becomes a
-      Python string of ~60 bytes: 4 M lines stay within a few hundred MB);
+      Python string and a line record, ~200 bytes: 2 M lines stay within ~400 MB);
     - ``max_rows`` / ``max_row_groups``: rows and Parquet row groups of one table read in-process
       (counted from the Parquet metadata before any row is decoded, and batch by batch while a
       CSV streams); a larger table is read with a dask scheduler (``--scheduler``);
@@ -61,7 +61,7 @@ class Limits:
     min_bytes_per_line: int = 8
     min_bytes_per_container: int = 16
     budget_floor: int = 100_000            # lines or containers always allowed
-    max_lines: int = 4_000_000
+    max_lines: int = 2_000_000
     max_rows: int = 10_000_000
     max_row_groups: int = 100_000
     max_files: int = 100_000

@@ -80,6 +80,6 @@ def test_a_parquet_file_of_many_row_groups_is_refused(tmp_path):
 
 
 def test_the_default_limits_allow_real_runs():
-    # a 10k-step run of 1,024 ranks is 10 M rows; a 200 MiB log of 50-byte lines is 4 M lines
+    # a 10k-step run of 1,024 ranks is 10 M rows; a 200 MiB log of 100-byte lines is 2 M lines
     assert DEFAULT_LIMITS.max_rows >= 10_000_000
-    assert DEFAULT_LIMITS.max_lines >= DEFAULT_LIMITS.text_bytes // 64
+    assert DEFAULT_LIMITS.max_lines >= DEFAULT_LIMITS.text_bytes // 128
