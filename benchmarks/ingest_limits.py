@@ -5,6 +5,7 @@ peak RSS (``resource.getrusage``), so one shape's memory does not hide another's
 
 - ``megatron-flood``: a valid Megatron header, then 200 MiB of 8-byte lines (refused: too many lines);
 - ``megatron-at-limit``: the header, then ``max_lines`` lines filling the 200 MiB text limit (read);
+- ``kineto-at-limit``: a Chrome trace of short events filling the 200 MiB text limit (read);
 - ``csv-flood``: a 400 MB per-rank CSV of tiny rows (refused while streaming: too many rows);
 - ``csv-at-limit``: a per-rank CSV of ``max_rows`` rows (read);
 - ``parquet-flood``: a Parquet file of 80 M rows (refused from its metadata);
@@ -57,6 +58,26 @@ def _megatron(path: Path, lines: int, width: int) -> int:
     return lines
 
 
+def _kineto(path: Path, size: int) -> int:
+    """A Chrome trace of short events (one profiler step per 1,000 events) filling ``size`` bytes."""
+    events, written, i = [], 0, 0
+    with open(path, "w") as out:
+        out.write('{"traceEvents":[')
+        while written < size - 200:
+            if i % 1000 == 0:
+                event = f'{{"ph":"X","name":"ProfilerStep#{i // 1000}","pid":1,"tid":1,"ts":{i * 10},"dur":10000}},'
+            else:
+                event = f'{{"ph":"X","cat":"kernel","name":"k","pid":1,"tid":7,"ts":{i * 10},"dur":5}},'
+            events.append(event)
+            written += len(event)
+            i += 1
+            if len(events) == 100_000:
+                out.write("".join(events))
+                events = []
+        out.write("".join(events).rstrip(",") + "]}")
+    return i
+
+
 def _rank_table(path: Path, rows: int, kind: str) -> int:
     import numpy as np
     import pyarrow as pa
@@ -103,6 +124,7 @@ def shapes(scale: float) -> dict[str, tuple[str, str, object]]:
                            lambda p: _megatron(p, (text - FIXTURE.stat().st_size) // 8, 8)),
         "megatron-at-limit": ("megatron", "limit.log",
                               lambda p: _megatron(p, lines - 100, max(8, (text - 20_000) // lines))),
+        "kineto-at-limit": ("kineto", "trace.json", lambda p: _kineto(p, text)),
         "csv-flood": ("rank-table csv", "flood.csv", lambda p: _csv_flood(p, int(400e6 * scale))),
         "csv-at-limit": ("rank-table csv", "limit.csv", lambda p: _rank_table(p, rows, "csv")),
         "parquet-flood": ("rank-table parquet", "flood.parquet",
