@@ -132,7 +132,7 @@ def quote(path: Path | str, out_dir: Path, formats: list[str], *, templates_dir:
     with output_lock(Path(out_dir)):     # the whole run: a second quote into this folder is "busy"
         document = build_document(inputs, progress=progress, basis=basis)
         slug = slugify(document.title) or Path(path).stem
-        attachments = _attachments(inputs)
+        attachments = _attachments(inputs, document)
         written = render(document, formats, Path(out_dir), slug, templates_dir=templates_dir, lang=lang,
                          page_size=page_size, force=force, attachments=attachments, bid_pages=bid_pages)
     return QuoteResult(document, written, list(fail_on or []))
@@ -141,15 +141,28 @@ def quote(path: Path | str, out_dir: Path, formats: list[str], *, templates_dir:
 ATTACH_LIMIT_BYTES = 25 * 1024 * 1024   # telemetry can be huge: past this, inputs are listed, not attached
 
 
-def _attachments(inputs: Inputs) -> list[tuple[str, bytes]]:
-    """cluster.yaml and the measured logs, embedded in the PDF while they stay small."""
+def _attachments(inputs: Inputs, document: QuoteDocument) -> list[tuple[str, bytes]]:
+    """cluster.yaml and the measured logs procure parsed, embedded in the PDF while they stay small.
+
+    Only a file listed among the document's inputs is attached, and only when the bytes read now
+    hash to the digest listed there: a file of a measured folder that was skipped (not a log, say
+    ``credentials.txt``) is never carried, nor one swapped since it was parsed."""
+    import hashlib
+
+    from procure.sources.files import read_bytes_limited
+
     files = [(Path(inputs.path).name, inputs.raw)]
     total = len(inputs.raw)
+    listed = {(f.path, f.sha256) for f in document.inputs if f.role == "measured"}
+    names = {name for name, _digest in listed}
     for rb in inputs.bids:
         for log in rb.measured_paths:
-            if log.is_file() and total + log.stat().st_size <= ATTACH_LIMIT_BYTES:
-                files.append((log.name, log.read_bytes()))
-                total += log.stat().st_size
+            if log.name not in names or not log.is_file() or total + log.stat().st_size > ATTACH_LIMIT_BYTES:
+                continue
+            data = read_bytes_limited(log, str(log), ATTACH_LIMIT_BYTES - total)
+            if (log.name, hashlib.sha256(data).hexdigest()) in listed:
+                files.append((log.name, data))
+                total += len(data)
     return files
 
 

@@ -1178,8 +1178,10 @@ CODES: dict[str, tuple[str, str, str]] = {
                  "system's length limit, an unknown `~user`, a link loop.",
                  "Write a plain path to the log file, relative to the folder of cluster.yaml."),
     "path-not-allowed": ("catalog", "A `measured` path resolves outside the folder of cluster.yaml (`../`, an "
-                         "absolute path, a link).", "Move the log next to cluster.yaml, or pass "
-                         "`--allow-path FOLDER` to allow that folder."),
+                         "absolute path, a link), or a measured file is a hard link (a file with more than one "
+                         "name: nothing shows where its other names lie).", "Move the log next to cluster.yaml, "
+                         "or pass `--allow-path FOLDER` to allow that folder; copy a hard-linked file instead "
+                         "of linking it."),
     "id-mismatch": ("catalog files", "A catalog or price-book file whose `id` differs from its file name.",
                     "Rename the file or the id so they match."),
     # commands
@@ -1303,7 +1305,10 @@ COMMON_PROBLEMS = [
      "procure never overwrites reports silently. Pass `--force`, or write to another folder with `-o`."),
     ("`error[path-not-allowed]` for a `measured` log",
      "Measured paths must stay inside the folder of cluster.yaml, so a shared cluster.yaml cannot read "
-     "arbitrary files. Pass `--allow-path /data/logs` (repeatable) to allow another folder."),
+     "arbitrary files. Pass `--allow-path /data/logs` (repeatable) to allow another folder. A hard link "
+     "(`ln`, a file with more than one name) in a measured or `--templates` folder is refused wherever "
+     "it lies, allowed folder or not: unlike a symbolic link it has no target to check, so "
+     "`ln ~/.ssh/id_rsa logs/rank0.log` would look like a log. Copy the file (`cp`) instead."),
     ("Exit code 2 in CI",
      "A `--fail-on` flag tripped: the reports were written and the message lists `bid: flag` pairs. Drop the "
      "flag from `--fail-on` if it should not fail the build."),
@@ -1396,6 +1401,28 @@ HOSTILE_CHECKLIST = [
 ]
 
 
+# One line per class of hostile input procure defends against: what the attack is, what procure does.
+HOSTILE_LINES = [
+    "A measured folder holding files that are not logs (`credentials.txt`, notes): they are skipped, and "
+    "neither listed among the report's inputs nor attached to the PDF. Only the files procure parsed are "
+    "attached, each listed with its SHA-256; a file changed between parsing and rendering is not attached.",
+    "A symbolic link in a measured or template folder that leads outside the allowed folders: refused "
+    "before reading (`error[path-not-allowed]`).",
+    "A hard link in a measured or template folder (a file with more than one name): refused before "
+    "reading, whatever folder it lies in; copy the file instead.",
+    "A log of millions of tiny lines after a valid header: refused once it holds more than 2,000,000 "
+    "lines, counted before the text is split (a 200 MiB log of 8-byte lines peaks near 430 MB).",
+    "A per-rank CSV of tiny rows: rows are counted batch by batch while the table streams and the read "
+    "stops past 10,000,000 rows (`--scheduler local` summarises larger tables on dask).",
+    "A small Parquet file of tens of millions of rows or thousands of row groups: refused from its "
+    "metadata before any row is decoded.",
+    "Vendor values no real run prints: a negative bus bandwidth or one between 0 and 0.01 GB/s "
+    "(nccl-tests prints two decimals), a `log_history` that is not a list, a step time under 1 ms "
+    "(the physical floor of one training step, for logs, traces and tables alike): an input error "
+    "naming the file (and its line where there is one), exit 1.",
+]
+
+
 def render_troubleshooting() -> str:
     used = diagnostic_codes()
     out = [NOTE.format(src="the diagnostic codes of procure/"), "", "# Troubleshooting", "",
@@ -1414,6 +1441,7 @@ def render_troubleshooting() -> str:
             "What procure does with inputs written to break it, one class at a time.", ""]
     for title, text in HOSTILE_CHECKLIST:
         out += [f"- **{title}.** {text}"]
+    out += [f"- {line}" for line in HOSTILE_LINES]
     out += ["", "## Diagnostic codes", ""]
     undocumented = [c for c in used if c not in CODES and c not in SCHEMA_CODES]
     for key, title in CATEGORY_TITLES:

@@ -64,7 +64,7 @@ def quote_document(inputs: Inputs, outcomes: list[BidOutcome], comparison: Compa
     return Q.QuoteDocument(
         schema_=Q.SCHEMA, procure_version=__version__, title=cluster.title, as_of=cluster.as_of,
         currency=cluster.currency, mfu_convention=MFU_CONVENTION,
-        inputs=_fingerprints(inputs), workload=_workload(inputs, critical),
+        inputs=_fingerprints(inputs, outcomes), workload=_workload(inputs, critical),
         assumptions=_assumptions(inputs, assumptions),
         fx=_fx(inputs),
         bids=[_bid(inputs, o, econ_by_id[o.resolved.bid.id]) for o in outcomes],
@@ -77,7 +77,9 @@ def quote_document(inputs: Inputs, outcomes: list[BidOutcome], comparison: Compa
 
 # --- header sections -------------------------------------------------------------------------
 
-def _fingerprints(inputs: Inputs) -> list[Q.InputFingerprint]:
+def _fingerprints(inputs: Inputs, outcomes: list[BidOutcome]) -> list[Q.InputFingerprint]:
+    """cluster.yaml, the user's price books and the measured files procure parsed (a file of a
+    measured folder skipped as no known log format is not an input: neither listed nor attached)."""
     rows = [Q.InputFingerprint(path=Path(inputs.path).name, role="cluster",
                                sha256=hashlib.sha256(inputs.raw).hexdigest(), bytes=len(inputs.raw))]
     used_books = sorted({rb.price.book.id for rb in inputs.bids if rb.price.book is not None
@@ -89,12 +91,12 @@ def _fingerprints(inputs: Inputs) -> list[Q.InputFingerprint]:
                                        sha256=hashlib.sha256(data).hexdigest(), bytes=len(data)))
     rows += [Q.InputFingerprint(path=r.path.name, role="response", sha256=r.sha256, bytes=r.bytes)
              for r in inputs.responses]
-    for rb in inputs.bids:
-        for path in rb.measured_paths:
-            with open(path, "rb") as handle:     # streamed: telemetry can be gigabytes
-                digest = hashlib.file_digest(handle, "sha256").hexdigest()
-            rows.append(Q.InputFingerprint(path=path.name, role="measured", sha256=digest,
-                                           bytes=path.stat().st_size))
+    parsed = list(dict.fromkeys(path for o in outcomes if o.measured is not None for path in o.measured.files))
+    for path in parsed:
+        with open(path, "rb") as handle:     # streamed: telemetry can be gigabytes
+            digest = hashlib.file_digest(handle, "sha256").hexdigest()
+            size = handle.tell()
+        rows.append(Q.InputFingerprint(path=path.name, role="measured", sha256=digest, bytes=size))
     return rows
 
 

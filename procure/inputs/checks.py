@@ -19,7 +19,7 @@ from typing import Any
 from procure.catalog.load import Catalog
 from procure.errors import Diagnostic
 from procure.inputs.crossfield import Raw, raw_int
-from procure.sources.files import kind_of, walk_files, within
+from procure.sources.files import hard_link_problem, kind_of, walk_files, within
 from procure.sources.suggest import suggest
 from procure.sources.yamlpos import YamlDocument
 
@@ -213,9 +213,15 @@ def measured_files(path_text: str, base: Path, allowed: list[Path]) -> list[Path
     (a symbolic link inside the folder that leads out of them is refused, never followed)."""
     top = resolve_measured(path_text, base, allowed)
     if not top.is_dir():
+        try:
+            linked = hard_link_problem(os.stat(top))
+        except OSError:
+            linked = None          # reported where the file is read
+        if linked:
+            raise MeasuredProblem("path-not-allowed", f"measured file {_shown(path_text)} is {linked}")
         return [top]
     try:
-        files, refused = walk_files(str(top), [str(r) for r in allowed], MAX_FILES_PER_FOLDER)
+        files, refused = walk_files(str(top), [str(r) for r in allowed], MAX_FILES_PER_FOLDER, single_name=True)
     except OverflowError:
         raise MeasuredProblem("too-large", f"measured folder {_shown(path_text)} holds more than "
                                            f"{MAX_FILES_PER_FOLDER:,} files") from None
@@ -226,7 +232,7 @@ def measured_files(path_text: str, base: Path, allowed: list[Path]) -> list[Path
         where, outside, why = refused[0]
         code = "path-not-allowed" if outside else "not-a-file"
         more = f" (and {len(refused) - 1} more)" if len(refused) > 1 else ""
-        hint = "; remove it or pass --allow-path" if code == "path-not-allowed" else ""
+        hint = "; remove it or pass --allow-path" if code == "path-not-allowed" and "hard link" not in why else ""
         raise MeasuredProblem(code, f"{where} in measured folder {_shown(path_text)} is {why}{more}{hint}")
     return [Path(f) for f in files]
 

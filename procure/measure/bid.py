@@ -31,6 +31,7 @@ class MeasuredBid:
     gpus: int | None                      # the largest GPU count a source states
     busbw_nodes: int | None               # hosts the nccl-tests run spanned, when printed
     scale_out: ScaleOutDecision
+    files: tuple[Path, ...] = ()          # the files parsed (not those skipped as no known format)
 
     @property
     def mean_s(self) -> float | None:
@@ -76,4 +77,5 @@ def measure_bid(paths: list[Path], scale_up_domain: int, nic_gbs_per_gpu: float,
     nodes = max(((s.get("bus_bandwidth") or {}).get("nodes") or 0 for s in listed), default=0) or None
     busbw = result.busbw_gbs()
     return MeasuredBid(result.step_time_summary(), result.histogram(), busbw, sources, gpus, nodes,
-                       decide_scale_out(busbw, nodes, gpus, scale_up_domain, nic_gbs_per_gpu, network_id))
+                       decide_scale_out(busbw, nodes, gpus, scale_up_domain, nic_gbs_per_gpu, network_id),
+                       tuple(Path(s["path"]) for s in listed))

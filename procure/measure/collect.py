@@ -66,8 +66,37 @@ def _as_list(paths: Sequence[str | Path] | str | Path) -> list[str | Path]:
     return [paths] if isinstance(paths, (str, Path)) else list(paths)
 
 
+# The physical floor of one training step: a forward and backward pass over a batch, its optimizer
+# step and a gradient all-reduce take milliseconds at the very least (kernel launches alone take
+# tens of microseconds each). A log or trace stating less is corrupt or forged, and dividing by it
+# (throughput, cost per token) would give figures that mean nothing.
+MIN_STEP_TIME_S = 1e-3
+
+
 def _parse_file(path: Path, fmt: str | None, scheduler: str | None,
                 limits: readers.Limits) -> Parsed | None:
+    parsed = _parse_file_unchecked(path, fmt, scheduler, limits)
+    if parsed is not None:
+        _check_plausible(parsed, path)
+    return parsed
+
+
+def _check_plausible(parsed: Parsed, path: Path) -> None:
+    """Refuse step times below MIN_STEP_TIME_S (or not above zero) as an input error naming the file."""
+    times = [parsed.samples.step_time_s]
+    if parsed.reduction is not None:
+        times.append(parsed.reduction.step_time_max_s)
+    for values in times:
+        values = np.asarray(values, dtype=float)
+        low = values[np.isfinite(values) & (values < MIN_STEP_TIME_S)]
+        if low.size:
+            raise LogError(f"{path}: a step time of {float(low.min()):.3g} s is implausible: a training step "
+                           f"takes at least {MIN_STEP_TIME_S * 1e3:g} ms (the physical floor procure "
+                           f"uses); {low.size:,} step time(s) below it, refused")
+
+
+def _parse_file_unchecked(path: Path, fmt: str | None, scheduler: str | None,
+                          limits: readers.Limits) -> Parsed | None:
     fmt = fmt or _detect(path, limits)
     if fmt is None:
         return None

@@ -46,6 +46,11 @@ class Limits:
       size once decoded (real tables 1-5x);
     - ``min_bytes_per_line`` / ``min_bytes_per_container``: below these averages a text is a parse
       bomb (a one-byte line or an empty ``{}`` costs a hundred bytes of Python objects);
+    - ``max_lines``: lines in one text log or trace, whatever its bytes (each line becomes a
+      Python string and a line record, ~200 bytes: 2 M lines stay within ~400 MB);
+    - ``max_rows`` / ``max_row_groups``: rows and Parquet row groups of one table read in-process
+      (counted from the Parquet metadata before any row is decoded, and batch by batch while a
+      CSV streams); a larger table is read with a dask scheduler (``--scheduler``);
     - ``max_files``: files in one folder.
     """
 
@@ -56,6 +61,9 @@ class Limits:
     min_bytes_per_line: int = 8
     min_bytes_per_container: int = 16
     budget_floor: int = 100_000            # lines or containers always allowed
+    max_lines: int = 2_000_000
+    max_rows: int = 10_000_000
+    max_row_groups: int = 100_000
     max_files: int = 100_000
 
 
@@ -209,6 +217,9 @@ def check_parse_budget(data: bytes, fmt: str, source: str, limits: Limits = DEFA
     """Refuse a parse bomb before parsing: more lines (or JSON containers) than the text's size
     can honestly hold. Counting bytes is cheap (C speed); the objects would not be."""
     lines = data.count(b"\n") + data.count(b"\r")
+    if lines > limits.max_lines:
+        raise LogError(f"{source}: too many lines ({lines:,}, over the limit of {limits.max_lines:,} "
+                       "lines for one log); split it or raise the limit (procure.measure.readers.Limits)")
     if lines > max(limits.budget_floor, len(data) // limits.min_bytes_per_line):
         raise LogError(f"{source}: {lines:,} lines in {len(data):,} bytes (under "
                        f"{limits.min_bytes_per_line} bytes a line): a parse bomb, refused")
@@ -271,19 +282,43 @@ def read_table(path: Path, columns: list[str], limits: Limits = DEFAULT_LIMITS) 
         if _is_parquet(path):
             handle = _parquet_file(path)
             _check_parquet_rows(handle, path, limits, columns)
+            _check_row_count(handle.metadata.num_rows, path, limits, "rows")
             table = handle.read(columns=columns, use_threads=True)
         else:
-            import pyarrow.csv as pcsv
-
-            source = _buffer(read_bytes(path, limits, limit=limits.table_bytes)) if _is_gzip(path) else str(path)
-            table = pcsv.read_csv(source, parse_options=_csv_parse(path),
-                                  convert_options=pcsv.ConvertOptions(include_columns=columns))
+            table = _read_csv_capped(path, columns, limits)
         table.validate(full=True)   # a corrupt file (a dictionary index past its end) fails here, not later
         return table
     except LogError:
         raise
     except Exception as exc:
         raise LogError(f"{path}: cannot read table ({_first_line(exc)})") from exc
+
+
+def _read_csv_capped(path: Path, columns: list[str], limits: Limits) -> Any:
+    """Only ``columns``, streamed batch by batch and refused once past ``max_rows`` rows: a
+    table of tiny rows stops at the limit instead of decoding all of them first."""
+    import pyarrow as pa
+    import pyarrow.csv as pcsv
+
+    source = _buffer(read_bytes(path, limits, limit=limits.table_bytes)) if _is_gzip(path) else str(path)
+    batches = []
+    rows = 0
+    with pcsv.open_csv(source, parse_options=_csv_parse(path),
+                       convert_options=pcsv.ConvertOptions(include_columns=columns)) as reader:
+        schema = reader.schema
+        for batch in reader:
+            rows += batch.num_rows
+            _check_row_count(rows, path, limits, "rows", at_least=True)
+            batches.append(batch)
+    return pa.Table.from_batches(batches, schema=schema)
+
+
+def _check_row_count(rows: int, path: Path, limits: Limits, what: str, at_least: bool = False) -> None:
+    if rows > limits.max_rows:
+        count = f"more than {limits.max_rows:,}" if at_least else f"{rows:,}"
+        raise LogError(f"{path}: too many rows ({count}, over the limit of {limits.max_rows:,} {what} "
+                       "for one table read in-process); summarise it with a dask scheduler "
+                       "(--scheduler local) or split it")
 
 
 def _parquet_file(path: Path) -> Any:
@@ -296,6 +331,9 @@ def _check_parquet_rows(handle: Any, path: Path, limits: Limits, columns: list[s
     """Decoded bytes of the columns read (8 a row, or the strings' own size) against the file's size."""
     meta = handle.metadata
     size = os.stat(path).st_size
+    if meta.num_row_groups > limits.max_row_groups:
+        raise LogError(f"{path}: too many row groups ({meta.num_row_groups:,}, over the limit of "
+                       f"{limits.max_row_groups:,} for one Parquet file); rewrite it with larger row groups")
     decoded = 0
     for g in range(meta.num_row_groups):
         group = meta.row_group(g)

@@ -108,7 +108,7 @@ def _confined_loader_class() -> type:
     import jinja2
     from jinja2.loaders import split_template_path
 
-    from procure.sources.files import NotRegular, open_regular, read_fd_limited, within
+    from procure.sources.files import NotRegular, hard_link_problem, open_regular, read_fd_limited, within
 
     class ConfinedLoader(jinja2.BaseLoader):
         """Like FileSystemLoader, but a template's real path must lie inside the folder it is
@@ -131,6 +131,9 @@ def _confined_loader_class() -> type:
                 except NotRegular as exc:
                     raise TemplateUnreadable(candidate, exc.strerror or "not a regular file") from None
                 try:
+                    linked = hard_link_problem(os.fstat(fd))   # checked on the open file, before reading
+                    if linked:
+                        raise TemplateUnreadable(candidate, linked)
                     data = read_fd_limited(fd, MAX_TEMPLATE_BYTES)
                     mtime = os.fstat(fd).st_mtime_ns
                 finally:

@@ -114,10 +114,26 @@ def within(path: str, roots: list[str]) -> bool:
     return any(path == root or path.startswith(root.rstrip(os.sep) + os.sep) for root in roots)
 
 
-def walk_files(folder: str, roots: list[str], limit: int) -> tuple[list[str], list[tuple[str, bool, str]]]:
+def hard_link_problem(st: os.stat_result) -> str | None:
+    """Why a regular file with more than one name is refused, or None for a file of one name.
+
+    A hard link is the same file under a second name: unlike a symbolic link it has no target
+    to resolve, so nothing shows whether its other name lies outside the allowed folders (an
+    ``ln ~/.ssh/id_rsa logs/rank0.log`` is indistinguishable from a log). Files procure reads
+    from measured and template folders must therefore have exactly one name."""
+    if stat.S_ISREG(st.st_mode) and st.st_nlink > 1:
+        return (f"a hard link ({st.st_nlink} names for one file), whose other names may lie outside the "
+                "allowed folders; copy the file instead of linking it")
+    return None
+
+
+def walk_files(folder: str, roots: list[str], limit: int, *, single_name: bool = False
+               ) -> tuple[list[str], list[tuple[str, bool, str]]]:
     """Every regular file under ``folder`` (sorted by real path, hidden names skipped), with each
     symbolic link resolved: a link that leads outside ``roots`` is listed as a problem, never
     followed; so are pipes, sockets and devices. A linked folder inside the roots is walked once.
+    With ``single_name``, a regular file with more than one hard link is refused as if outside
+    the roots (``hard_link_problem``).
 
     Returns (real paths of the files, [(path, outside the roots?, why)] of the entries refused).
     Stops with OverflowError past ``limit`` files.
@@ -135,9 +151,14 @@ def walk_files(folder: str, roots: list[str], limit: int) -> tuple[list[str], li
                 refused.append((entry.path, True, f"a link to {real}, outside the allowed folders"))
                 continue
             try:
-                mode = os.stat(real).st_mode
+                st = os.stat(real)
             except OSError as exc:
                 refused.append((entry.path, False, exc.strerror or str(exc)))
+                continue
+            mode = st.st_mode
+            linked = hard_link_problem(st) if single_name else None
+            if linked:
+                refused.append((entry.path, True, linked))
                 continue
             if stat.S_ISDIR(mode):
                 if real not in seen:

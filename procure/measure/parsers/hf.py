@@ -16,6 +16,7 @@ import math
 import re
 from typing import Any
 
+from procure.measure.errors import LogError
 from procure.measure.normalize import parse_clock, parse_number
 from procure.measure.parsers.common import no_steps_note
 from procure.measure.samples import Parsed, SampleBuilder
@@ -26,6 +27,10 @@ _DICT = re.compile(r"\{[^{}]*'train_runtime'[^{}]*\}")
 def parse(text: str, name: str = "") -> Parsed:
     obj = _json_object(text)
     if isinstance(obj, dict) and "log_history" in obj:
+        if not isinstance(obj["log_history"], list):
+            where = _position(text, name, '"log_history"')
+            raise LogError(f"{where}: `log_history` is {_kind(obj['log_history'])}, not a list of logged "
+                           "entries (not a trainer_state.json the Trainer wrote)")
         return _trainer_state(obj)
     if isinstance(obj, dict) and "train_runtime" in obj:
         return _results(obj, "train-results")
@@ -42,6 +47,20 @@ def parse(text: str, name: str = "") -> Parsed:
             return _results(final, "trainer-stdout")
     return Parsed(format="hf-trainer", notes=[no_steps_note(
         "no elapsed_time rows, trainer_state.json or train_runtime")])
+
+
+def _position(text: str, name: str, key: str) -> str:
+    """``name:line:col`` of the first ``key`` in ``text`` (``name`` alone when it is absent)."""
+    at = text.find(key)
+    if at < 0:
+        return name
+    line = text.count("\n", 0, at) + 1
+    return f"{name}:{line}:{at - (text.rfind(chr(10), 0, at) + 1) + 1}"
+
+
+def _kind(value: Any) -> str:
+    return {dict: "an object", str: "a string", bool: "true or false", type(None): "null"}.get(
+        type(value), "a number")
 
 
 def _json_object(text: str) -> Any:

@@ -14,6 +14,7 @@ import re
 from statistics import median
 from typing import Any
 
+from procure.measure.errors import LogError
 from procure.measure.normalize import lines as split_lines
 from procure.measure.normalize import parse_number
 from procure.measure.samples import Parsed
@@ -53,8 +54,9 @@ def parse(text: str, name: str = "") -> Parsed:
         elif columns and tables and not line.startswith("#"):
             data = _row(line, columns)
             if data:
+                _check_busbw(data, name, row.lineno)
                 tables[-1]["rows"].append(data)
-    return _result([t for t in tables if t["rows"]], len(ranks) or None, len(hosts) or None)
+    return _result([t for t in tables if t["rows"]], len(ranks) or None, len(hosts) or None, name)
 
 
 def _header(line: str) -> list[str] | None:
@@ -82,6 +84,20 @@ def _row(line: str, columns: list[str]) -> dict[str, Any] | None:
     return values if values["busbw_gbs"] is not None else None
 
 
+# nccl-tests prints bandwidths with two decimals: 0.00 for tiny messages, else at least 0.01 GB/s.
+# A negative figure, or one between 0 and 0.01 (``1e-300``), is not its output.
+MIN_PRINTED_GBS = 0.01
+
+
+def _check_busbw(values: dict[str, Any], name: str, lineno: int) -> None:
+    for key in ("busbw_gbs", "busbw_inplace_gbs"):
+        value = values[key]
+        if value is not None and (value < 0 or 0 < value < MIN_PRINTED_GBS):
+            raise LogError(f"{name}:{lineno}: a bus bandwidth of {value:.3g} GB/s is not a measurement "
+                           f"(nccl-tests prints 0.00 or at least {MIN_PRINTED_GBS} GB/s, never a negative "
+                           "figure); refused")
+
+
 def _at(tokens: list[str], indexes: list[int], which: int) -> float | None:
     if len(indexes) <= which or indexes[which] >= len(tokens):
         return None
@@ -103,11 +119,14 @@ def large_message_gbs(rows: list[dict[str, Any]]) -> float | None:
     return _row_busbw(max(sized, key=lambda r: r["size_bytes"]))
 
 
-def _result(tables: list[dict[str, Any]], gpus: int | None, nodes: int | None = None) -> Parsed:
+def _result(tables: list[dict[str, Any]], gpus: int | None, nodes: int | None = None, name: str = "") -> Parsed:
     if not tables:
         return Parsed(format="nccl-tests", notes=["no nccl-tests result rows found"])
     for table in tables:
         table["large_message_gbs"] = large_message_gbs(table["rows"])
+        if table["large_message_gbs"] is not None and table["large_message_gbs"] <= 0:
+            raise LogError(f"{name}: the bus bandwidth at its largest messages is 0 GB/s: not a "
+                           "measurement of a working network; refused")
     preferred = [t for t in tables if t["collective"] in ("all_reduce", None)] or tables
     figures = [t["large_message_gbs"] for t in preferred if t["large_message_gbs"] is not None]
     collective = "all_reduce" if preferred[0]["collective"] in ("all_reduce", None) \
