@@ -110,10 +110,7 @@ def _acquire(folder: Path) -> int:
 
     path = folder / LOCK_NAME
     for _ in range(5):
-        try:
-            fd = os.open(path, os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o644)
-        except OSError as exc:
-            raise _unwritable(folder, exc, "lock the report folder") from None
+        fd = _open_lock(folder, path)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
@@ -126,11 +123,73 @@ def _acquire(folder: Path) -> int:
             os.close(fd)
             raise _unwritable(folder, exc, "lock the report folder") from None
         if _same_file(fd, path):   # not unlinked by a finishing run between open and flock
+            if not _lock_content_ok(fd):   # a regular file that is not a lock procure left: kept
+                os.close(fd)
+                raise _foreign_lock(path, "is a file procure did not write")
             os.ftruncate(fd, 0)
             os.write(fd, f"{os.getpid()}\n".encode())
             return fd
         os.close(fd)
     raise InputError(Diagnostic(str(folder), 0, 0, "busy", f"{folder} is busy: its lock keeps changing"))
+
+
+_LOCK_CONTENT = re.compile(rb"\A(\d{1,20}\n)?\Z")   # empty (just created) or a PID line
+
+
+def _foreign_lock(path: Path, what: str) -> InputError:
+    return InputError(Diagnostic(str(path), 0, 0, "unsafe-lock",
+                                 f"{path} {what}; procure neither opens nor removes it. Remove it "
+                                 "yourself if it is safe, or choose another -o folder"))
+
+
+def _open_lock(folder: Path, path: Path) -> int:
+    """The lock file, opened without following a link, without blocking on a FIFO and without
+    truncating: created exclusively when absent; an existing one only when it is a plain file
+    with a single name (a hard link to another file is that file). Anything else is refused."""
+    import stat
+
+    flags = os.O_RDWR | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+    for _ in range(5):
+        try:
+            info = os.lstat(path)
+        except FileNotFoundError:
+            try:
+                return os.open(path, flags | os.O_CREAT | os.O_EXCL, 0o644)
+            except FileExistsError:
+                continue   # another run created it in between: look again
+            except OSError as exc:
+                raise _unwritable(folder, exc, "lock the report folder") from None
+        except OSError as exc:
+            raise _unwritable(folder, exc, "lock the report folder") from None
+        if stat.S_ISLNK(info.st_mode):
+            raise _foreign_lock(path, "is a link")
+        if not stat.S_ISREG(info.st_mode):
+            raise _foreign_lock(path, "is not a regular file (a FIFO, device, socket or folder)")
+        if info.st_nlink != 1:
+            raise _foreign_lock(path, "has other names (a hard link to another file)")
+        try:
+            fd = os.open(path, flags)
+        except FileNotFoundError:
+            continue
+        except OSError as exc:
+            if exc.errno in (errno.ELOOP, errno.EMLINK, errno.ENXIO):
+                raise _foreign_lock(path, "changed into a link or special file while being opened") from None
+            raise _unwritable(folder, exc, "lock the report folder") from None
+        after = os.fstat(fd)
+        if not stat.S_ISREG(after.st_mode) or after.st_nlink != 1:
+            os.close(fd)
+            raise _foreign_lock(path, "is not a plain file of its own")
+        return fd
+    raise InputError(Diagnostic(str(folder), 0, 0, "busy", f"{folder} is busy: its lock keeps changing"))
+
+
+def _lock_content_ok(fd: int) -> bool:
+    try:
+        if os.fstat(fd).st_size > 32:
+            return False
+        return bool(_LOCK_CONTENT.match(os.pread(fd, 33, 0)))
+    except OSError:
+        return False
 
 
 def _holder(fd: int) -> str:
@@ -143,7 +202,7 @@ def _holder(fd: int) -> str:
 
 def _same_file(fd: int, path: Path) -> bool:
     try:
-        a, b = os.fstat(fd), os.stat(path)
+        a, b = os.fstat(fd), os.lstat(path)   # a link put in its place is not our lock
     except OSError:
         return False
     return (a.st_dev, a.st_ino) == (b.st_dev, b.st_ino)
