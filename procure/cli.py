@@ -23,7 +23,25 @@ F = TypeVar("F", bound=Callable[..., Any])
 class State:
     def __init__(self, quiet: bool, verbose: bool):
         self.quiet = quiet
+        self._verbose = False
         self.verbose = verbose
+
+    @property
+    def verbose(self) -> bool:
+        return self._verbose
+
+    @verbose.setter
+    def verbose(self, value: bool) -> None:
+        """--verbose also shows notes such as an ignored catalog cache entry, on stderr."""
+        import logging
+
+        self._verbose = value
+        notes = logging.getLogger("procure.cache")
+        if value and not notes.handlers:
+            handler = logging.StreamHandler()
+            handler.setFormatter(logging.Formatter("note: %(message)s"))
+            notes.addHandler(handler)
+            notes.setLevel(logging.INFO)
 
     def console(self, stderr: bool = False) -> Console:
         from rich.console import Console

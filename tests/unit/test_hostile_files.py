@@ -94,3 +94,111 @@ def test_the_cli_exits_1_on_a_symlinked_lock(tmp_path, monkeypatch, capsys):
     assert info.value.code == 1
     assert notes.read_text() == "keep me\n"
     assert "unsafe-lock" in capsys.readouterr().err
+
+
+# ---------------------------------------------------------------------------------------------
+# the catalog cache runs no code
+
+
+@pytest.fixture
+def cache_roots(tmp_path, monkeypatch) -> tuple[list[Path], Path]:
+    import shutil
+
+    from procure.resources import catalog_dir, price_books_dir
+
+    shutil.copytree(catalog_dir(), tmp_path / "hardware_catalog")
+    shutil.copytree(price_books_dir(), tmp_path / "price_books")
+    monkeypatch.setenv("PROCURE_CACHE_DIR", str(tmp_path / "cache"))
+    return [tmp_path / "hardware_catalog", tmp_path / "price_books"], tmp_path / "cache"
+
+
+def _load(roots: list[Path], calls: list[int]):
+    from procure.catalog import cache
+    from procure.catalog.load import load_catalog
+
+    def build():
+        calls.append(1)
+        return load_catalog(*roots)
+    return cache.cached("parsed", roots, build)
+
+
+def test_a_pickle_in_the_cache_runs_nothing_and_changes_no_figure(cache_roots, tmp_path):
+    import pickle
+
+    from procure.catalog import cache
+
+    roots, folder = cache_roots
+    calls: list[int] = []
+    honest = _load(roots, calls)
+    (entry,) = folder.glob("catalog-parsed-*")
+    marker = tmp_path / "pwned"
+
+    class Evil:
+        def __reduce__(self):
+            return (os.system, (f"touch {marker}",))
+
+    key = cache.catalog_key(roots)
+    entry.write_bytes(pickle.dumps((key, Evil())))
+    entry.chmod(0o600)
+    again = _load(roots, calls)
+    assert not marker.exists() and calls == [1, 1] and again == honest
+
+
+def test_a_forged_json_entry_with_the_right_key_is_not_read_into_foreign_classes(cache_roots, tmp_path):
+    import json
+
+    from procure.catalog import cache
+
+    roots, folder = cache_roots
+    calls: list[int] = []
+    honest = _load(roots, calls)
+    (entry,) = folder.glob("catalog-parsed-*")
+    key = cache.catalog_key(roots)
+    for value in ({"$dc": "os:_wrap_close", "f": {}}, {"$dc": "subprocess:Popen", "f": {}},
+                  {"$enum": "procure.x:Y", "v": 1}, {"__reduce__": ["os.system", "true"]}):
+        entry.write_text(json.dumps({"schema": cache.SCHEMA, "key": key, "value": value}))
+        assert _load(roots, calls) == honest
+    assert calls == [1, 1, 1, 1, 1]
+
+
+def test_a_same_size_price_edit_with_its_mtime_restored_is_picked_up(cache_roots):
+    roots, _folder = cache_roots
+    calls: list[int] = []
+    _load(roots, calls)
+    book = roots[1] / "aws-2026q3.yaml"
+    info = book.stat()
+    text = book.read_text(encoding="utf-8")
+    assert 'price_per_gpu_hour: "6.88"' in text
+    book.write_text(text.replace('price_per_gpu_hour: "6.88"', 'price_per_gpu_hour: "9.88"'), encoding="utf-8")
+    os.utime(book, ns=(info.st_atime_ns, info.st_mtime_ns))
+    assert book.stat().st_size == info.st_size
+    edited = _load(roots, calls)
+    assert calls == [1, 1]
+    assert str(edited.price_books["aws-2026q3"].line("h100-sxm5-80gb", "on-demand").price_per_gpu_hour) == "9.88"
+
+
+def test_a_cache_entry_that_is_a_link_is_not_followed(cache_roots, tmp_path):
+    roots, folder = cache_roots
+    calls: list[int] = []
+    _load(roots, calls)
+    (entry,) = folder.glob("catalog-parsed-*")
+    real = tmp_path / "elsewhere.json"
+    real.write_bytes(entry.read_bytes())
+    real.chmod(0o600)
+    entry.unlink()
+    entry.symlink_to(real)
+    _load(roots, calls)
+    assert calls == [1, 1]
+
+
+def test_an_ignored_entry_is_noted_in_verbose_mode(cache_roots, caplog):
+    import logging
+
+    roots, folder = cache_roots
+    calls: list[int] = []
+    _load(roots, calls)
+    (entry,) = folder.glob("catalog-parsed-*")
+    entry.write_text("{not json")
+    with caplog.at_level(logging.INFO, logger="procure.cache"):
+        _load(roots, calls)
+    assert "ignored the catalog cache entry" in caplog.text
