@@ -202,3 +202,56 @@ def test_an_ignored_entry_is_noted_in_verbose_mode(cache_roots, caplog):
     with caplog.at_level(logging.INFO, logger="procure.cache"):
         _load(roots, calls)
     assert "ignored the catalog cache entry" in caplog.text
+
+
+# ---------------------------------------------------------------------------------------------
+# the process environment: /dev/full, a non-UTF-8 locale, long names, an unreachable scheduler
+
+
+def _procure(args: list[str], stdout, **env: str):
+    import subprocess
+    import sys
+
+    environ = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2]), **env}
+    return subprocess.run([sys.executable, "-m", "procure.cli", *args], stdout=stdout,
+                          stderr=subprocess.PIPE, env=environ, timeout=120)
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="no /dev/full on this system")
+def test_stdout_on_dev_full_is_exit_1_with_a_message():
+    with open("/dev/full", "w") as full:
+        done = _procure(["catalog", "list"], full)
+    err = done.stderr.decode()
+    assert done.returncode == 1, err
+    assert "No space left" in err and "Traceback" not in err and "internal error" not in err
+
+
+def test_a_non_utf8_terminal_still_gets_the_catalog():
+    import subprocess
+
+    for encoding in ("ascii", "latin-1"):
+        done = _procure(["catalog", "show", "h100-sxm5-80gb"], subprocess.PIPE, PYTHONIOENCODING=encoding)
+        assert done.returncode == 0, done.stderr.decode()
+        assert b"H100 SXM5 80GB" in done.stdout
+
+
+def test_an_output_folder_name_too_long_is_exit_1(tmp_path, capsys):
+    from procure import cli
+
+    cluster = Path(__file__).resolve().parents[2] / "examples" / "cluster.yaml"
+    with pytest.raises(SystemExit) as info:
+        cli.main(["quote", str(cluster), "-o", str(tmp_path / ("a" * 300)), "--format", "json", "-q"])
+    assert info.value.code == 1
+    err = capsys.readouterr().err
+    assert "too long" in err and "internal error" not in err
+
+
+def test_an_unreachable_scheduler_is_exit_1_within_its_timeout(monkeypatch):
+    pytest.importorskip("distributed")
+    from procure.measure import scale
+
+    monkeypatch.setattr(scale, "SCHEDULER_CONNECT_S", 1)
+    with pytest.raises(scale.ScaleUnavailable) as info:
+        with scale.connect("tcp://127.0.0.1:1"):
+            pass
+    assert info.value.exit_code == 1 and "cannot reach" in str(info.value) and "within 1 s" in str(info.value)
