@@ -255,3 +255,72 @@ def test_an_unreachable_scheduler_is_exit_1_within_its_timeout(monkeypatch):
         with scale.connect("tcp://127.0.0.1:1"):
             pass
     assert info.value.exit_code == 1 and "cannot reach" in str(info.value) and "within 1 s" in str(info.value)
+
+
+# ---------------------------------------------------------------------------------------------
+# report names per input, edited reports kept, previous rounds kept
+
+
+def _two_rfqs_with_one_name(tmp_path: Path) -> tuple[Path, Path]:
+    import shutil
+
+    examples = Path(__file__).resolve().parents[2] / "examples"
+    made = []
+    for vendor in ("a", "b"):
+        folder = tmp_path / vendor
+        shutil.copytree(examples, folder, symlinks=True)
+        made.append(folder / "cluster.yaml")
+    return made[0], made[1]       # the same title and file name, in two folders
+
+
+def test_two_inputs_with_the_same_title_do_not_overwrite_each_other(tmp_path):
+    from procure import api
+
+    first_input, second_input = _two_rfqs_with_one_name(tmp_path)
+    out = tmp_path / "reports"
+    first = api.quote(first_input, out, ["json"])
+    (first_json,) = first.written
+    first_bytes = first_json.read_bytes()
+    second = api.quote(second_input, out, ["json"])
+    (second_json,) = second.written
+    assert second_json != first_json and first_json.read_bytes() == first_bytes
+    assert second_json.name.startswith(first_json.stem + "-")
+    again = api.quote(first_input, out, ["json"])       # a rerun of the first keeps its name
+    assert again.written == [first_json]
+
+
+def test_a_report_edited_since_procure_wrote_it_is_kept_without_force(tmp_path):
+    from procure import api
+
+    first_input, _ = _two_rfqs_with_one_name(tmp_path)
+    out = tmp_path / "reports"
+    (written,) = api.quote(first_input, out, ["json"]).written
+    original = written.read_text(encoding="utf-8")
+    edited = original.replace('"title": "', '"title": "Edited: ', 1)
+    assert edited != original
+    written.write_text(edited, encoding="utf-8")       # still carries procure's fingerprint
+    with pytest.raises(InputError) as info:
+        api.quote(first_input, out, ["json"])
+    assert info.value.diagnostics[0].code == "exists" and "--force" in info.value.diagnostics[0].message
+    assert written.read_text(encoding="utf-8") == edited
+    api.quote(first_input, out, ["json"], force=True)
+    assert written.read_text(encoding="utf-8") != edited
+
+
+def test_a_rerun_keeps_the_previous_rounds_json_for_diff(tmp_path):
+    from procure import api
+
+    first_input, _ = _two_rfqs_with_one_name(tmp_path)
+    out = tmp_path / "reports"
+    (written,) = api.quote(first_input, out, ["json"]).written
+    round_one = written.read_bytes()
+    api.quote(first_input, out, ["json"])               # same bytes: no round is added
+    assert not list(out.glob("*.round-*.json"))
+    text = first_input.read_text(encoding="utf-8")
+    changed = text.replace("gpus: 4096", "gpus: 4000", 1)
+    assert changed != text
+    first_input.write_text(changed, encoding="utf-8")
+    result = api.quote(first_input, out, ["json"])
+    kept = out / f"{written.stem}.round-1.json"
+    assert kept in result.written and kept.read_bytes() == round_one
+    assert written.read_bytes() != round_one
