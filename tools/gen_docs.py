@@ -1222,7 +1222,7 @@ COMMON_PROBLEMS = [
      "not. Install LibreOffice Calc (`apt-get install libreoffice-calc-nogui`) to recalculate headless; the "
      "tests that recalculate the workbook need `soffice` on PATH."),
     ("`error[exists]: ... already exists; pass --force to overwrite it`",
-     "procure never overwrites reports silently: `.procure-manifest.json` in the output folder records the "
+     "procure never overwrites reports silently: `.procure-manifest` in the output folder records the "
      "SHA-256 of every file procure wrote there and the input it came from, and a report edited since is kept. "
      "Pass `--force`, or write to another folder with `-o`. A rerun over procure's own unedited reports "
      "replaces them; when the JSON changes, the previous one is kept as `<name>.round-N.json` (N counting "
@@ -1252,7 +1252,7 @@ HOSTILE_CHECKLIST = [   # issue 30, files and environment: the attack, what proc
     ("temp and backup files in the output folder",
      "created exclusively (O_EXCL, no-follow) next to the target; a link target is replaced, never followed"),
     ("two cluster files with the same title or file name into one folder",
-     "the second gets `<name>-<8 hex of its path's SHA-256>`; ownership is in `.procure-manifest.json`"),
+     "the second gets `<name>-<8 hex of its path's SHA-256>`; ownership is in `.procure-manifest`"),
     ("a report hand-edited after procure wrote it",
      "kept (its SHA-256 differs from the manifest); exit 1 `exists` naming `--force`"),
     ("a rerun replacing the JSON `procure diff` needs",

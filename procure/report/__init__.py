@@ -35,7 +35,7 @@ def render(doc: QuoteDocument, formats: list[str], out_dir: Path, slug: str, *, 
 
     Under the output folder's lock: procure's own previous reports are replaced, other files only
     with ``force``, and all formats are committed together or not at all (report.writer). The
-    folder's manifest (``.procure-manifest.json``) records the SHA-256 of every file written and
+    folder's manifest (``.procure-manifest``) records the SHA-256 of every file written and
     ``source``, the input it came from: a report edited since is kept unless ``force``. A previous
     ``<slug>.json`` that differs from the new one is kept as ``<slug>.round-N.json`` (N counting up),
     so `procure diff` still has it.

@@ -291,7 +291,7 @@ def _target_problem(path: Path, state: State | None, force: bool,
 # the manifest: what procure wrote into this folder, for which input
 
 
-MANIFEST_NAME = ".procure-manifest.json"
+MANIFEST_NAME = ".procure-manifest"
 MANIFEST_SCHEMA = "procure.outputs/v1"
 MANIFEST_MAX_BYTES = 4 * 1024 * 1024
 Manifest = dict[str, dict[str, str]]        # file name -> {"sha256": hex, "source": resolved input}
