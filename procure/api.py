@@ -5,6 +5,8 @@ Every function here is what one CLI command does, without printing. Errors are P
 
 from __future__ import annotations
 
+import os
+
 import re
 
 from dataclasses import dataclass, field
@@ -131,10 +133,14 @@ def quote(path: Path | str, out_dir: Path, formats: list[str], *, templates_dir:
     inputs = load_inputs(path, allow_paths, price_books, responses)
     with output_lock(Path(out_dir)):     # the whole run: a second quote into this folder is "busy"
         document = build_document(inputs, progress=progress, basis=basis)
-        slug = slugify(document.title) or Path(path).stem
+        from procure.report import unique_slug
+
+        source = os.path.realpath(path)
+        slug = unique_slug(Path(out_dir), slugify(document.title) or Path(path).stem, formats, source)
         attachments = _attachments(inputs, document)
         written = render(document, formats, Path(out_dir), slug, templates_dir=templates_dir, lang=lang,
-                         page_size=page_size, force=force, attachments=attachments, bid_pages=bid_pages)
+                         page_size=page_size, force=force, attachments=attachments, bid_pages=bid_pages,
+                         source=source)
     return QuoteResult(document, written, list(fail_on or []))
 
 
@@ -173,10 +179,18 @@ def render_saved(result_json: Path, out_dir: Path, formats: list[str], *, templa
 
     _check_formats(formats, FORMATS)
     _check_bid_pages(bid_pages)
+    from procure.report import unique_slug
+    from procure.report.writer import output_lock, owner, read_manifest
+
     document = read_quote(Path(result_json))
-    slug = slugify(document.title) or Path(result_json).stem
-    return render(document, formats, Path(out_dir), slug, templates_dir=templates_dir, lang=lang,
-                  page_size=page_size, force=force, bid_pages=bid_pages)
+    # the input the saved JSON came from, when its folder's manifest knows it: re-rendering
+    # reports/x.json into reports/ keeps the name x
+    source = owner(read_manifest(Path(result_json).parent), Path(result_json).name) or \
+        os.path.realpath(result_json)
+    with output_lock(Path(out_dir)):
+        slug = unique_slug(Path(out_dir), slugify(document.title) or Path(result_json).stem, formats, source)
+        return render(document, formats, Path(out_dir), slug, templates_dir=templates_dir, lang=lang,
+                      page_size=page_size, force=force, bid_pages=bid_pages, source=source)
 
 
 def read_quote(path: Path) -> QuoteDocument:

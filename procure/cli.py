@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import os
 import sys
 from collections.abc import Callable, Sequence
@@ -23,7 +24,25 @@ F = TypeVar("F", bound=Callable[..., Any])
 class State:
     def __init__(self, quiet: bool, verbose: bool):
         self.quiet = quiet
+        self._verbose = False
         self.verbose = verbose
+
+    @property
+    def verbose(self) -> bool:
+        return self._verbose
+
+    @verbose.setter
+    def verbose(self, value: bool) -> None:
+        """--verbose also shows notes such as an ignored catalog cache entry, on stderr."""
+        import logging
+
+        self._verbose = value
+        notes = logging.getLogger("procure.cache")
+        if value and not notes.handlers:
+            handler = logging.StreamHandler()
+            handler.setFormatter(logging.Formatter("note: %(message)s"))
+            notes.addHandler(handler)
+            notes.setLevel(logging.INFO)
 
     def console(self, stderr: bool = False) -> Console:
         from rich.console import Console
@@ -53,6 +72,8 @@ def _fail(state: State, exc: BaseException) -> NoReturn:
     if isinstance(exc, BrokenPipeError):   # `procure ... | head`: the reader has seen enough
         _silence_stdout()
         sys.exit(EXIT_OK)
+    if isinstance(exc, (OSError, UnicodeEncodeError)) and _environment_problem(exc):
+        sys.exit(EXIT_INPUT)
     if state.verbose:
         import traceback
 
@@ -60,6 +81,30 @@ def _fail(state: State, exc: BaseException) -> NoReturn:
     _echo(f"procure: internal error: {type(exc).__name__}: {exc} "
           "(this is a bug; rerun with --verbose for details)", err=True)
     sys.exit(EXIT_INTERNAL)
+
+
+_ENVIRONMENT_ERRNOS = frozenset(getattr(errno, name) for name in (
+    "ENOSPC", "EDQUOT", "EIO", "EFBIG", "EROFS", "ENAMETOOLONG", "EACCES", "EPERM", "ENXIO", "ELOOP")
+    if hasattr(errno, name))
+
+
+def _environment_problem(exc: OSError | UnicodeEncodeError) -> bool:
+    """The machine, not procure: a full disk or stdout on /dev/full, a name too long, a terminal
+    whose encoding cannot show the text. Told in one line (exit 1); False for anything else."""
+    if isinstance(exc, UnicodeEncodeError):
+        why = (f"the terminal's character set ({exc.encoding}) cannot show procure's output; "
+               "set a UTF-8 locale (e.g. LC_ALL=C.UTF-8) or PYTHONIOENCODING=utf-8")
+    elif exc.errno in _ENVIRONMENT_ERRNOS:
+        where = str(exc.filename)[:120] if exc.filename else "its output"
+        why = f"cannot write {where}: {exc.strerror or exc}"
+    else:
+        return False
+    _silence_stdout()   # the flush at exit must not fail a second time
+    try:
+        click.echo(f"procure: {why}; stopped (a report already listed as written is complete)", err=True)
+    except (OSError, UnicodeEncodeError):
+        pass
+    return True
 
 
 def _silence_stdout() -> None:
@@ -113,6 +158,19 @@ def _progress(state: State, label: str) -> tuple[Progress | None, Callable[[int,
     return progress, update
 
 
+def _replace_unencodable() -> None:
+    """Under a non-UTF-8 locale (LC_ALL=C without C.UTF-8, ISO-8859-1) the terminal text is
+    shown with what its character set lacks replaced, instead of failing mid-way."""
+    for stream in (sys.stdout, sys.stderr):
+        encoding = (getattr(stream, "encoding", None) or "").lower().replace("-", "").replace("_", "")
+        reconfigure = getattr(stream, "reconfigure", None)
+        if encoding not in ("utf8", "utf8sig") and reconfigure is not None:
+            try:
+                reconfigure(errors="replace")
+            except (OSError, ValueError):
+                pass
+
+
 class ProcureGroup(click.Group):
     """Usage mistakes are bad input (exit 1), not click's default 2, which means --fail-on here."""
 
@@ -120,6 +178,7 @@ class ProcureGroup(click.Group):
              complete_var: str | None = None, standalone_mode: bool = True, **extra: Any) -> Any:
         if not standalone_mode:
             return super().main(args, prog_name, complete_var, standalone_mode, **extra)
+        _replace_unencodable()
         try:
             code = super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
             if isinstance(code, int) and code:   # ctx.exit(n) from a callback

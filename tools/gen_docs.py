@@ -1205,6 +1205,10 @@ CODES: dict[str, tuple[str, str, str]] = {
                "since: a workbook saved by Excel, a PDF changed by an editor), or it is a folder, or another "
                "program created it during the run. procure's own previous reports are replaced without asking.",
                "Pass `--force`, or choose another `--out` folder."),
+    "unsafe-lock": ("reports", "The output folder's `.procure.lock` is a link, a FIFO, a device, a hard link to "
+                    "another file or a file procure did not write (it holds more than a process id). procure "
+                    "refuses it before opening it for writing, and neither follows nor removes it.",
+                    "Look at what it is; remove it yourself if it is safe, or choose another `--out` folder."),
     "busy": ("reports", "Another procure run is writing reports into the same folder (it holds `.procure.lock` "
              "there); two runs never race on one folder.", "Wait for the other run, or choose another `--out` "
              "folder. A lock left by a killed run is released by the system at once."),
@@ -1240,6 +1244,12 @@ CODES: dict[str, tuple[str, str, str]] = {
     "other-sweep": ("sweep", "The `<out>/<slug>.parts` folder holds partial results of a different sweep "
                     "(sweep.yaml, the catalog, the price books or procure changed since).",
                     "Pass `--fresh` to discard them, or use another `--out` folder."),
+    "unsafe-parts": ("sweep", "The `<out>/<slug>.parts` folder (or its manifest) is a link or not a plain "
+                     "folder; procure never follows it, and `--fresh` never deletes through it.",
+                     "Remove the link yourself, or use another `--out` folder."),
+    "changed-parts": ("sweep", "A partial result changed on disk while the sweep was running (its digest no "
+                      "longer matches what this run wrote); nothing was merged.",
+                      "Run the sweep again; make sure no other program writes into the parts folder."),
     "unknown-point": ("sweep", "`--emit-cluster` names no point of the sweep; the message gives the range.",
                       "Use a point id from the sweep's report (`p0042`)."),
     "formula": ("response", "A value cell of a vendor's response workbook holds a formula. Responses are read, "
@@ -1302,7 +1312,11 @@ COMMON_PROBLEMS = [
      "not. Install LibreOffice Calc (`apt-get install libreoffice-calc-nogui`) to recalculate headless; the "
      "tests that recalculate the workbook need `soffice` on PATH."),
     ("`error[exists]: ... already exists; pass --force to overwrite it`",
-     "procure never overwrites reports silently. Pass `--force`, or write to another folder with `-o`."),
+     "procure never overwrites reports silently: `.procure-manifest` in the output folder records the "
+     "SHA-256 of every file procure wrote there and the input it came from, and a report edited since is kept. "
+     "Pass `--force`, or write to another folder with `-o`. A rerun over procure's own unedited reports "
+     "replaces them; when the JSON changes, the previous one is kept as `<name>.round-N.json` (N counting "
+     "up) for `procure diff`. A second input with the same title gets its own name (`<name>-<8 hex>`)."),
     ("`error[path-not-allowed]` for a `measured` log",
      "Measured paths must stay inside the folder of cluster.yaml, so a shared cluster.yaml cannot read "
      "arbitrary files. Pass `--allow-path /data/logs` (repeatable) to allow another folder. A hard link "
@@ -1320,6 +1334,39 @@ COMMON_PROBLEMS = [
      "inline `usd_per_gpu_hour`."),
     ("Colours or progress bars in logs",
      "Set `NO_COLOR=1`; progress bars appear only on a terminal. `--quiet` prints only errors."),
+]
+
+
+HOSTILE_FILES = [   # issue 30, files and environment: the attack, what procure does now
+    ("`reports/.procure.lock` shipped as a link to `../notes.md`",
+     "refused before opening (lstat, then O_NOFOLLOW); the file is untouched, the link kept; exit 1 `unsafe-lock`"),
+    ("the lock is a FIFO, `/dev/zero`, a hard link, or a file with other text",
+     "refused without opening it for writing (O_NONBLOCK, link count, content); exit 1 `unsafe-lock`"),
+    ("temp and backup files in the output folder",
+     "created exclusively (O_EXCL, no-follow) next to the target; a link target is replaced, never followed"),
+    ("two cluster files with the same title or file name into one folder",
+     "the second gets `<name>-<8 hex of its path's SHA-256>`; ownership is in `.procure-manifest`"),
+    ("a report hand-edited after procure wrote it",
+     "kept (its SHA-256 differs from the manifest); exit 1 `exists` naming `--force`"),
+    ("a rerun replacing the JSON `procure diff` needs",
+     "the previous JSON is kept as `<name>.round-N.json`"),
+    ("a pickle (or any file) with the catalog cache's name",
+     "the cache is JSON decoded only into procure's own classes; anything else is ignored and rebuilt "
+     "(`--verbose` notes it); no code runs, no figure changes"),
+    ("a cache entry that is a link, or writable by others",
+     "not read (lstat, O_NOFOLLOW, owner and mode checked)"),
+    ("a same-size price-book edit with its modification time put back",
+     "picked up: the cache key is the SHA-256 of every catalog and price-book file and of the parsing code"),
+    ("a forged or edited sweep resume chunk (points at $1.0)",
+     "discarded and recomputed: a chunk is resumed only with the digest (sweep, index, content) this user's "
+     "procure recorded in its private cache folder"),
+    ("`sweep --fresh` on a parts folder that is a link",
+     "refused, nothing deleted through it; exit 1 `unsafe-parts`"),
+    ("stdout on `/dev/full`", "one line, exit 1"),
+    ("`LC_ALL=C`, ISO-8859-1 or `PYTHONIOENCODING=ascii`",
+     "works: characters the terminal cannot show are replaced; JSON on stdout stays UTF-8"),
+    ("a 300-character output folder name", "one line naming it, exit 1"),
+    ("an unreachable `--scheduler tcp://127.0.0.1:1`", "exit 1 after a 10 s connect timeout"),
 ]
 
 
@@ -1442,6 +1489,7 @@ def render_troubleshooting() -> str:
     for title, text in HOSTILE_CHECKLIST:
         out += [f"- **{title}.** {text}"]
     out += [f"- {line}" for line in HOSTILE_LINES]
+    out += [f"- **{attack}.** {now}." for attack, now in HOSTILE_FILES]
     out += ["", "## Diagnostic codes", ""]
     undocumented = [c for c in used if c not in CODES and c not in SCHEMA_CODES]
     for key, title in CATEGORY_TITLES:

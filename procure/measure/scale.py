@@ -25,7 +25,7 @@ _STEP_COLUMNS = ("steps", "step_time_max_s", "ranks_per_step", "basis_max_s", "b
 
 
 class ScaleUnavailable(ProcureError):
-    """dask is not installed."""
+    """dask is not installed, or the scheduler named cannot be reached."""
 
     exit_code = 1
 
@@ -51,8 +51,27 @@ def client(scheduler: str) -> Iterator[Any]:
                           dashboard_address=None) as cluster, Client(cluster) as c:  # type: ignore[no-untyped-call]
             yield c
     else:
-        with Client(scheduler) as c:  # type: ignore[no-untyped-call]
+        with connect(scheduler) as c:
             yield c
+
+
+SCHEDULER_CONNECT_S = 10   # an address that answers nothing is an input mistake, told within this
+
+
+@contextmanager
+def connect(scheduler: str) -> Iterator[Any]:
+    """A client of the scheduler at ``scheduler``; ScaleUnavailable (exit 1) when it cannot be
+    reached within SCHEDULER_CONNECT_S seconds or the address is not one dask understands."""
+    from distributed import Client
+
+    try:
+        c = Client(scheduler, timeout=SCHEDULER_CONNECT_S)  # type: ignore[no-untyped-call]
+    except (OSError, ValueError, TypeError) as exc:
+        raise ScaleUnavailable(f"cannot reach the dask scheduler {scheduler!r} within "
+                               f"{SCHEDULER_CONNECT_S} s ({exc}); check the address and that it is "
+                               "running, or use --scheduler local") from None
+    with c:
+        yield c
 
 
 def reduce_table(path: Path, schema: TableSchema, scheduler: str,

@@ -8,6 +8,7 @@ this package stays cheap.
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -29,22 +30,80 @@ _SLUG = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
 def render(doc: QuoteDocument, formats: list[str], out_dir: Path, slug: str, *, templates_dir: Path | None = None,
            lang: str = "en", page_size: str = "A4", force: bool = False,
            attachments: list[tuple[str, bytes]] | tuple[tuple[str, bytes], ...] = (),
-           bid_pages: str | None = None) -> list[Path]:
+           bid_pages: str | None = None, source: str = "") -> list[Path]:
     """Write ``<out_dir>/<slug>.<format>`` for each format; return the paths written.
 
     Under the output folder's lock: procure's own previous reports are replaced, other files only
-    with ``force``, and all formats are committed together or not at all (report.writer).
+    with ``force``, and all formats are committed together or not at all (report.writer). The
+    folder's manifest (``.procure-manifest``) records the SHA-256 of every file written and
+    ``source``, the input it came from: a report edited since is kept unless ``force``. A previous
+    ``<slug>.json`` that differs from the new one is kept as ``<slug>.round-N.json`` (N counting up),
+    so `procure diff` still has it.
     ``bid_pages``: all | none | top:N, the bids with a detail page in the HTML and PDF (None: all
     of a report of up to 50 bids, else the top 10; see ``report.bid_pages``)."""
-    from procure.report.writer import check_targets, output_lock, write_all
+    from procure.report.writer import (MANIFEST_NAME, check_targets, manifest_bytes, output_lock,
+                                       read_manifest, write_all)
 
     formats = _check_options(formats, slug, lang, page_size, templates_dir, bid_pages)
     paths = {fmt: Path(out_dir) / f"{slug}.{fmt}" for fmt in formats}
     with output_lock(Path(out_dir)):
-        before = check_targets(list(paths.values()), force)
+        manifest = read_manifest(Path(out_dir))
+        before = check_targets(list(paths.values()), force, manifest)
         rendered = render_bytes(doc, formats, templates_dir=templates_dir, lang=lang, page_size=page_size,
                                 attachments=attachments, bid_pages=bid_pages)
-        return write_all([(paths[fmt], rendered[fmt]) for fmt in formats], expected=before, force=force)
+        outputs = [(paths[fmt], rendered[fmt]) for fmt in formats]
+        if "json" in paths:
+            outputs += _previous_round(paths["json"], rendered["json"], before)
+        record = (Path(out_dir) / MANIFEST_NAME, manifest_bytes(manifest, outputs, source))
+        written = write_all(outputs + [record], expected=before, force=force)
+        return [p for p in written if p.name != MANIFEST_NAME]
+
+
+_ROUND = re.compile(r"\.round-(\d{1,9})\.json$")
+
+
+def _previous_round(target: Path, new: bytes, before: dict[Path, Any]) -> list[tuple[Path, bytes]]:
+    """``<slug>.round-N.json`` holding the JSON this run replaces, when there is one and it differs
+    (check_targets has already accepted it as procure's own, or --force)."""
+    import stat
+
+    from procure.sources.files import open_regular, read_fd_limited
+
+    state = before.get(target)
+    if state is None or not stat.S_ISREG(state[4]):
+        return []
+    try:
+        fd = open_regular(target, follow_symlinks=False)
+        try:
+            old = read_fd_limited(fd, 1 << 30)
+        finally:
+            os.close(fd)
+    except OSError:
+        return []
+    if old == new:
+        return []
+    stem = target.name[: -len(".json")]
+    taken = [int(m.group(1)) for name in os.listdir(target.parent)
+             if name.startswith(stem + ".round-") and (m := _ROUND.search(name)) and name == f"{stem}{m.group(0)}"]
+    return [(target.parent / f"{stem}.round-{max(taken, default=0) + 1}.json", old)]
+
+
+def unique_slug(out_dir: Path, base: str, formats: list[str], source: str) -> str:
+    """``base``, unless the folder's manifest says another input owns a report of that name that
+    is still there: then ``base-<8 hex of the SHA-256 of the input's resolved path>``, so two
+    cluster files with the same title (or file name) in different folders never overwrite each
+    other. Call under the output folder's lock."""
+    import hashlib
+
+    from procure.report.writer import owner, read_manifest
+
+    manifest = read_manifest(Path(out_dir))
+    for fmt in {*formats, "json"}:
+        name = f"{base}.{fmt}"
+        held = owner(manifest, name)
+        if held and held != source and os.path.lexists(Path(out_dir) / name):
+            return f"{base}-{hashlib.sha256(source.encode('utf-8')).hexdigest()[:8]}"
+    return base
 
 
 @dataclass

@@ -110,10 +110,7 @@ def _acquire(folder: Path) -> int:
 
     path = folder / LOCK_NAME
     for _ in range(5):
-        try:
-            fd = os.open(path, os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o644)
-        except OSError as exc:
-            raise _unwritable(folder, exc, "lock the report folder") from None
+        fd = _open_lock(folder, path)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
@@ -126,11 +123,73 @@ def _acquire(folder: Path) -> int:
             os.close(fd)
             raise _unwritable(folder, exc, "lock the report folder") from None
         if _same_file(fd, path):   # not unlinked by a finishing run between open and flock
+            if not _lock_content_ok(fd):   # a regular file that is not a lock procure left: kept
+                os.close(fd)
+                raise _foreign_lock(path, "is a file procure did not write")
             os.ftruncate(fd, 0)
             os.write(fd, f"{os.getpid()}\n".encode())
             return fd
         os.close(fd)
     raise InputError(Diagnostic(str(folder), 0, 0, "busy", f"{folder} is busy: its lock keeps changing"))
+
+
+_LOCK_CONTENT = re.compile(rb"\A(\d{1,20}\n)?\Z")   # empty (just created) or a PID line
+
+
+def _foreign_lock(path: Path, what: str) -> InputError:
+    return InputError(Diagnostic(str(path), 0, 0, "unsafe-lock",
+                                 f"{path} {what}; procure neither opens nor removes it. Remove it "
+                                 "yourself if it is safe, or choose another -o folder"))
+
+
+def _open_lock(folder: Path, path: Path) -> int:
+    """The lock file, opened without following a link, without blocking on a FIFO and without
+    truncating: created exclusively when absent; an existing one only when it is a plain file
+    with a single name (a hard link to another file is that file). Anything else is refused."""
+    import stat
+
+    flags = os.O_RDWR | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+    for _ in range(5):
+        try:
+            info = os.lstat(path)
+        except FileNotFoundError:
+            try:
+                return os.open(path, flags | os.O_CREAT | os.O_EXCL, 0o644)
+            except FileExistsError:
+                continue   # another run created it in between: look again
+            except OSError as exc:
+                raise _unwritable(folder, exc, "lock the report folder") from None
+        except OSError as exc:
+            raise _unwritable(folder, exc, "lock the report folder") from None
+        if stat.S_ISLNK(info.st_mode):
+            raise _foreign_lock(path, "is a link")
+        if not stat.S_ISREG(info.st_mode):
+            raise _foreign_lock(path, "is not a regular file (a FIFO, device, socket or folder)")
+        if info.st_nlink != 1:
+            raise _foreign_lock(path, "has other names (a hard link to another file)")
+        try:
+            fd = os.open(path, flags)
+        except FileNotFoundError:
+            continue
+        except OSError as exc:
+            if exc.errno in (errno.ELOOP, errno.EMLINK, errno.ENXIO):
+                raise _foreign_lock(path, "changed into a link or special file while being opened") from None
+            raise _unwritable(folder, exc, "lock the report folder") from None
+        after = os.fstat(fd)
+        if not stat.S_ISREG(after.st_mode) or after.st_nlink != 1:
+            os.close(fd)
+            raise _foreign_lock(path, "is not a plain file of its own")
+        return fd
+    raise InputError(Diagnostic(str(folder), 0, 0, "busy", f"{folder} is busy: its lock keeps changing"))
+
+
+def _lock_content_ok(fd: int) -> bool:
+    try:
+        if os.fstat(fd).st_size > 32:
+            return False
+        return bool(_LOCK_CONTENT.match(os.pread(fd, 33, 0)))
+    except OSError:
+        return False
 
 
 def _holder(fd: int) -> str:
@@ -143,7 +202,7 @@ def _holder(fd: int) -> str:
 
 def _same_file(fd: int, path: Path) -> bool:
     try:
-        a, b = os.fstat(fd), os.stat(path)
+        a, b = os.fstat(fd), os.lstat(path)   # a link put in its place is not our lock
     except OSError:
         return False
     return (a.st_dev, a.st_ino) == (b.st_dev, b.st_ino)
@@ -195,17 +254,20 @@ def _state(path: Path) -> State | None:
     return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_mode)
 
 
-def check_targets(paths: list[Path], force: bool) -> Snapshot:
+def check_targets(paths: list[Path], force: bool, manifest: Manifest | None = None) -> Snapshot:
     """Refuse, before any rendering, to replace what procure did not write (unless ``force``),
-    and anything that is not a plain file. Returns what each target was, for the commit check."""
+    and anything that is not a plain file. Returns what each target was, for the commit check.
+    ``manifest``: the folder's record; a file it lists is procure's only while its SHA-256 still
+    matches (an edited report is kept); a file it does not list falls back to the fingerprint."""
     snapshot = {Path(p): _state(Path(p)) for p in paths}
-    problems = [d for p, state in snapshot.items() if (d := _target_problem(p, state, force))]
+    problems = [d for p, state in snapshot.items() if (d := _target_problem(p, state, force, manifest))]
     if problems:
         raise InputError(problems)
     return snapshot
 
 
-def _target_problem(path: Path, state: State | None, force: bool) -> Diagnostic | None:
+def _target_problem(path: Path, state: State | None, force: bool,
+                    manifest: Manifest | None = None) -> Diagnostic | None:
     import stat
 
     if state is None:
@@ -213,10 +275,96 @@ def _target_problem(path: Path, state: State | None, force: bool) -> Diagnostic 
     if not stat.S_ISREG(state[4]):
         return Diagnostic(str(path), 0, 0, "exists", f"{path} exists and is not a regular file "
                                                      "(a folder or a link); remove or rename it")
-    if force or is_own_report(path):
+    if force:
+        return None
+    known = unedited(path, manifest) if manifest else None
+    if known is False:
+        return Diagnostic(str(path), 0, 0, "exists", f"{path} was written by procure and edited since; "
+                                                     "it is kept: pass --force to overwrite it")
+    if known or is_own_report(path):
         return None
     return Diagnostic(str(path), 0, 0, "exists", f"{path} already exists and was not written by procure "
                                                  "(or was edited since); pass --force to overwrite it")
+
+
+# ---------------------------------------------------------------------------------------------
+# the manifest: what procure wrote into this folder, for which input
+
+
+MANIFEST_NAME = ".procure-manifest"
+MANIFEST_SCHEMA = "procure.outputs/v1"
+MANIFEST_MAX_BYTES = 4 * 1024 * 1024
+Manifest = dict[str, dict[str, str]]        # file name -> {"sha256": hex, "source": resolved input}
+
+
+def read_manifest(folder: Path) -> Manifest:
+    """The folder's record of the files procure wrote (SHA-256 of each and the input it came
+    from); empty when absent, a link, too large or not procure's."""
+    import json
+
+    from procure.sources.files import open_regular, read_fd_limited
+
+    try:
+        fd = open_regular(Path(folder) / MANIFEST_NAME, follow_symlinks=False)
+    except OSError:
+        return {}
+    try:
+        data = read_fd_limited(fd, MANIFEST_MAX_BYTES)
+    except OSError:
+        return {}
+    finally:
+        os.close(fd)
+    try:
+        doc = json.loads(data) if len(data) <= MANIFEST_MAX_BYTES else None
+    except ValueError:
+        return {}
+    if not isinstance(doc, dict) or doc.get("schema") != MANIFEST_SCHEMA or not isinstance(doc.get("files"), dict):
+        return {}
+    return {str(name): {k: str(v) for k, v in entry.items() if k in ("sha256", "source") and isinstance(v, str)}
+            for name, entry in doc["files"].items() if isinstance(entry, dict)}
+
+
+def manifest_bytes(manifest: Manifest, written: list[tuple[Path, bytes]], source: str) -> bytes:
+    """The manifest after ``written`` (each with the input it came from) replaced their entries."""
+    import hashlib
+    import json
+
+    files = {name: dict(entry) for name, entry in manifest.items()}
+    for path, data in written:
+        files[Path(path).name] = {"sha256": hashlib.sha256(data).hexdigest(), "source": source}
+    return (json.dumps({"schema": MANIFEST_SCHEMA, "files": dict(sorted(files.items()))},
+                       indent=1, ensure_ascii=False) + "\n").encode("utf-8")
+
+
+def owner(manifest: Manifest, name: str) -> str | None:
+    """The input a file in the folder was written for, per the manifest (None: unknown)."""
+    entry = manifest.get(name)
+    return entry.get("source") if entry else None
+
+
+def unedited(path: Path, manifest: Manifest) -> bool | None:
+    """True: the file is exactly what procure wrote; False: procure wrote it and it was edited
+    since; None: the manifest does not know it."""
+    import hashlib
+
+    entry = manifest.get(path.name)
+    if not entry or "sha256" not in entry:
+        return None
+    from procure.sources.files import open_regular
+
+    try:
+        fd = open_regular(path, follow_symlinks=False)
+    except OSError:
+        return False
+    digest = hashlib.sha256()
+    try:
+        while chunk := os.read(fd, 1 << 20):
+            digest.update(chunk)
+    except OSError:
+        return False
+    finally:
+        os.close(fd)
+    return digest.hexdigest() == entry["sha256"]
 
 
 # ---------------------------------------------------------------------------------------------

@@ -93,7 +93,7 @@ def _run_pool(context: SweepContext, chunks: list[Chunk], on_done: OnDone, proce
 def dask_client(scheduler: str, workers: int | None = None) -> Iterator[Any]:
     """``local``: a LocalCluster of worker processes (2 unless ``workers``); else an address
     such as tcp://HOST:8786 of a running scheduler (its workers need procure installed)."""
-    from procure.measure.scale import ScaleUnavailable
+    from procure.measure.scale import ScaleUnavailable, connect
 
     try:
         import distributed
@@ -109,7 +109,7 @@ def dask_client(scheduler: str, workers: int | None = None) -> Iterator[Any]:
                                   dashboard_address=None) as cluster, dist.Client(cluster) as client:
             yield client
     else:
-        with dist.Client(scheduler) as client:
+        with connect(scheduler) as client:
             yield client
 
 

@@ -44,7 +44,7 @@ def test_a_second_read_comes_from_the_cache(roots, folder):
     first = cache.cached("parsed", roots, _build(roots, calls))
     second = cache.cached("parsed", roots, _build(roots, calls))
     assert calls == [1] and second == first
-    (written,) = folder.glob("catalog-parsed-*.pickle")
+    (written,) = folder.glob("catalog-parsed-*.json")
     assert written.stat().st_mode & 0o077 == 0          # private to the user
 
 
@@ -61,13 +61,13 @@ def test_an_edited_added_or_removed_file_rebuilds_it(roots, folder):
     before = cache.catalog_key(roots)
     (roots[0] / "networks" / "efa-p5-copy.yaml").unlink()
     assert cache.catalog_key(roots) != before
-    assert len(list(folder.glob("catalog-parsed-*.pickle"))) == 1      # the stale entry is replaced
+    assert len(list(folder.glob("catalog-parsed-*.json"))) == 1      # the stale entry is replaced
 
 
 def test_a_corrupt_or_foreign_cache_file_is_ignored(roots, folder):
     calls: list[int] = []
     cache.cached("parsed", roots, _build(roots, calls))
-    (entry,) = folder.glob("catalog-parsed-*.pickle")
+    (entry,) = folder.glob("catalog-parsed-*.json")
     entry.write_bytes(b"not a pickle")
     assert cache.cached("parsed", roots, _build(roots, calls)) is not None and calls == [1, 1]
     entry.chmod(0o666)                                     # writable by others: never unpickled
@@ -118,7 +118,7 @@ def test_knobs_and_software_stacks_come_from_the_cache_without_their_schemas(fol
             " if m in sys.modules))")
     first = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
     second = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
-    assert sorted(p.name.split("-")[1] for p in folder.glob("catalog-*.pickle")) == ["knobs", "software"]
+    assert sorted(p.name.split("-")[1] for p in folder.glob("catalog-*.json")) == ["knobs", "software"]
     assert first.stdout.splitlines()[0] == second.stdout.splitlines()[0]
     assert first.stdout.splitlines()[1] != "[]"          # the first start parsed the files
     assert second.stdout.splitlines()[1] == "[]"

@@ -192,7 +192,7 @@ def test_quote_writes_the_json_report_with_the_contract_fields(tmp_path, small):
         for key in ("step_time_s", "step_time_terms", "tokens_per_s", "mfu", "time_to_train_days", "total_cost",
                     "currency", "cost_per_million_tokens", "flags"):
             assert key in bid, key
-    assert sorted(p.name for p in out.iterdir()) == [f"{SMALL_SLUG}.json"]
+    assert sorted(p.name for p in out.iterdir()) == [".procure-manifest", f"{SMALL_SLUG}.json"]
 
 
 def test_fail_on_tripped_is_exit_2_with_the_reports_written(tmp_path, small):
@@ -228,7 +228,7 @@ def test_render_refuses_to_overwrite_without_force_and_reproduces_the_saved_json
     out = tmp_path / "out"
     first = run("render", str(QUOTE_SAMPLE), "-o", str(out), "--format", "json")
     assert first.exit_code == 0, first.output
-    (written,) = out.iterdir()
+    (written,) = (p for p in out.iterdir() if p.name != ".procure-manifest")
     assert written.read_bytes() == QUOTE_SAMPLE.read_bytes()     # re-rendered, not recomputed
     written.write_text("mine\n", encoding="utf-8")
     again = run("render", str(QUOTE_SAMPLE), "-o", str(out), "--format", "json")

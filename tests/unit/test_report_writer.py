@@ -33,7 +33,7 @@ def test_json_and_html_are_written_with_the_slug(doc, tmp_path):
     assert paths == [tmp_path / "out" / "quote.json", tmp_path / "out" / "quote.html"]
     assert (tmp_path / "out" / "quote.json").read_bytes() == to_json_bytes(doc.to_data())
     assert (tmp_path / "out" / "quote.html").read_text(encoding="utf-8").startswith("<!DOCTYPE html>")
-    assert sorted(os.listdir(tmp_path / "out")) == ["quote.html", "quote.json"]
+    assert sorted(os.listdir(tmp_path / "out")) == [".procure-manifest", "quote.html", "quote.json"]
 
 
 def test_existing_report_is_refused_before_anything_is_rendered(doc, tmp_path, monkeypatch):

@@ -194,3 +194,56 @@ terms:
     assert b200.cost_basis == "run" and b200.total_cost == b200.run_total_cost
     assert b200.upfront_capex is not None and b200.upfront_capex >= 64 * 45000
     assert b200.commitment_total_cost > b200.run_total_cost > 0
+
+
+def _interrupted_after(plan, parts, n):
+    done = []
+
+    def stop(chunk):
+        done.append(chunk.id)
+        if len(done) == n:
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        run_sweep(plan, parts, workers=1, on_chunk=stop)
+    return done
+
+
+def test_a_forged_resume_chunk_changes_no_figure(mini, mini_bytes, tmp_path):
+    """Issue 30: points at $1.0 in a chunk procure did not write are discarded and recomputed."""
+    from procure.sweep.columns import EVAL_COLUMNS, parquet_bytes, read_parquet
+
+    plan, parts = mini, tmp_path / "parts"
+    _interrupted_after(plan, parts, 2)
+    chunk = parts / "chunk-00000.parquet"
+    rows = read_parquet(chunk.read_bytes())
+    money = [k for k, v in rows[0].items() if isinstance(v, Decimal)]
+    assert money
+    forged = [{**r, **{k: Decimal("1.00") for k in money if r[k] is not None}} for r in rows]
+    chunk.write_bytes(parquet_bytes(forged, EVAL_COLUMNS))
+    again = run_sweep(plan, parts, workers=1)
+    assert again.resumed_chunks == 1
+    assert render_sweep_bytes(again.document, FORMATS) == mini_bytes
+
+
+def test_without_the_private_ledger_nothing_is_resumed(mini, mini_bytes, tmp_path, monkeypatch):
+    plan, parts = mini, tmp_path / "parts"
+    _interrupted_after(plan, parts, 2)
+    monkeypatch.setenv("PROCURE_CACHE_DIR", "off")     # a copied folder: its chunks are not this user's
+    again = run_sweep(plan, parts, workers=1)
+    assert again.resumed_chunks == 0
+    assert render_sweep_bytes(again.document, FORMATS) == mini_bytes
+
+
+def test_fresh_on_a_symlinked_parts_folder_deletes_nothing_outside(mini, tmp_path):
+    plan = mini
+    outside = tmp_path / "precious"
+    outside.mkdir()
+    (outside / "thesis.txt").write_text("keep")
+    parts = tmp_path / "out" / "x.parts"
+    parts.parent.mkdir()
+    parts.symlink_to(outside, target_is_directory=True)
+    for fresh in (True, False):
+        with pytest.raises(InputError, match="unsafe-parts|link"):
+            run_sweep(plan, parts, workers=1, fresh=fresh)
+    assert (outside / "thesis.txt").read_text() == "keep" and parts.is_symlink()
