@@ -1096,6 +1096,9 @@ CODES: dict[str, tuple[str, str, str]] = {
     "duplicate-price-book": ("catalog", "A price book in your `price_books:` / `--price-books` folder has the "
                              "id of a shipped book (or of another of your books).",
                              "Give your book another id and rename its file to match."),
+    "duplicate-price-line": ("catalog", "A price book has two lines for the same accelerator and term; a bid "
+                             "would get only one of them. The message gives the first line's position.",
+                             "Keep one of the two lines (or give the second another `term`)."),
     "unknown-price-book": ("catalog", "`pricing.price_book` is not a shipped price book nor one of your "
                            "`price_books:` folders.",
                            "Use the suggested id (`procure catalog list --kind price-books`) or an inline "
@@ -1283,6 +1286,19 @@ CATEGORY_TITLES = [
 ]
 
 
+HOSTILE_CHECKLIST = [
+    "One set of bounds for every source of a figure: a price book's lines, adders and facility, the "
+    "catalog's accelerators and FX tables take the same ranges as the inline `pricing` terms (prices and "
+    "FX rates above zero, fractions from 0 to 1, a discount and a resale decline below 1, a life of up to "
+    "30 years, PUE from 1 to 3, peaks and scale-up bandwidths above zero). A `residual_fraction: \"5\"` "
+    "or a PUE of 0 in a book is an error at its line, as it is inline.",
+    "Two lines of one price book for the same accelerator and term: `duplicate-price-line`, at the second "
+    "line, naming the first.",
+    "A recommended bid that costs about nothing (a price of 1e-10, a discount of 0.9999999999): the "
+    "runner-up's gap is given in money per million tokens, not as a percentage of about nothing.",
+]
+
+
 def render_troubleshooting() -> str:
     used = diagnostic_codes()
     out = [NOTE.format(src="the diagnostic codes of procure/"), "", "# Troubleshooting", "",
@@ -1297,6 +1313,10 @@ def render_troubleshooting() -> str:
            "same problems as JSON.", "", "## Common problems", ""]
     for title, text in COMMON_PROBLEMS:
         out += [f"### {title}", "", text, ""]
+    out += ["## Hostile inputs checklist", "",
+            "What procure refuses or flags when an input is wrong on purpose or by accident (each item has a "
+            "test):", ""]
+    out += [f"- {item}" for item in HOSTILE_CHECKLIST] + [""]
     out += ["## Diagnostic codes", ""]
     undocumented = [c for c in used if c not in CODES and c not in SCHEMA_CODES]
     for key, title in CATEGORY_TITLES:

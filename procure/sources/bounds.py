@@ -1,0 +1,37 @@
+"""One set of bounds for every source of a value.
+
+The inline terms of ``cluster.yaml``, a price book's lines, adders and facility figures, the
+catalog's accelerators and FX tables all name their figures with these types, so a value that one
+source refuses is refused by every other (a price book cannot carry a ``residual_fraction`` of 5 or
+a PUE of 0 that the inline term would refuse).
+"""
+
+from __future__ import annotations
+
+from decimal import Decimal
+from typing import Annotated
+
+from pydantic import AfterValidator, Field
+
+from procure.sources.fields import Finite, Money
+
+
+
+def _above_zero(value: Decimal) -> Decimal:
+    if value <= 0:
+        raise ValueError("must be above zero (costs per token and comparisons divide by it)")
+    return value
+
+
+#: A price (per GPU-hour, per GPU, per kWh, an FX rate): above zero.
+Price = Annotated[Money, AfterValidator(_above_zero)]
+#: A fraction of an amount (support, prepay, residual value, cost of capital): 0 to 1.
+Fraction = Annotated[Money, Field(le=1)]
+#: A fraction that must stay below 1 (a discount, a yearly resale decline).
+FractionBelowOne = Annotated[Money, Field(lt=1)]
+#: A depreciation life in years.
+LifeYears = Annotated[Money, Field(gt=0, le=30)]
+#: Power usage effectiveness: facility power over IT power.
+Pue = Annotated[Money, Field(ge=1, le=3)]
+#: A physical rate (bandwidth, peak TFLOP/s, memory): finite and above zero.
+PositiveFinite = Annotated[Finite, Field(gt=0, le=1e12)]

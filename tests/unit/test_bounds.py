@@ -1,0 +1,142 @@
+"""One set of bounds for every source of a value (issue 30): the inline terms of cluster.yaml, a
+price book's lines, adders and facility, catalog accelerators and FX tables accept and refuse the
+same figures; duplicate price lines are errors at both positions; a bid that costs about nothing
+is compared without dividing by its cost."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from pydantic import ValidationError
+
+from procure.catalog.entries import (AcceleratorEntry, AddersEntry, FacilityEntry, FxTableEntry,
+                                     PriceLineEntry)
+from procure.catalog.load import default_catalog, load_user_price_books
+from procure.compare import compare
+from procure.economics import Assumptions
+from procure.economics import examples as ex
+from procure.inputs.schema import PricingSpec
+
+SOURCED = {"source": "a test", "as_of": "2026-01"}
+
+
+def _accepts(model: Any, data: dict[str, Any]) -> bool:
+    try:
+        model.model_validate(data)
+    except ValidationError:
+        return False
+    return True
+
+
+def _inline_purchase(**terms: Any) -> dict[str, Any]:
+    return {"kind": "purchase", "capex_per_gpu": "30000", "life_years": "5", **terms}
+
+
+def _book_line(**terms: Any) -> dict[str, Any]:
+    return {"accelerator": "h100-sxm5-80gb", "term": "purchase", **SOURCED, **terms}
+
+
+def _facility(**terms: Any) -> dict[str, Any]:
+    return {"power_usd_per_kwh": "0.1", "pue": "1.3", "colo_per_kw_month": "150", **terms}
+
+
+# Each value is fed to the inline field and to the same figure in every other source.
+SOURCES: dict[str, list[tuple[Any, Any]]] = {
+    "residual_fraction": [(PricingSpec, lambda v: _inline_purchase(residual_fraction=v)),
+                          (PriceLineEntry, lambda v: _book_line(residual_fraction=v))],
+    "support_fraction": [(PricingSpec, lambda v: {"usd_per_gpu_hour": "2", "support_fraction": v}),
+                         (AddersEntry, lambda v: {"support_fraction": v})],
+    "pue": [(PricingSpec, lambda v: _inline_purchase(pue=v)),
+            (FacilityEntry, lambda v: _facility(pue=v))],
+    "life_years": [(PricingSpec, lambda v: _inline_purchase(life_years=v)),
+                   (PriceLineEntry, lambda v: _book_line(life_years=v))],
+    "price": [(PricingSpec, lambda v: {"usd_per_gpu_hour": v}),
+              (PriceLineEntry, lambda v: _book_line(term="on-demand", price_per_gpu_hour=v)),
+              (FacilityEntry, lambda v: _facility(power_usd_per_kwh=v)),
+              (FxTableEntry, lambda v: {"as_of": "2026-01-01", "rates": {"EUR": v}, "source": "a test"})],
+}
+
+VALUES = st.one_of(
+    st.sampled_from(["0", "-1", "0.5", "1", "1.0000000001", "3", "5", "30", "31", "1000000", "1e-10",
+                     "0.9999999999"]),
+    st.decimals(min_value=-10, max_value=100, places=4, allow_nan=False, allow_infinity=False).map(str))
+
+
+@settings(max_examples=60, deadline=None)
+@given(figure=st.sampled_from(sorted(SOURCES)), value=VALUES)
+def test_every_source_accepts_and_refuses_a_figure_alike(figure: str, value: str) -> None:
+    verdicts = {model.__name__: _accepts(model, build(value)) for model, build in SOURCES[figure]}
+    assert len(set(verdicts.values())) == 1, (figure, value, verdicts)
+
+
+@pytest.mark.parametrize("model, data", [
+    (PriceLineEntry, _book_line(residual_fraction="5")),
+    (AddersEntry, {"support_fraction": "1000000"}),
+    (FacilityEntry, _facility(pue="0")),
+    (PriceLineEntry, _book_line(term="on-demand", price_per_gpu_hour="0")),
+    (FxTableEntry, {"as_of": "2026-01-01", "rates": {"EUR": "0"}, "source": "a test"}),
+])
+def test_a_price_book_refuses_what_the_inline_terms_refuse(model: Any, data: dict[str, Any]) -> None:
+    assert not _accepts(model, data)
+
+
+def _accelerator(peak: float, scale_up_bw: float) -> dict[str, Any]:
+    return {**SOURCED, "id": "x-sxm-80gb", "vendor": "V", "name": "X", "release_year": 2025,
+            "peak_tflops": {"bf16": peak}, "hbm_gb": 80, "hbm_bw_tbs": 3.35,
+            "scale_up": {"tech": "link", "bw_gbs_per_direction": scale_up_bw, "domain_size": 8}}
+
+
+@pytest.mark.parametrize("peak, bw, ok", [(989.0, 450.0, True), (0.0, 450.0, False), (989.0, 0.0, False),
+                                          (-1.0, 450.0, False)])
+def test_a_catalog_accelerator_needs_a_peak_and_a_scale_up_bandwidth(peak: float, bw: float, ok: bool) -> None:
+    assert _accepts(AcceleratorEntry, _accelerator(peak, bw)) is ok
+
+
+BOOK = """id: mine-2026
+provider: Me
+kind: rental
+currency: USD
+effective: 2026-01-01
+source: a test
+as_of: "2026-01"
+adders: {{support_fraction: "{support}"}}
+lines:
+  - {{accelerator: h100-sxm5-80gb, term: on-demand, price_per_gpu_hour: "2.00", source: a, as_of: "2026"}}
+  - {{accelerator: h100-sxm5-80gb, term: {second_term}, price_per_gpu_hour: "0.50", source: a, as_of: "2026"}}
+"""
+
+
+def test_a_user_book_with_duplicate_lines_is_refused_at_both_positions(tmp_path: Path) -> None:
+    (tmp_path / "mine-2026.yaml").write_text(BOOK.format(support="0", second_term="on-demand"))
+    books, _, problems = load_user_price_books(tmp_path, default_catalog())
+    assert not books
+    [problem] = problems
+    assert problem.code == "duplicate-price-line" and problem.line == 11
+    assert f"{tmp_path / 'mine-2026.yaml'}:10:" in problem.message
+
+
+def test_a_user_book_with_distinct_lines_loads(tmp_path: Path) -> None:
+    (tmp_path / "mine-2026.yaml").write_text(BOOK.format(support="0", second_term="reserved-1y"))
+    books, _, problems = load_user_price_books(tmp_path, default_catalog())
+    assert not problems and len(books["mine-2026"].lines) == 2
+
+
+def test_a_user_book_support_fraction_of_a_million_is_refused(tmp_path: Path) -> None:
+    (tmp_path / "mine-2026.yaml").write_text(BOOK.format(support="1000000", second_term="reserved-1y"))
+    books, _, problems = load_user_price_books(tmp_path, default_catalog())
+    assert not books and problems and "support_fraction" in str(problems[0])
+
+
+@pytest.mark.parametrize("price", ["0.0000000001", "0.00000001"])
+def test_a_recommended_bid_that_costs_about_nothing_compares_without_dividing(price: str) -> None:
+    result = compare([ex.case("free", pricing=ex.rental(price)),
+                      ex.case("paid", pricing=ex.rental("2.00"))], Assumptions())
+    free, paid = result.bids
+    text = result.recommendation["text"]
+    assert result.recommendation["bid"] == "free"
+    delta = paid.cost_per_million_tokens - free.cost_per_million_tokens
+    assert f"({delta:.4f} USD per million tokens more)" in text and "% more" not in text
