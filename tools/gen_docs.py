@@ -1296,6 +1296,8 @@ HOSTILE_CHECKLIST = [
     "line, naming the first.",
     "A recommended bid that costs about nothing (a price of 1e-10, a discount of 0.9999999999): the "
     "runner-up's gap is given in money per million tokens, not as a percentage of about nothing.",
+    "A saved document for `render` or `diff` with a figure like 1e308 (money beyond ±1e18, any other "
+    "figure beyond ±1e24) or NaN: `bad-document` at the figure's line and column, exit 1.",
 ]
 
 

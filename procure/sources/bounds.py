@@ -35,3 +35,30 @@ LifeYears = Annotated[Money, Field(gt=0, le=30)]
 Pue = Annotated[Money, Field(ge=1, le=3)]
 #: A physical rate (bandwidth, peak TFLOP/s, memory): finite and above zero.
 PositiveFinite = Annotated[Finite, Field(gt=0, le=1e12)]
+
+#: The largest amount of money a figure may hold (a saved document's totals, rates and prices): far
+#: above any cluster's cost in any currency, and small enough that rounding it to the money policy's
+#: places stays within the money context's 34 digits.
+MAX_AMOUNT = Decimal("1e18")
+#: The largest magnitude of a saved document's other figures: above 1e18 training tokens and any
+#: FLOP count per token, and small enough that a renderer rounding it to a few places stays within
+#: the money context's 34 digits.
+MAX_REAL = 1e24
+
+
+def _bounded_amount(value: Decimal) -> Decimal:
+    if abs(value) > MAX_AMOUNT:
+        raise ValueError(f"must be at most {MAX_AMOUNT:,.0f} in magnitude")
+    return value
+
+
+def _bounded_real(value: float) -> float:
+    if abs(value) > MAX_REAL:
+        raise ValueError(f"must be at most {MAX_REAL:g} in magnitude")
+    return value
+
+
+#: Money in a saved document: within ±MAX_AMOUNT.
+BoundedAmount = AfterValidator(_bounded_amount)
+#: Any other figure of a saved document: within ±MAX_REAL.
+BoundedReal = AfterValidator(_bounded_real)

@@ -5,6 +5,7 @@ is compared without dividing by its cost."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -17,8 +18,10 @@ from procure.catalog.entries import (AcceleratorEntry, AddersEntry, FacilityEntr
                                      PriceLineEntry)
 from procure.catalog.load import default_catalog, load_user_price_books
 from procure.compare import compare
+from procure.document import load_quote
 from procure.economics import Assumptions
 from procure.economics import examples as ex
+from procure.errors import InputError
 from procure.inputs.schema import PricingSpec
 
 SOURCED = {"source": "a test", "as_of": "2026-01"}
@@ -140,3 +143,20 @@ def test_a_recommended_bid_that_costs_about_nothing_compares_without_dividing(pr
     assert result.recommendation["bid"] == "free"
     delta = paid.cost_per_million_tokens - free.cost_per_million_tokens
     assert f"({delta:.4f} USD per million tokens more)" in text and "% more" not in text
+
+
+SAMPLE = Path(__file__).resolve().parents[1] / "fixtures" / "quote_sample.json"
+
+
+@pytest.mark.parametrize("field, value", [("cost_per_million_tokens", "1e308"), ("total_cost", "-1e19"),
+                                          ("step_time_s", "1e99"), ("time_to_train_days", "1e308")])
+def test_a_saved_document_with_a_huge_figure_is_refused_at_its_position(field: str, value: str) -> None:
+    text = SAMPLE.read_text()
+    match = re.search(rf'"{field}": (-?[0-9.e+-]+)', text)
+    assert match is not None
+    line = text[:match.start()].count("\n") + 1
+    hostile = text[:match.start(1)] + value + text[match.end(1):]
+    with pytest.raises(InputError) as info:
+        load_quote(hostile.encode(), "result.json")
+    [problem] = info.value.diagnostics
+    assert problem.code == "bad-document" and problem.line == line and "at most" in problem.message
