@@ -1099,6 +1099,10 @@ CODES: dict[str, tuple[str, str, str]] = {
     "duplicate-price-line": ("catalog", "A price book has two lines for the same accelerator and term; a bid "
                              "would get only one of them. The message gives the first line's position.",
                              "Keep one of the two lines (or give the second another `term`)."),
+    "beyond-calendar": ("catalog", "`as_of` plus a bid's lead time (from its price book's line) is past "
+                        "9999-12-31, the last date a report can name.",
+                        "Check `as_of` and the book line's `lead_time_days`, or give the bid its own "
+                        "`lead_time_days`."),
     "unknown-price-book": ("catalog", "`pricing.price_book` is not a shipped price book nor one of your "
                            "`price_books:` folders.",
                            "Use the suggested id (`procure catalog list --kind price-books`) or an inline "
@@ -1298,6 +1302,9 @@ HOSTILE_CHECKLIST = [
     "runner-up's gap is given in money per million tokens, not as a percentage of about nothing.",
     "A saved document for `render` or `diff` with a figure like 1e308 (money beyond ±1e18, any other "
     "figure beyond ±1e24) or NaN: `bad-document` at the figure's line and column, exit 1.",
+    "Dates past 9999-12-31: `as_of` plus `deadline_days` or a bid's `lead_time_days` is an error at that "
+    "field; a price-book lead time that does so is `beyond-calendar`; a time to train that ends past the "
+    "calendar (1e18 tokens on 8 GPUs) keeps its days to finish, gets no finish date and a note on the bid.",
 ]
 
 

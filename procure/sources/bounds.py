@@ -8,6 +8,8 @@ a PUE of 0 that the inline term would refuse).
 
 from __future__ import annotations
 
+import math
+from datetime import date, timedelta
 from decimal import Decimal
 from typing import Annotated
 
@@ -62,3 +64,11 @@ def _bounded_real(value: float) -> float:
 BoundedAmount = AfterValidator(_bounded_amount)
 #: Any other figure of a saved document: within ±MAX_REAL.
 BoundedReal = AfterValidator(_bounded_real)
+
+
+def days_after(start: date, days: float) -> date | None:
+    """``start`` plus ``days`` (rounded up to a whole day); None when that is past 9999-12-31, the
+    last day a date can name (a lead time or a time to train beyond the calendar)."""
+    if not math.isfinite(days) or math.ceil(days) > (date.max - start).days:
+        return None
+    return start + timedelta(days=math.ceil(days))

@@ -6,6 +6,8 @@ is compared without dividing by its cost."""
 from __future__ import annotations
 
 import re
+import shutil
+from datetime import date
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +24,10 @@ from procure.document import load_quote
 from procure.economics import Assumptions
 from procure.economics import examples as ex
 from procure.errors import InputError
+from procure.inputs.bundle import load_inputs
 from procure.inputs.schema import PricingSpec
+from procure.pipeline import build_document
+from procure.sources.bounds import days_after
 
 SOURCED = {"source": "a test", "as_of": "2026-01"}
 
@@ -160,3 +165,61 @@ def test_a_saved_document_with_a_huge_figure_is_refused_at_its_position(field: s
         load_quote(hostile.encode(), "result.json")
     [problem] = info.value.diagnostics
     assert problem.code == "bad-document" and problem.line == line and "at most" in problem.message
+
+
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples"
+
+
+def _cluster(tmp_path: Path, *edits: tuple[str, str]) -> Path:
+    text = (EXAMPLE / "cluster.yaml").read_text()
+    for old, new in edits:
+        assert old in text, old
+        text = text.replace(old, new)
+    shutil.copytree(EXAMPLE / "logs", tmp_path / "logs")
+    path = tmp_path / "cluster.yaml"
+    path.write_text(text)
+    return path
+
+
+def test_days_after_stops_at_the_last_date() -> None:
+    assert days_after(date(2026, 12, 1), 29.2) == date(2026, 12, 31)
+    assert days_after(date(9999, 12, 1), 30) == date(9999, 12, 31)
+    assert days_after(date(9999, 12, 1), 31) is None
+    assert days_after(date(2026, 1, 1), 1e300) is None
+    assert days_after(date(2026, 1, 1), float("inf")) is None
+
+
+def test_a_lead_time_or_deadline_past_the_calendar_is_an_input_error(tmp_path: Path) -> None:
+    path = _cluster(tmp_path, ("as_of: 2026-12-01", "as_of: 9999-12-20"),
+                    ("lead_time_days: 90 ", "lead_time_days: 900 "))
+    with pytest.raises(InputError) as info:
+        load_inputs(path)
+    found = {(d.code, d.message.split(":")[0]) for d in info.value.diagnostics}
+    assert any("plus 120 days is past 9999-12-31" in d.message for d in info.value.diagnostics), found
+    assert any("lead time of 900 days is past 9999-12-31" in d.message for d in info.value.diagnostics), found
+
+
+def test_a_book_lead_time_past_the_calendar_is_an_input_error_not_an_overflow(tmp_path: Path) -> None:
+    book = (EXAMPLE.parent / "price_books" / "purchase-2026.yaml").read_text()
+    book = book.replace("id: purchase-2026", "id: mine-2026").replace(
+        "  - accelerator: h100-sxm5-80gb\n", "  - accelerator: h100-sxm5-80gb\n    lead_time_days: 900\n", 1)
+    (tmp_path / "books").mkdir()
+    (tmp_path / "books" / "mine-2026.yaml").write_text(book)
+    path = _cluster(tmp_path, ("as_of: 2026-12-01", "as_of: 9999-12-20\nprice_books: [books]"),
+                    ("  deadline_days: 120", "  deadline_days: 5"), ("lead_time_days: 90 ", "# "),
+                    ("price_book: purchase-2026", "price_book: mine-2026"))
+    inputs = load_inputs(path)
+    with pytest.raises(InputError) as info:
+        build_document(inputs)
+    [problem] = info.value.diagnostics
+    assert problem.code == "beyond-calendar" and "own-h100" in problem.message
+
+
+def test_a_time_to_train_past_the_calendar_has_no_finish_date_and_says_why(tmp_path: Path) -> None:
+    path = _cluster(tmp_path, ("model: llama3-70b ", "model: llama3-8b "), ("train_tokens: 15e12", "train_tokens: 1e18"),
+                    ("  deadline_days: 120\n", ""), ("gpus: 4096", "gpus: 8"), ("gpus: 2048", "gpus: 8"),
+                    ("plan: {tp: 8, pp: 4, dp: 128", "# plan: {tp: 8, pp: 4, dp: 128"))
+    doc = build_document(load_inputs(path))
+    late = [b for b in doc.bids if b.delivery.days_to_finish is not None and b.delivery.finish_date is None]
+    assert late
+    assert all(any("past 9999-12-31" in note for note in b.notes) for b in late)
