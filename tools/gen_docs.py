@@ -1305,6 +1305,8 @@ HOSTILE_CHECKLIST = [
     "Dates past 9999-12-31: `as_of` plus `deadline_days` or a bid's `lead_time_days` is an error at that "
     "field; a price-book lead time that does so is `beyond-calendar`; a time to train that ends past the "
     "calendar (1e18 tokens on 8 GPUs) keeps its days to finish, gets no finish date and a note on the bid.",
+    "Measured logs that state a world size other than the bid's GPU count (a log of 8 GPUs behind a "
+    "512-GPU bid): a `not-comparable` flag on the bid with both counts.",
 ]
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 import shutil
+from dataclasses import replace
 from datetime import date
 from pathlib import Path
 from typing import Any
@@ -23,6 +24,7 @@ from procure.compare import compare
 from procure.document import load_quote
 from procure.economics import Assumptions
 from procure.economics import examples as ex
+from procure.economics.flags import measured_elsewhere
 from procure.errors import InputError
 from procure.inputs.bundle import load_inputs
 from procure.inputs.schema import PricingSpec
@@ -223,3 +225,22 @@ def test_a_time_to_train_past_the_calendar_has_no_finish_date_and_says_why(tmp_p
     late = [b for b in doc.bids if b.delivery.days_to_finish is not None and b.delivery.finish_date is None]
     assert late
     assert all(any("past 9999-12-31" in note for note in b.notes) for b in late)
+
+
+def test_measured_logs_from_another_world_size_are_flagged_with_both_values(tmp_path: Path) -> None:
+    log = (EXAMPLE / "logs" / "coreweave-burnin.log").read_text().replace("using world size: 4096",
+                                                                           "using world size: 8")
+    path = _cluster(tmp_path)
+    (tmp_path / "logs" / "coreweave-burnin.log").write_text(log)
+    doc = build_document(load_inputs(path))
+    [bid] = [b for b in doc.bids if b.id == "coreweave-h100-1y"]
+    [flag] = [f for f in bid.flags if f.code == "not-comparable"]
+    assert "world size of 8 GPUs" in flag.reason and "the bid has 4,096" in flag.reason
+    assert flag.numbers == {"measured_gpus": 8.0, "bid_gpus": 4096.0}
+
+
+def test_measured_logs_at_the_bid_world_size_are_not_flagged() -> None:
+    perf = ex.case("a", pricing=ex.rental("2.00")).performance
+    assert measured_elsewhere(replace(perf, measured_gpus=perf.gpus)) is None
+    assert measured_elsewhere(replace(perf, measured_gpus=None)) is None
+    assert measured_elsewhere(replace(perf, measured_gpus=perf.gpus * 64)) is not None
