@@ -1307,6 +1307,8 @@ HOSTILE_CHECKLIST = [
     "calendar (1e18 tokens on 8 GPUs) keeps its days to finish, gets no finish date and a note on the bid.",
     "Measured logs that state a world size other than the bid's GPU count (a log of 8 GPUs behind a "
     "512-GPU bid): a `not-comparable` flag on the bid with both counts.",
+    "A measured mean or P99 step time outside 1 µs to 1e6 s (a log of 1e-300 s steps) is refused as not a "
+    "training step, exit 1; a committed step time takes the same range.",
 ]
 
 

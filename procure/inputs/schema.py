@@ -13,7 +13,7 @@ from pydantic import Field, field_validator, model_validator
 
 from procure.assumptions import BY_KEY as ASSUMPTION_DEFS
 from procure.catalog.arch_entries import ArchitectureSpec, MoESpec  # noqa: F401  (re-exported: the inline model schema)
-from procure.sources.bounds import Fraction, FractionBelowOne, LifeYears, Price, Pue
+from procure.sources.bounds import Fraction, FractionBelowOne, LifeYears, Price, Pue, StepSeconds
 from procure.sources.fields import CalendarDate, Finite, Money, Strict  # noqa: F401
 
 SLUG = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
@@ -367,8 +367,8 @@ class CommittedSpec(Strict):
     global batch in tokens or sequences, the sequence length, the precision). Conditions not
     given are the workload's; procure converts to the workload's conditions with the model."""
 
-    step_time_s: Optional[Finite] = Field(None, gt=0, le=1e6, description="Committed mean step time.")
-    p99_step_time_s: Optional[Finite] = Field(None, gt=0, le=1e6, description="Committed 99th-percentile step time (checked against measured logs: `sla-breach`).")
+    step_time_s: Optional[StepSeconds] = Field(None, description="Committed mean step time.")
+    p99_step_time_s: Optional[StepSeconds] = Field(None, description="Committed 99th-percentile step time (checked against measured logs: `sla-breach`).")
     scaling_efficiency: Optional[Finite] = Field(None, gt=0, le=1.5, description="Committed scaling efficiency (throughput per GPU at this size over a small reference).")
     global_batch_tokens: Optional[int] = Field(None, gt=0, le=10**12,
                                                description="The global batch the committed step times were measured at, in tokens (a multiple of the sequence length); unset: the bid's.")

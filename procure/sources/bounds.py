@@ -35,6 +35,12 @@ FractionBelowOne = Annotated[Money, Field(lt=1)]
 LifeYears = Annotated[Money, Field(gt=0, le=30)]
 #: Power usage effectiveness: facility power over IT power.
 Pue = Annotated[Money, Field(ge=1, le=3)]
+#: The shortest and longest training step procure takes from a commitment or a measured log: a
+#: microsecond (no step of a model worth pricing a cluster for is shorter) to about 11.6 days.
+MIN_STEP_S = 1e-6
+MAX_STEP_S = 1e6
+#: A step time in seconds, committed or measured.
+StepSeconds = Annotated[Finite, Field(ge=MIN_STEP_S, le=MAX_STEP_S)]
 #: A physical rate (bandwidth, peak TFLOP/s, memory): finite and above zero.
 PositiveFinite = Annotated[Finite, Field(gt=0, le=1e12)]
 

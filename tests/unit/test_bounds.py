@@ -27,7 +27,9 @@ from procure.economics import examples as ex
 from procure.economics.flags import measured_elsewhere
 from procure.errors import InputError
 from procure.inputs.bundle import load_inputs
-from procure.inputs.schema import PricingSpec
+from procure.inputs.schema import CommittedSpec, PricingSpec
+from procure.measure.bid import measure_bid
+from procure.measure.errors import LogError
 from procure.pipeline import build_document
 from procure.sources.bounds import days_after
 
@@ -244,3 +246,19 @@ def test_measured_logs_at_the_bid_world_size_are_not_flagged() -> None:
     assert measured_elsewhere(replace(perf, measured_gpus=perf.gpus)) is None
     assert measured_elsewhere(replace(perf, measured_gpus=None)) is None
     assert measured_elsewhere(replace(perf, measured_gpus=perf.gpus * 64)) is not None
+
+
+@pytest.mark.parametrize("ms", ["1e-297", "0.000000001"])
+def test_a_measured_step_outside_the_committed_range_is_a_log_error(tmp_path: Path, ms: str) -> None:
+    log = re.sub(r"elapsed time per iteration \(ms\): [0-9.]+", f"elapsed time per iteration (ms): {ms}",
+                 (EXAMPLE / "logs" / "coreweave-burnin.log").read_text())
+    path = tmp_path / "burnin.log"
+    path.write_text(log)
+    with pytest.raises(LogError, match="not a training step"):
+        measure_bid([path], 8, 50.0, "ib")
+
+
+def test_a_committed_step_time_takes_the_same_range_as_a_measured_one() -> None:
+    assert not _accepts(CommittedSpec, {"step_time_s": 1e-300})
+    assert not _accepts(CommittedSpec, {"step_time_s": 2e6})
+    assert _accepts(CommittedSpec, {"step_time_s": 2.5, "p99_step_time_s": 3.0})
