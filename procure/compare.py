@@ -205,6 +205,10 @@ def compare(cases: list[BidCase], assumptions: Assumptions, basis: str = DEFAULT
 
 # --- the recommendation paragraph -------------------------------------------------------------
 
+#: Below a cent per million tokens a bid costs about nothing: the gap to it is stated in money.
+RELATIVE_FLOOR = Decimal("0.01")
+
+
 def _money(value: Decimal, currency: str) -> str:
     return f"{value:.4f} {currency} per million tokens"
 
@@ -247,12 +251,24 @@ def _runner_up_sentence(bids: tuple[BidEconomics, ...], ranked: list[int], pick:
     if not others:
         return "It is the only bid with a cost."
     runner = bids[others[0]]
-    gap = (_cost(runner) / _cost(chosen) - 1) * 100
-    word = "more" if gap >= 0 else "less"
     late = " (missing the deadline)" if "misses-deadline" in runner.flag_codes else ""
     return (f"The runner-up, {runner.id}, costs "
             f"{_money(_cost(runner), runner.currency)} "
-            f"({abs(gap):.1f}% {word}) and takes {runner.time_to_train_days:.1f} days{late}.")
+            f"({_gap_text(_cost(runner), _cost(chosen), runner.currency)}) "
+            f"and takes {runner.time_to_train_days:.1f} days{late}.")
+
+
+def _gap_text(other: Decimal, chosen: Decimal, currency: str) -> str:
+    """How much more (or less) ``other`` costs than ``chosen``: a percentage, or the difference in
+    money when ``chosen`` is below ``RELATIVE_FLOOR`` (a percentage of about nothing is no figure a
+    reader can use, and a cost of zero cannot be divided by)."""
+    if abs(chosen) < RELATIVE_FLOOR:
+        delta = other - chosen
+        word = "more" if delta >= 0 else "less"
+        return f"{abs(delta):.4f} {currency} per million tokens {word}"
+    gap = (other / chosen - 1) * 100
+    word = "more" if gap >= 0 else "less"
+    return f"{abs(gap):.1f}% {word}"
 
 
 def _flags_sentence(chosen: BidEconomics) -> str:

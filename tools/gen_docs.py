@@ -1157,6 +1157,13 @@ CODES: dict[str, tuple[str, str, str]] = {
     "duplicate-price-book": ("catalog", "A price book in your `price_books:` / `--price-books` folder has the "
                              "id of a shipped book (or of another of your books).",
                              "Give your book another id and rename its file to match."),
+    "duplicate-price-line": ("catalog", "A price book has two lines for the same accelerator and term; a bid "
+                             "would get only one of them. The message gives the first line's position.",
+                             "Keep one of the two lines (or give the second another `term`)."),
+    "beyond-calendar": ("catalog", "`as_of` plus a bid's lead time (from its price book's line) is past "
+                        "9999-12-31, the last date a report can name.",
+                        "Check `as_of` and the book line's `lead_time_days`, or give the bid its own "
+                        "`lead_time_days`."),
     "unknown-price-book": ("catalog", "`pricing.price_book` is not a shipped price book nor one of your "
                            "`price_books:` folders.",
                            "Use the suggested id (`procure catalog list --kind price-books`) or an inline "
@@ -1470,6 +1477,28 @@ HOSTILE_LINES = [
 ]
 
 
+HOSTILE_BOUNDS = [
+    "One set of bounds for every source of a figure: a price book's lines, adders and facility, the "
+    "catalog's accelerators and FX tables take the same ranges as the inline `pricing` terms (prices and "
+    "FX rates above zero, fractions from 0 to 1, a discount and a resale decline below 1, a life of up to "
+    "30 years, PUE from 1 to 3, peaks and scale-up bandwidths above zero). A `residual_fraction: \"5\"` "
+    "or a PUE of 0 in a book is an error at its line, as it is inline.",
+    "Two lines of one price book for the same accelerator and term: `duplicate-price-line`, at the second "
+    "line, naming the first.",
+    "A recommended bid that costs about nothing (a price of 1e-10, a discount of 0.9999999999): the "
+    "runner-up's gap is given in money per million tokens, not as a percentage of about nothing.",
+    "A saved document for `render` or `diff` with a figure like 1e308 (money beyond ±1e18, any other "
+    "figure beyond ±1e24) or NaN: `bad-document` at the figure's line and column, exit 1.",
+    "Dates past 9999-12-31: `as_of` plus `deadline_days` or a bid's `lead_time_days` is an error at that "
+    "field; a price-book lead time that does so is `beyond-calendar`; a time to train that ends past the "
+    "calendar (1e18 tokens on 8 GPUs) keeps its days to finish, gets no finish date and a note on the bid.",
+    "Measured logs that state a world size other than the bid's GPU count (a log of 8 GPUs behind a "
+    "512-GPU bid): a `not-comparable` flag on the bid with both counts.",
+    "A measured mean or P99 step time outside 1 µs to 1e6 s (a log of 1e-300 s steps) is refused as not a "
+    "training step, exit 1; a committed step time takes the same range.",
+]
+
+
 def render_troubleshooting() -> str:
     used = diagnostic_codes()
     out = [NOTE.format(src="the diagnostic codes of procure/"), "", "# Troubleshooting", "",
@@ -1490,6 +1519,7 @@ def render_troubleshooting() -> str:
         out += [f"- **{title}.** {text}"]
     out += [f"- {line}" for line in HOSTILE_LINES]
     out += [f"- **{attack}.** {now}." for attack, now in HOSTILE_FILES]
+    out += [f"- {item}" for item in HOSTILE_BOUNDS]
     out += ["", "## Diagnostic codes", ""]
     undocumented = [c for c in used if c not in CODES and c not in SCHEMA_CODES]
     for key, title in CATEGORY_TITLES:

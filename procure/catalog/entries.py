@@ -10,6 +10,7 @@ from pydantic import Field, field_validator
 
 from procure.catalog.arch_entries import (ArchitectureSpec, AttentionWindowSpec, MLASpec,  # noqa: F401
                                            MoESpec)
+from procure.sources.bounds import Fraction, LifeYears, PositiveFinite, Price, Pue
 from procure.sources.fields import Finite, Money, Strict
 
 SourceList = Union[str, list[str]]
@@ -33,7 +34,7 @@ class SourcedEntry(Strict):
 
 class ScaleUpEntry(Strict):
     tech: str = Field(description="Interconnect name.")
-    bw_gbs_per_direction: Finite = Field(ge=0, description="Bandwidth per accelerator per direction inside the domain.")
+    bw_gbs_per_direction: PositiveFinite = Field(description="Bandwidth per accelerator per direction inside the domain.")
     domain_size: int = Field(ge=1, description="Accelerators per scale-up domain as usually sold.")
 
 
@@ -43,12 +44,12 @@ class AcceleratorEntry(SourcedEntry):
     name: str = Field(description="Display name.")
     architecture: str = Field("", description="Micro-architecture (Hopper, CDNA 3, ...).")
     release_year: int = Field(description="Year of release.")
-    peak_tflops: dict[Literal["fp32", "tf32", "bf16", "fp16", "fp8", "fp6", "fp4"], Finite] = Field(description="DENSE peak TFLOP/s (no 2:4 sparsity) per precision; omit a precision the part lacks.")
+    peak_tflops: dict[Literal["fp32", "tf32", "bf16", "fp16", "fp8", "fp6", "fp4"], PositiveFinite] = Field(description="DENSE peak TFLOP/s (no 2:4 sparsity) per precision; omit a precision the part lacks.")
     hbm_gb: Finite = Field(gt=0, description="Usable device memory (GB = 1e9 bytes).")
     hbm_bw_tbs: Finite = Field(gt=0, description="Memory bandwidth (TB/s = 1e12 bytes/s).")
     scale_up: ScaleUpEntry = Field(description="The scale-up domain (NVLink, xGMI, ICI, NeuronLink).")
     tdp_w: Optional[Finite] = Field(None, gt=0, description="Board power; unset where the vendor publishes none.")
-    matmul_ceiling_tflops: dict[str, Finite] = Field(default_factory=dict, description="Measured maximum achievable matmul TFLOP/s per precision (`{}` when unknown).")
+    matmul_ceiling_tflops: dict[str, PositiveFinite] = Field(default_factory=dict, description="Measured maximum achievable matmul TFLOP/s per precision (`{}` when unknown).")
     default_network: Optional[str] = Field(None, description="A network id used when a bid names none.")
 
 
@@ -94,26 +95,26 @@ class SystemEntry(SourcedEntry):
 class AddersEntry(Strict):
     storage_per_gpu_hour: Money = Field(Decimal(0), description="Storage charge per GPU-hour.")
     network_per_gpu_hour: Money = Field(Decimal(0), description="Network/egress charge per GPU-hour.")
-    support_fraction: Money = Field(Decimal(0), description="Support as a fraction of the GPU-hours bill.")
+    support_fraction: Fraction = Field(Decimal(0), description="Support as a fraction of the GPU-hours bill.")
 
 
 class FacilityEntry(Strict):
-    power_usd_per_kwh: Money = Field(description="Electricity price per kWh.")
-    pue: Money = Field(description="Power usage effectiveness.")
+    power_usd_per_kwh: Price = Field(description="Electricity price per kWh.")
+    pue: Pue = Field(description="Power usage effectiveness.")
     colo_per_kw_month: Money = Field(description="Colocation price per kW of IT load per month.")
 
 
 class PriceLineEntry(SourcedEntry):
     accelerator: str = Field(description="An accelerator id of the catalog.")
     term: str = Field(description="The term a bid names (`on-demand`, `reserved-1y`, `reserved-3y`, `spot`, `capacity-block`, `purchase`, ...).")
-    price_per_gpu_hour: Optional[Money] = Field(None, description="Rental price per GPU-hour (instance price / accelerators per instance).")
+    price_per_gpu_hour: Optional[Price] = Field(None, description="Rental price per GPU-hour (instance price / accelerators per instance).")
     min_commit_months: int = Field(0, ge=0, le=120, description="Minimum billed months (reserved-1y: 12, reserved-3y: 36).")
     sku: str = Field("", description="Instance type or product the price is for.")
     region: str = Field("", description="Region of the price.")
     capex_per_gpu: Optional[Money] = Field(None, description="Purchase: the accelerator's share of its server or rack.")
     network_capex_per_gpu: Optional[Money] = Field(None, description="Purchase: fabric cost per accelerator.")
-    life_years: Optional[Money] = Field(None, description="Purchase: depreciation life.")
-    residual_fraction: Optional[Money] = Field(None, description="Purchase: resale value at the end of life, as a fraction of capex.")
+    life_years: Optional[LifeYears] = Field(None, description="Purchase: depreciation life.")
+    residual_fraction: Optional[Fraction] = Field(None, description="Purchase: resale value at the end of life, as a fraction of capex.")
     support_per_gpu_year: Optional[Money] = Field(None, description="Purchase: support contract per accelerator per year.")
     capex_per_node: Optional[Money] = Field(None, description="Purchase: capex per node on top of the GPUs' share.")
     lead_time_days: Optional[Finite] = Field(None, ge=0, le=3650, description="Days from order to a usable cluster (a bid's own lead time wins).")
@@ -133,7 +134,7 @@ class PriceBookEntry(SourcedEntry):
 
 class FxTableEntry(Strict):
     as_of: date = Field(description="Date of the rates.")
-    rates: dict[str, Money] = Field(description="Units of each currency per 1 unit of `base` (quoted strings).")
+    rates: dict[str, Price] = Field(description="Units of each currency per 1 unit of `base` (quoted strings).")
     source: SourceList = Field(description="Where these rates come from.")
     verified: bool = Field(True, description="`true` when every rate was seen in the source for this date.")
     notes: str = Field("", description="Caveats.")

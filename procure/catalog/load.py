@@ -139,6 +139,7 @@ class Catalog:
 
 def _load_folder(folder: Path, entry_cls: type[EntryT], convert: Callable[[EntryT], ItemT], kind: str,
                  files: dict[str, str], diagnostics: list[Diagnostic], skip: tuple[str, ...] = ()) -> dict[str, ItemT]:
+    from procure.catalog.entries import PriceBookEntry
     from procure.sources.validate import validate_document
     from procure.sources.yamlpos import read_yaml
 
@@ -158,6 +159,11 @@ def _load_folder(folder: Path, entry_cls: type[EntryT], convert: Callable[[Entry
             diagnostics.append(Diagnostic(str(path), *doc.position(("id",)), "id-mismatch",
                                           f"id {entry.id!r} must equal the file name {path.stem!r}"))
             continue
+        if isinstance(entry, PriceBookEntry):
+            duplicates = duplicate_price_lines(entry, doc, path)
+            if duplicates:
+                diagnostics.extend(duplicates)
+                continue
         result[entry.id] = convert(entry)
         files[f"{kind}:{entry.id}"] = str(path)
     return result
@@ -275,9 +281,27 @@ def _user_book_problems(entry: PriceBookEntry, doc: YamlDocument, path: Path, ca
         out.append(Diagnostic(str(path), *doc.position(("id",)), "duplicate-price-book",
                               f"price book {entry.id!r} is already shipped with procure; give yours another id "
                               "(and file name)"))
+    out.extend(duplicate_price_lines(entry, doc, path))
     for i, line in enumerate(entry.lines):
         if line.accelerator not in cat.accelerators:
             out.append(Diagnostic(str(path), *doc.position(("lines", i, "accelerator")), "unknown-accelerator",
                                   f"line for {line.accelerator!r} names no catalog accelerator"
                                   f"{cat.did_you_mean('accelerator', line.accelerator)}"))
+    return out
+
+
+def duplicate_price_lines(entry: PriceBookEntry, doc: YamlDocument, path: Path) -> list[Diagnostic]:
+    """A second line for the same (accelerator, term): an error at it that names the first line's
+    position too (a bid would otherwise silently get the first line's price)."""
+    first: dict[tuple[str, str], int] = {}
+    out: list[Diagnostic] = []
+    for i, line in enumerate(entry.lines):
+        key = (line.accelerator, line.term)
+        if key not in first:
+            first[key] = i
+            continue
+        line0, col0 = doc.position(("lines", first[key]))
+        out.append(Diagnostic(str(path), *doc.position(("lines", i)), "duplicate-price-line",
+                              f"a second line for {line.accelerator!r} on term {line.term!r}; the first is at "
+                              f"{path}:{line0}:{col0}: keep one of them"))
     return out

@@ -10,7 +10,7 @@ from __future__ import annotations
 import hashlib
 import math
 from dataclasses import dataclass, field
-from datetime import timedelta
+from datetime import date
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
@@ -24,6 +24,7 @@ from procure.compare import Comparison
 from procure.document import bid as B
 from procure.document import quote as Q
 from procure.economics.bid import BidEconomics
+from procure.errors import Diagnostic, InputError
 from procure.economics.commitment import MAX_FACTOR, MAX_SEQ_RATIO
 from procure.economics.cost import BASES
 from procure.economics.inputs import Assumptions, Commitment
@@ -36,6 +37,7 @@ from procure.measure.bid import MeasuredBid
 from procure.model import MFU_CONVENTION, active_param_count, model_flops_per_token, param_count
 from procure.model.flops import MFU_CAUSAL
 from procure.model.types import Estimate
+from procure.sources.bounds import days_after
 
 CHECKPOINT_NOTE = "checkpoint writes are charged in goodput (lost fraction), not in io_s"
 ATTENTION_CONVENTION = ("causal (the work a causal kernel does; Megatron/PaLM count twice that)" if MFU_CAUSAL
@@ -297,7 +299,7 @@ def _bid(inputs: Inputs, outcome: BidOutcome, econ: BidEconomics) -> B.BidResult
         flags=[B.Flag.model_validate(flag.to_dict()) for flag in econ.flags],
         uncertainty=econ.uncertainty and B.Uncertainty.model_validate(econ.uncertainty.to_dict()),
         sensitivity=[B.SensitivityRow.model_validate(row.to_dict()) for row in econ.sensitivity],
-        notes=list(econ.notes) + _delivery_notes(rb, econ), rank=econ.rank or 0,
+        notes=list(econ.notes) + _delivery_notes(rb, econ, inputs.cluster.as_of), rank=econ.rank or 0,
         cost_basis=econ.basis,
         cost_bases=_cost_bases(econ),
         upfront_capex=econ.upfront_capex, idle_commitment_hours=econ.idle_commitment_hours,
@@ -382,18 +384,28 @@ def _delivery(inputs: Inputs, rb: ResolvedBid, econ: BidEconomics) -> B.Delivery
     lead = rb.lead_time_days or 0.0
     deadline = inputs.cluster.deadline_days
     finish = econ.days_to_finish
+    available = days_after(as_of, lead)
+    if available is None:
+        raise InputError([Diagnostic(str(inputs.path), *inputs.doc.position(("as_of",)), "beyond-calendar",
+                                     f"bid {rb.bid.id!r}: as_of {as_of} plus a lead time of {lead:g} days "
+                                     f"({rb.lead_time_origin}) is past {date.max}")])
     return B.Delivery(lead_time_days=lead, lead_time_origin=rb.lead_time_origin,
-                      available_from=as_of + timedelta(days=math.ceil(lead)),
+                      available_from=available,
                       days_to_finish=finish,
-                      finish_date=None if finish is None else as_of + timedelta(days=math.ceil(finish)),
-                      deadline_date=None if deadline is None else as_of + timedelta(days=math.floor(deadline)))
+                      finish_date=None if finish is None else days_after(as_of, finish),
+                      deadline_date=None if deadline is None else days_after(as_of, math.floor(deadline)))
 
 
-def _delivery_notes(rb: ResolvedBid, econ: BidEconomics) -> list[str]:
+def _delivery_notes(rb: ResolvedBid, econ: BidEconomics, as_of: date) -> list[str]:
+    notes: list[str] = []
     if rb.lead_time_days is None and econ.upfront_capex is not None:
-        return ["no lead time given for this purchase: it is assumed usable on the RFQ date "
-                "(give `lead_time_days` or `available_from`)"]
-    return []
+        notes.append("no lead time given for this purchase: it is assumed usable on the RFQ date "
+                     "(give `lead_time_days` or `available_from`)")
+    finish = econ.days_to_finish
+    if finish is not None and days_after(as_of, finish) is None:
+        notes.append(f"it would finish {finish:,.0f} days after the RFQ date, past {date.max}: no finish "
+                     "date is given")
+    return notes
 
 
 def _power(rb: ResolvedBid, econ: BidEconomics) -> B.PowerRef | None:

@@ -9,6 +9,7 @@ from typing import Annotated, Any
 from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field
 
 from procure.precision import round_sig
+from procure.sources.bounds import BoundedAmount, BoundedReal
 
 
 def _real(value: float) -> float:
@@ -32,15 +33,15 @@ def _exact(value: Any) -> Any:
 
 
 Real = Annotated[float, BeforeValidator(_not_bool), AfterValidator(_real),
-                 Field(allow_inf_nan=False)]
+                 Field(allow_inf_nan=False), BoundedReal]
 """A float, rounded to the document's declared precision (see ``precision``)."""
 Count = Annotated[int, Field(ge=0), BeforeValidator(_not_bool)]
 """A count (GPUs, steps, a rank): a whole number, never negative."""
 Degree = Annotated[int, Field(ge=1), BeforeValidator(_not_bool)]
 """A parallel degree or a micro-batch size: at least 1."""
-Tokens = Annotated[float, Field(allow_inf_nan=False, ge=0), BeforeValidator(_not_bool)]
+Tokens = Annotated[float, Field(allow_inf_nan=False, ge=0), BeforeValidator(_not_bool), BoundedReal]
 """A token count as given (not rounded): cost per million tokens divides by it, to the cent."""
-Amount = Annotated[Decimal, BeforeValidator(_exact), Field(allow_inf_nan=False)]
+Amount = Annotated[Decimal, BeforeValidator(_exact), Field(allow_inf_nan=False), BoundedAmount]
 """Money or a money rate: Decimal, already rounded by the money policy."""
 
 

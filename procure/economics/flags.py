@@ -169,6 +169,16 @@ def uncalibrated(perf: Performance, assumptions: Assumptions) -> Flag | None:
                      sigma_log=sigma)
 
 
+def measured_elsewhere(perf: Performance) -> Flag | None:
+    """Measured logs whose world size is not the bid's: their step time is another cluster's."""
+    if perf.measured_gpus is None or perf.measured_gpus == perf.gpus:
+        return None
+    return make_flag("not-comparable",
+                     f"the measured logs state a world size of {perf.measured_gpus:,} GPUs, the bid has "
+                     f"{perf.gpus:,}: their step time is another cluster's",
+                     measured_gpus=float(perf.measured_gpus), bid_gpus=float(perf.gpus))
+
+
 def price_missing(reason: str | None) -> Flag | None:
     return None if reason is None else make_flag("price-missing", reason)
 
@@ -177,7 +187,8 @@ def commitment_flags(perf: Performance, commitment: Commitment,
                      assumptions: Assumptions) -> list[Flag]:
     """Every flag about the commitment itself (valid even when the bid is infeasible)."""
     found = [impossible(perf, commitment), implausible(perf, commitment, assumptions),
-             versus_model(perf, commitment, assumptions), sla_breach(perf, commitment), not_comparable(commitment)]
+             versus_model(perf, commitment, assumptions), sla_breach(perf, commitment), not_comparable(commitment),
+             measured_elsewhere(perf)]
     return [flag for flag in found if flag is not None]
 
 

@@ -34,6 +34,7 @@ class Performance:
     basis: str = "modeled"                  # modeled | measured
     measured_mean_s: float | None = None
     measured_p99_s: float | None = None
+    measured_gpus: int | None = None        # the world size the measured logs state, when they state one
     gemm_ceiling_mfu: float | None = None   # measured matmul ceiling / peak at the workload precision
     error: "StepTimeError | None" = None    # the model's own step-time error (None: calibrated default)
 

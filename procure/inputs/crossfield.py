@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from datetime import date, datetime
 
 from procure.errors import Diagnostic
+from procure.sources.bounds import days_after
 from procure.sources.yamlpos import YamlDocument
 
 CODE = "invalid"   # the schema's code for a failed rule across fields
@@ -95,16 +96,32 @@ def check_dates(data: Raw, doc: YamlDocument, out: list[Diagnostic]) -> None:
     if as_of is not None and isinstance(deadline, date) and deadline <= as_of:
         out.append(doc.diagnostic(("workload", "deadline"), CODE,
                                   f"workload.deadline {deadline} is not after as_of {as_of}"))
+    days = workload.get("deadline_days") if isinstance(workload, dict) else None
+    if as_of is not None and _past_calendar(as_of, days):
+        out.append(doc.diagnostic(("workload", "deadline_days"), CODE,
+                                  f"as_of {as_of} plus {days} days is past {date.max}, the last date"))
     bids = data.get("bids")
     for i, bid in enumerate(bids if isinstance(bids, list) else []):
         if not isinstance(bid, dict):
             continue
+        lead = bid.get("lead_time_days")
+        if as_of is not None and _past_calendar(as_of, lead):
+            out.append(doc.diagnostic(("bids", i, "lead_time_days"), CODE,
+                                      f"bid {bid.get('id')!r}: as_of {as_of} plus a lead time of {lead} days is "
+                                      f"past {date.max}, the last date"))
         if _given(bid, "lead_time_days") and _given(bid, "available_from"):
             out.append(doc.diagnostic(("bids", i), CODE, "give `lead_time_days` or `available_from` (a date), not both"))
         start = bid.get("available_from")
         if as_of is not None and isinstance(start, date) and start < as_of:
             out.append(doc.diagnostic(("bids", i, "available_from"), CODE,
                                       f"bid {bid.get('id')!r}: available_from {start} is before as_of {as_of}"))
+
+
+def _past_calendar(start: date, days: object) -> bool:
+    """A number of days that, added to ``start``, leaves the calendar (other values are the schema's)."""
+    if isinstance(days, bool) or not isinstance(days, (int, float)) or not 0 <= days < 1e9:
+        return False
+    return days_after(start, float(days)) is None
 
 
 def check_unique_ids(bids: list[object], doc: YamlDocument, out: list[Diagnostic]) -> None:

@@ -13,6 +13,7 @@ from pydantic import Field, field_validator, model_validator
 
 from procure.assumptions import BY_KEY as ASSUMPTION_DEFS
 from procure.catalog.arch_entries import ArchitectureSpec, MoESpec  # noqa: F401  (re-exported: the inline model schema)
+from procure.sources.bounds import Fraction, FractionBelowOne, LifeYears, Price, Pue, StepSeconds
 from procure.sources.fields import CalendarDate, Finite, Money, Strict  # noqa: F401
 
 SLUG = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
@@ -296,16 +297,16 @@ class PricingSpec(Strict):
     kind: Literal["rental", "purchase"] = Field("rental", description="`rental` (GPU-hours) or `purchase` (capex, life, facility).")
     price_book: Optional[str] = Field(None, description="A price book id from `price_books/` (file name without `.yaml`).")
     term: Optional[str] = Field(None, description="A term of that book (`on-demand`, `reserved-1y`, `purchase`, ...).")
-    usd_per_gpu_hour: Optional[Money] = Field(None, description="Inline price per GPU-hour in US dollars, instead of a book.")
-    price_per_gpu_hour: Optional[Money] = Field(None, description="Inline price per GPU-hour in `currency`, instead of a book.")
+    usd_per_gpu_hour: Optional[Price] = Field(None, description="Inline price per GPU-hour in US dollars, instead of a book.")
+    price_per_gpu_hour: Optional[Price] = Field(None, description="Inline price per GPU-hour in `currency`, instead of a book.")
     currency: Optional[str] = Field(None, pattern=r"^[A-Z]{3}$", description="Currency of `price_per_gpu_hour` and of every inline money term (ISO 4217); unset: the book's currency, else USD.")
     # rental terms (inline, or on top of a book's line; in `currency`)
     min_commit_months: Optional[int] = Field(None, ge=0, le=120, description="Rental: minimum billed months (replaces the book line's).")
-    discount_fraction: Optional[Money] = Field(None, lt=1, description="Rental: discount off the price per GPU-hour.")
-    prepay_fraction: Optional[Money] = Field(None, le=1, description="Rental: share of the committed GPU-hours amount paid at signing; the commitment basis charges its cost of capital over half the term.")
+    discount_fraction: Optional[FractionBelowOne] = Field(None, description="Rental: discount off the price per GPU-hour.")
+    prepay_fraction: Optional[Fraction] = Field(None, description="Rental: share of the committed GPU-hours amount paid at signing; the commitment basis charges its cost of capital over half the term.")
     storage_per_gpu_hour: Optional[Money] = Field(None, description="Rental: storage charged per GPU-hour billed (replaces the book's adder).")
     network_per_gpu_hour: Optional[Money] = Field(None, description="Rental: network charged per GPU-hour billed (replaces the book's adder).")
-    support_fraction: Optional[Money] = Field(None, le=1, description="Rental: support as a fraction of the GPU-hours amount (replaces the book's).")
+    support_fraction: Optional[Fraction] = Field(None, description="Rental: support as a fraction of the GPU-hours amount (replaces the book's).")
     # one-time charges, either kind
     setup_fee: Optional[Money] = Field(None, description="One-time setup fee, on both bases.")
     egress_tb: Optional[Money] = Field(None, description="Terabytes moved out of the provider (with `egress_per_tb`).")
@@ -315,16 +316,16 @@ class PricingSpec(Strict):
     capex_per_node: Optional[Money] = Field(None, description="Purchase: capex per node on top of the GPUs (chassis, CPUs, memory, NICs).")
     network_capex_per_gpu: Optional[Money] = Field(None, description="Purchase: fabric capex per GPU.")
     network_capex: Optional[Money] = Field(None, description="Purchase: fabric capex for the whole cluster (switches, optics, cables).")
-    life_years: Optional[Money] = Field(None, gt=0, le=30, description="Purchase: depreciation life (the run basis depreciates over it).")
-    residual_fraction: Optional[Money] = Field(None, le=1, description="Purchase: book value at the end of the life, as a fraction of capex (straight-line depreciation).")
-    resale_decline_per_year: Optional[Money] = Field(None, lt=1, description="Purchase: market resale value falls as (1 − this)^years (the commitment basis credits it at the end of the run); unset: the assumption.")
+    life_years: Optional[LifeYears] = Field(None, description="Purchase: depreciation life (the run basis depreciates over it).")
+    residual_fraction: Optional[Fraction] = Field(None, description="Purchase: book value at the end of the life, as a fraction of capex (straight-line depreciation).")
+    resale_decline_per_year: Optional[FractionBelowOne] = Field(None, description="Purchase: market resale value falls as (1 − this)^years (the commitment basis credits it at the end of the run); unset: the assumption.")
     power_per_kwh: Optional[Money] = Field(None, description="Purchase: electricity price per kWh (the workload's `power_usd_per_kwh` still wins).")
-    pue: Optional[Money] = Field(None, ge=1, le=3, description="Purchase: facility PUE, applied once, to power (the workload's `pue` still wins).")
+    pue: Optional[Pue] = Field(None, description="Purchase: facility PUE, applied once, to power (the workload's `pue` still wins).")
     colo_per_kw_month: Optional[Money] = Field(None, description="Purchase: colocation per kW of IT load per month (no PUE).")
     kw_per_gpu: Optional[Money] = Field(None, gt=0, le=100, description="IT power per GPU in kW, instead of the catalog system's (node power / GPUs + fabric share).")
     staff_per_year: Optional[Money] = Field(None, description="Purchase: people to run the cluster, per year.")
     support_per_gpu_year: Optional[Money] = Field(None, description="Purchase: support contract per GPU per year.")
-    cost_of_capital: Optional[Money] = Field(None, le=1, description="Purchase: annual cost of capital for this bid; unset: the assumption.")
+    cost_of_capital: Optional[Fraction] = Field(None, description="Purchase: annual cost of capital for this bid; unset: the assumption.")
 
     def given(self, names: tuple[str, ...]) -> list[str]:
         return [name for name in names if getattr(self, name) is not None]
@@ -386,8 +387,8 @@ class CommittedSpec(Strict):
     global batch in tokens or sequences, the sequence length, the precision). Conditions not
     given are the workload's; procure converts to the workload's conditions with the model."""
 
-    step_time_s: Optional[Finite] = Field(None, gt=0, le=1e6, description="Committed mean step time.")
-    p99_step_time_s: Optional[Finite] = Field(None, gt=0, le=1e6, description="Committed 99th-percentile step time (checked against measured logs: `sla-breach`).")
+    step_time_s: Optional[StepSeconds] = Field(None, description="Committed mean step time.")
+    p99_step_time_s: Optional[StepSeconds] = Field(None, description="Committed 99th-percentile step time (checked against measured logs: `sla-breach`).")
     scaling_efficiency: Optional[Finite] = Field(None, gt=0, le=1.5, description="Committed scaling efficiency (throughput per GPU at this size over a small reference).")
     global_batch_tokens: Optional[int] = Field(None, gt=0, le=10**12,
                                                description="The global batch the committed step times were measured at, in tokens (a multiple of the sequence length); unset: the bid's.")

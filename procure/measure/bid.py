@@ -11,6 +11,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from procure.measure.errors import LogError
+from procure.sources.bounds import MAX_STEP_S, MIN_STEP_S
+
 # A node's scale-out rate, as nccl-tests reports it for a multi-node all-reduce, shared by its
 # GPUs, cannot much exceed the NICs; a figure far above them was measured inside one node (NVLink).
 SCALE_OUT_PLAUSIBLE_FACTOR = 1.25
@@ -76,6 +79,14 @@ def measure_bid(paths: list[Path], scale_up_domain: int, nic_gbs_per_gpu: float,
     gpus = max((s["gpus"] for s in listed if s.get("gpus")), default=None)
     nodes = max(((s.get("bus_bandwidth") or {}).get("nodes") or 0 for s in listed), default=0) or None
     busbw = result.busbw_gbs()
-    return MeasuredBid(result.step_time_summary(), result.histogram(), busbw, sources, gpus, nodes,
+    summary = result.step_time_summary()
+    for key in ("mean", "p99"):
+        value = (summary or {}).get(key)
+        if value is not None and not MIN_STEP_S <= float(value) <= MAX_STEP_S:
+            names = ", ".join(str(p) for p in paths)
+            raise LogError(f"{names}: measured {key} step time {float(value):.3g} s is outside "
+                           f"{MIN_STEP_S:g} to {MAX_STEP_S:g} s, the range a committed step time may take: "
+                           "not a training step")
+    return MeasuredBid(summary, result.histogram(), busbw, sources, gpus, nodes,
                        decide_scale_out(busbw, nodes, gpus, scale_up_domain, nic_gbs_per_gpu, network_id),
                        tuple(Path(s["path"]) for s in listed))

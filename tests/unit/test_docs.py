@@ -201,7 +201,7 @@ def test_field_rows_carry_types_units_bounds_and_defaults(gen):
     assert pricing["usd_per_gpu_hour"].type == "money (exact decimal)"
     assert pricing["usd_per_gpu_hour"].bounds.startswith("≥ 0")       # from inside Optional[Annotated[...]]
     committed = {row.name: row for row in gen.field_docs(S.CommittedSpec)}
-    assert committed["step_time_s"].unit == "s" and committed["step_time_s"].bounds == "> 0, ≤ 1,000,000"
+    assert committed["step_time_s"].unit == "s" and committed["step_time_s"].bounds == "≥ 1e-6, ≤ 1,000,000"
     assert {row.name for row in gen.field_docs(S.Cluster)} >= {"schema", "title", "as_of", "bids"}
 
 
