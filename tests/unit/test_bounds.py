@@ -254,7 +254,7 @@ def test_a_measured_step_outside_the_committed_range_is_a_log_error(tmp_path: Pa
                  (EXAMPLE / "logs" / "coreweave-burnin.log").read_text())
     path = tmp_path / "burnin.log"
     path.write_text(log)
-    with pytest.raises(LogError, match="not a training step"):
+    with pytest.raises(LogError, match="not a training step|implausible"):
         measure_bid([path], 8, 50.0, "ib")
 
 
