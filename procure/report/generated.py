@@ -197,6 +197,54 @@ def recommendation(doc: dict[str, Any], f: Formatter) -> str | None:
     return m("rec.join").join(p for p in parts if p)
 
 
+def recommended_line(doc: dict[str, Any], f: Formatter) -> str:
+    """One line naming the recommended bid and why, from :func:`recommendation_facts` (the same
+    facts in every language); empty when there is no recommended bid."""
+    facts = recommendation_facts(doc)
+    if facts is None:
+        return ""
+    winner, m = facts["winner"], f.msg
+    rate = f.rate(winner.get("cost_per_million_tokens"), winner.get("currency") or f.currency)
+    by_id = {b["id"]: b for b in doc.get("bids") or []}
+    cheapest = next((i for i in doc.get("ranking") or [] if _costed(by_id.get(i))), None)
+    deadline = f.days(facts["deadline_days"]) if facts["deadline_days"] is not None else ""
+    if facts["meets_deadline"] is False:
+        why = m("rec.why_none_on_time", usd_mtok=rate, deadline=deadline)
+    elif cheapest is not None and cheapest != winner["id"]:
+        why = m("rec.why_on_time", usd_mtok=rate, deadline=deadline, cheapest=cheapest)
+    elif facts["runner_up"] is None:
+        why = m("rec.why_only", usd_mtok=rate)
+    else:
+        why = m("rec.why_cheapest", usd_mtok=rate)
+    return m("summary.recommended", bid=winner["id"], why=why)
+
+
+FX_STALE_DAYS = 30          # an FX table older than this before the report date is a warning on the summary
+
+
+def fx_warning(doc: dict[str, Any], f: Formatter) -> str:
+    """A warning for the summary when the exchange rates may not hold: the table is more than
+    FX_STALE_DAYS before the report date, or its rates are unverified (carried forward); empty
+    otherwise, and when no rate converts anything."""
+    from datetime import date
+
+    fx = doc.get("fx") or {}
+    if not fx or not any((b.get("pricing") or {}).get("book_currency") not in (None, doc.get("currency"))
+                         or any(q.get("currency") != doc.get("currency") for q in (b.get("pricing") or {}).get("quoted") or [])
+                         for b in doc.get("bids") or []):
+        return ""
+    parts = []
+    try:
+        age = (date.fromisoformat(str(doc.get("as_of"))) - date.fromisoformat(str(fx.get("as_of")))).days
+    except ValueError:
+        age = 0
+    if age > FX_STALE_DAYS:
+        parts.append(f.msg("fx.stale", as_of=f.date(fx.get("as_of")), days=f.integer(age), limit=f.integer(FX_STALE_DAYS)))
+    if fx.get("verified") is False:
+        parts.append(f.msg("fx.unverified", as_of=f.date(fx.get("as_of"))))
+    return f.msg("fx.warning", reasons=f.msg("reason.join").join(parts)) if parts else ""
+
+
 def _sensitivity_sentence(winner: dict[str, Any], doc: dict[str, Any], f: Formatter) -> str:
     rows = winner.get("sensitivity") or []
     if not rows:

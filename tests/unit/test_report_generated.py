@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import io
 import json
 import re
 from pathlib import Path
@@ -97,3 +98,52 @@ def test_impossible_states_the_measured_gemm_ceiling_as_english_does():
     flag["numbers"] = {"committed_scaling_efficiency": 1.2}
     zh = flag_reason(flag, bid, doc, Formatter("zh-TW", doc["currency"]))
     assert "1.20" in zh
+
+
+def _terminal(doc: dict, lang: str = "en") -> str:
+    from rich.console import Console
+
+    from procure.report.text_report import print_terminal
+
+    buffer = io.StringIO()
+    print_terminal(doc, Console(file=buffer, width=200, color_system=None), lang)
+    return buffer.getvalue()
+
+
+@pytest.mark.parametrize("path", CASE_DOCS, ids=lambda p: p.parent.parent.name)
+def test_terminal_html_and_json_name_the_same_recommended_bid(path):
+    doc = _doc(path)
+    bid = doc["recommendation"]["bid"]
+    html = (path.parent / "report.html").read_text(encoding="utf-8")
+    lines = [line for line in _terminal(doc).splitlines() if line.startswith("Recommended: ")]
+    if bid is None:
+        assert lines == []
+        return
+    assert lines and lines[0].startswith(f"Recommended: {bid} — ")
+    assert f"<strong>Recommended: {bid} — " in html
+    zh = [line for line in _terminal(doc, "zh-TW").splitlines() if line.startswith("建議採用：")]
+    assert zh and zh[0].startswith(f"建議採用：{bid} — ")
+
+
+def test_a_late_cheaper_bid_is_named_as_the_reason_the_recommendation_is_not_first():
+    doc = _doc(CASES / "example" / "expected" / "result.json")
+    late = doc["ranking"][0]
+    assert doc["recommendation"]["bid"] != late
+    line = next(x for x in _terminal(doc).splitlines() if x.startswith("Recommended: "))
+    assert f"{late} ranks higher but misses it" in line
+
+
+def test_stale_or_unverified_exchange_rates_are_a_warning_on_the_summary():
+    doc = _doc(CASES / "eur-and-missing" / "expected" / "result.json")
+    assert doc["fx"]["verified"] is False
+    out = _terminal(doc)
+    assert "Exchange rates: the FX table is dated" in out and "unverified" in out
+    fresh = copy.deepcopy(doc)
+    fresh["fx"]["verified"], fresh["fx"]["as_of"] = True, doc["as_of"]
+    assert "Exchange rates:" not in _terminal(fresh)
+    unconverted = copy.deepcopy(doc)
+    for bid in unconverted["bids"]:                  # nothing converted: the rates do not matter
+        bid["pricing"]["book_currency"] = doc["currency"]
+        for q in bid["pricing"]["quoted"]:
+            q["currency"] = doc["currency"]
+    assert "Exchange rates:" not in _terminal(unconverted)
