@@ -121,6 +121,10 @@ def test_terminal_html_and_json_name_the_same_recommended_bid(path):
         return
     assert lines and lines[0].startswith(f"Recommended: {bid} — ")
     assert f"<strong>Recommended: {bid} — " in html
+    workbook = (path.parent / "workbook.txt").read_text(encoding="utf-8")
+    marked = re.findall(r"^Summary!([A-Z]+)(\d+)\t'recommended", workbook, re.M)
+    assert len(marked) == 1                          # one marked row on the Summary sheet, the recommended bid's
+    assert re.search(rf"^Summary!B{marked[0][1]}\t'{re.escape(bid)}'", workbook, re.M)
     zh = [line for line in _terminal(doc, "zh-TW").splitlines() if line.startswith("建議採用：")]
     assert zh and zh[0].startswith(f"建議採用：{bid} — ")
 
