@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from procure.money import FX_STALE_DAYS
 from procure.report.formatting import Formatter
 
 MFU_CAUSAL = ("model FLOPs = 3 x forward matmul FLOPs with the causal attention core (2·s·heads·head_dim per layer "
@@ -217,9 +218,6 @@ def recommended_line(doc: dict[str, Any], f: Formatter) -> str:
     else:
         why = m("rec.why_cheapest", usd_mtok=rate)
     return m("summary.recommended", bid=winner["id"], why=why)
-
-
-FX_STALE_DAYS = 30          # an FX table older than this before the report date is a warning on the summary
 
 
 def fx_warning(doc: dict[str, Any], f: Formatter) -> str:

@@ -151,3 +151,13 @@ def test_stale_or_unverified_exchange_rates_are_a_warning_on_the_summary():
         for q in bid["pricing"]["quoted"]:
             q["currency"] = doc["currency"]
     assert "Exchange rates:" not in _terminal(unconverted)
+
+
+@pytest.mark.parametrize("path", CASE_DOCS, ids=lambda p: p.parent.parent.name)
+def test_the_json_fx_warning_and_the_summary_warning_agree(path):
+    from procure.report.generated import fx_warning
+
+    doc = _doc(path)
+    fx = doc.get("fx") or {}
+    assert bool(fx.get("warning")) == bool(fx_warning(doc, Formatter("en", doc["currency"])))
+    assert bool(fx.get("warning")) == bool(fx_warning(doc, Formatter("zh-TW", doc["currency"])))
