@@ -274,6 +274,8 @@ def _gap_text(other: Decimal, chosen: Decimal, currency: str) -> str:
 def _flags_sentence(chosen: BidEconomics) -> str:
     notable = [f for f in chosen.flags if f.code != "misses-deadline"]
     if not notable:
+        if "misses-deadline" in chosen.flag_codes:
+            return f"{chosen.id} carries no flags besides missing the deadline."
         return f"{chosen.id} carries no flags."
     listed = "; ".join(f"{flag.code} ({flag.reason})" for flag in notable)
     text = f"Flags on {chosen.id}: {listed}."

@@ -14,7 +14,8 @@ from typing import Any, Callable, NotRequired, TypedDict
 SCHEMA = "procure.diff/v2"
 
 Doc = dict[str, Any]   # a procure.quote/v2 document (or a part of one) as plain data
-# (field path in a bid, label, kind); kind "money" is in the bid's currency, "book_money" in its price book's
+# (field path in a bid, label, kind); kind "money" is in the bid's (report) currency; "book_money" is a
+# price, in the currency its change names
 FieldSpec = tuple[tuple[str, ...], str, str]
 
 
@@ -75,7 +76,6 @@ BID_INPUTS: tuple[FieldSpec, ...] = (
     (("pricing", "kind"), "pricing", "text"),
     (("pricing", "price_book"), "price book", "text"),
     (("pricing", "term"), "term", "text"),
-    (("pricing", "price_per_gpu_hour"), "price per GPU-hour", "book_money"),
     (("pricing", "min_commit_months"), "minimum commitment (months)", "count"),
     (("committed", "step_time_s"), "committed step time", "seconds"),
     (("committed", "p99_step_time_s"), "committed P99 step time", "seconds"),
@@ -123,7 +123,8 @@ def _num(value: object) -> Decimal | None:
 def _change(field: str, label: str, kind: str, old: object, new: object,
             currency: tuple[str | None, str | None]) -> Change:
     o, n = _num(old), _num(new)
-    delta = None if o is None or n is None or kind == "text" else n - o
+    across = kind in ("money", "rate", "book_money") and currency[0] != currency[1]
+    delta = None if o is None or n is None or kind == "text" or across else n - o
     relative = None if delta is None or o is None or o == 0 else float(delta / o)
     out: Change = {"field": field, "label": label, "kind": kind, "old": old, "new": new, "delta": delta,
                    "relative": relative}
@@ -150,9 +151,64 @@ def _compare(old: Doc, new: Doc, spec: tuple[FieldSpec, ...], currency: Callable
 
 
 def _bid_currency(bid: Doc, kind: str) -> str | None:
-    if kind == "book_money":
-        return _get(bid, ("pricing", "book_currency")) or bid.get("currency")
     return bid.get("currency")
+
+
+# prices a bid document carries converted into the report currency; the quoted price is the input
+CONVERTED_PRICES = (("price_per_gpu_hour", "price per GPU-hour"), ("capex_per_gpu", "capex per GPU"))
+COVERED_TERMS = ("min_commit_months",)      # compared among BID_INPUTS
+
+
+def _quoted(bid: Doc) -> dict[str, Doc]:
+    return {str(q.get("key")): q for q in _get(bid, ("pricing", "quoted")) or [] if isinstance(q, dict)}
+
+
+def _rates(bid: Doc) -> dict[str, object]:
+    """Report-currency units per unit of each currency the bid was quoted in."""
+    pricing = _get(bid, ("pricing",)) or {}
+    rates: dict[str, object] = {}
+    if pricing.get("book_currency") and pricing.get("fx_rate") is not None:
+        rates[str(pricing["book_currency"])] = pricing["fx_rate"]
+    for q in _quoted(bid).values():
+        if q.get("currency") and q.get("fx_rate") is not None:
+            rates.setdefault(str(q["currency"]), q["fx_rate"])
+    return rates
+
+
+def _pricing_changes(a: Doc, b: Doc) -> list[Change]:
+    """Every pricing input that changed, each in its own currency: a quoted price as quoted (a EUR
+    price moving 4.20 -> 4.80 is EUR 4.20 -> EUR 4.80), an exchange rate that moved apart from the
+    prices (a converted price that moved only because the rate did is not a price change), a
+    converted price (in the report currency) only where neither explains its move, and the terms."""
+    out: list[Change] = []
+    qa, qb = _quoted(a), _quoted(b)
+    for key in sorted(set(qa) | set(qb)):
+        x, y = qa.get(key) or {}, qb.get(key) or {}
+        if not _same(x.get("quoted"), y.get("quoted")) or x.get("currency") != y.get("currency"):
+            label = str(y.get("label") or x.get("label") or key)
+            out.append(_change(f"pricing.quoted.{key}", f"{label} (as quoted)", "book_money", x.get("quoted"),
+                               y.get("quoted"), (x.get("currency"), y.get("currency"))))
+    ra, rb = _rates(a), _rates(b)
+    moved_fx = set()
+    if a.get("currency") == b.get("currency"):
+        for ccy in sorted(set(ra) & set(rb)):
+            if ccy != a.get("currency") and not _same(ra[ccy], rb[ccy]):
+                moved_fx.add(ccy)
+                out.append(_change(f"pricing.fx_rate.{ccy}", f"exchange rate ({a.get('currency')} per {ccy})",
+                                   "number", ra[ccy], rb[ccy], (None, None)))
+    for key, label in CONVERTED_PRICES:
+        x, y = _get(a, ("pricing", key)), _get(b, ("pricing", key))
+        quoted_moved = f"pricing.quoted.{key}" in {c["field"] for c in out}
+        ccy_a, ccy_b = (qa.get(key) or {}).get("currency"), (qb.get(key) or {}).get("currency")
+        fx_moved = ccy_a is not None and ccy_a == ccy_b and ccy_a in moved_fx
+        if not _same(x, y) and not quoted_moved and not fx_moved:
+            out.append(_change(f"pricing.{key}", label, "book_money", x, y, (a.get("currency"), b.get("currency"))))
+    ta, tb = _get(a, ("pricing", "terms")) or {}, _get(b, ("pricing", "terms")) or {}
+    for key in sorted((set(ta) | set(tb)) - set(COVERED_TERMS)):
+        if not _same(ta.get(key), tb.get(key)):
+            out.append(_change(f"pricing.terms.{key}", key.replace("_", " "), "number", ta.get(key), tb.get(key),
+                               (None, None)))
+    return out
 
 
 def _assumptions(old: Doc, new: Doc) -> list[Change]:
@@ -177,7 +233,7 @@ def diff_documents(old: Doc, new: Doc, old_file: str | None = None, new_file: st
     changed: list[BidChanges] = []
     for bid_id in [b for b in new_bids if b in old_bids]:
         a, b = old_bids[bid_id], new_bids[bid_id]
-        inputs = _compare(a, b, BID_INPUTS, _bid_currency)
+        inputs = _compare(a, b, BID_INPUTS, _bid_currency) + _pricing_changes(a, b)
         results = _compare(a, b, BID_RESULTS, _bid_currency)
         flags_a, flags_b = _flags(a), _flags(b)
         if inputs or results or flags_a != flags_b:

@@ -27,6 +27,7 @@ CENT = Decimal("0.01")
 RATE_QUANTUM = Decimal("0.0001")
 CONVERTED_QUANTUM = Decimal("0.000001")     # a converted unit price: 1e-6 of a unit
 FX_SIGNIFICANT_DIGITS = 12
+FX_STALE_DAYS = 30                          # an FX table older than this before the report date is a warning
 
 
 def D(value: object) -> Decimal:

@@ -891,7 +891,9 @@ COMMAND_NOTES = {
     "render": ["Re-renders without recomputing: the same document gives the same reports."],
     "diff": ["Prints the inputs that changed (prices, commitments, GPUs, workload, assumptions) beside the "
              "results they moved (rank, step time, time to train, total cost, cost per million tokens, MFU), "
-             "money in the report's format, and names both files.",
+             "money in the report's format, and names both files. A price is shown as quoted, in the currency "
+             "it was quoted in (capex and every pricing term included); a moved exchange rate is its own line, "
+             "so a conversion is never shown as a price cut.",
              "JSON: `procure.diff/v2` with `old` and `new` (`file`, `title`, `as_of`, `currency`), `inputs` "
              "(workload and assumption changes), `added`, `removed`, `changed` (per bid: `inputs` and `results`, "
              "each change with `field`, `label`, `kind`, `old`, `new`, `delta`, `relative` and, for money, "

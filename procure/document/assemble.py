@@ -25,6 +25,7 @@ from procure.document import bid as B
 from procure.document import quote as Q
 from procure.economics.bid import BidEconomics
 from procure.errors import Diagnostic, InputError
+from procure.money import FX_STALE_DAYS
 from procure.economics.commitment import MAX_FACTOR, MAX_SEQ_RATIO
 from procure.economics.cost import BASES
 from procure.economics.inputs import Assumptions, Commitment
@@ -68,7 +69,7 @@ def quote_document(inputs: Inputs, outcomes: list[BidOutcome], comparison: Compa
         currency=cluster.currency, mfu_convention=MFU_CONVENTION,
         inputs=_fingerprints(inputs, outcomes), workload=_workload(inputs, critical),
         assumptions=_assumptions(inputs, assumptions),
-        fx=_fx(inputs),
+        fx=_fx(inputs, outcomes),
         bids=[_bid(inputs, o, econ_by_id[o.resolved.bid.id]) for o in outcomes],
         ranking=list(comparison.ranking), cost_basis=comparison.basis,
         rankings={k: list(v) for k, v in comparison.rankings.items()},
@@ -156,12 +157,27 @@ def _assumptions(inputs: Inputs, effective: Assumptions) -> list[Q.AssumptionRow
     return rows
 
 
-def _fx(inputs: Inputs) -> Q.FxSummary | None:
+def _fx(inputs: Inputs, outcomes: list[BidOutcome]) -> Q.FxSummary | None:
     table = inputs.catalog.fx_for(inputs.cluster.as_of)
     if table is None:
         return None
+    age = (inputs.cluster.as_of - table.as_of).days
+    currency = inputs.cluster.currency
+    converted = any(o.resolved.price.book_currency != currency or any(q.currency != currency
+                                                                      for q in o.resolved.price.quoted)
+                    for o in outcomes)
+    reasons = []
+    if age > FX_STALE_DAYS:
+        reasons.append(f"the FX table is dated {table.as_of.isoformat()}, {age} days before the report date "
+                       f"(more than {FX_STALE_DAYS})")
+    if not table.sourced.verified:
+        reasons.append(f"the rates of the {table.as_of.isoformat()} table are unverified (some carried forward "
+                       "from an earlier date)")
+    warning = (f"Exchange rates: {'; '.join(reasons)}; amounts converted from other currencies may not hold."
+               if converted and reasons else None)
     return Q.FxSummary(base=table.base, as_of=table.as_of, rates=dict(sorted(table.rates.items())),
-                       source="; ".join(table.sourced.source), verified=table.sourced.verified)
+                       source="; ".join(table.sourced.source), verified=table.sourced.verified, age_days=age,
+                       warning=warning)
 
 
 def _sources(inputs: Inputs) -> list[Q.SourceRow]:

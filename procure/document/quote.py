@@ -12,6 +12,7 @@ from typing import Annotated, Any, Literal, Optional, Union
 
 from pydantic import Field, Strict, StrictInt
 
+from procure.money import FX_STALE_DAYS
 from procure.document.base import Amount, Count, Frozen, Real, Tokens
 from procure.document.bid import BidResult
 
@@ -108,6 +109,10 @@ class FxSummary(Frozen):
     rates: dict[str, Amount]
     source: str
     verified: bool
+    age_days: Optional[int] = Field(None, description="Days from the table's date to the report date (`as_of`).")
+    warning: Optional[str] = Field(None, description=(
+        f"Set when a price was converted with this table and its rates may not hold: the table is more than "
+        f"{FX_STALE_DAYS} days older than `as_of`, or its rates are unverified (carried forward). Reports show it on the summary."))
 
 
 class Recommendation(Frozen):

@@ -149,7 +149,8 @@ def _recommendation(doc: dict[str, Any], f: Formatter) -> dict[str, Any]:
     """The document's recommendation in English; in another language one written from the
     structured fields (never the English sentence translated, never the English beside it)."""
     own = generated.recommendation(doc, f)
-    return {"text": own or f.text((doc.get("recommendation") or {}).get("text")), "generated": "", "note": ""}
+    return {"text": own or f.text((doc.get("recommendation") or {}).get("text")), "generated": "", "note": "",
+            "line": generated.recommended_line(doc, f), "fx_warning": generated.fx_warning(doc, f)}
 
 
 def _compare(doc: dict[str, Any], bids: list[dict[str, Any]], f: Formatter,

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from procure.money import FX_STALE_DAYS
 from procure.report.formatting import Formatter
 
 MFU_CAUSAL = ("model FLOPs = 3 x forward matmul FLOPs with the causal attention core (2·s·heads·head_dim per layer "
@@ -73,6 +74,23 @@ def _numbers(flag: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in (flag.get("numbers") or {}).items() if v is not None}
 
 
+def _impossible_reason(n: dict[str, Any], bid: dict[str, Any], f: Formatter) -> str:
+    """The same limit the English reason states: a committed scaling efficiency above 1, and a
+    commitment below the floor at the accelerator's measured GEMM ceiling (or at 100 % of peak)."""
+    parts = []
+    if "committed_scaling_efficiency" in n:
+        parts.append(f.msg("reason.impossible_scaling", efficiency=f.number(n["committed_scaling_efficiency"], 2)))
+    if "committed_s" in n and "floor_s" in n:
+        ceiling = float(n.get("gemm_ceiling_mfu") or 1.0)
+        args = {"committed": f.seconds(n["committed_s"]), "floor": f.seconds(n["floor_s"]),
+                "gpus": f.integer(bid.get("gpus"))}
+        parts.append(f.msg("reason.impossible_ceiling", ceiling=f.percent(ceiling, 0), **args) if ceiling < 1.0
+                     else f.msg("reason.impossible", **args))
+    if not parts:
+        raise KeyError("committed_s")
+    return f.msg("reason.join").join(parts)
+
+
 def flag_reason(flag: dict[str, Any], bid: dict[str, Any], doc: dict[str, Any], f: Formatter) -> str:
     """Why ``bid`` carries ``flag``: the document's sentence in English, else one written from the
     flag's numbers (and the bid and assumptions it refers to)."""
@@ -84,8 +102,7 @@ def flag_reason(flag: dict[str, Any], bid: dict[str, Any], doc: dict[str, Any], 
                      None)
     try:
         if code == "impossible":
-            return f.msg("reason.impossible", committed=f.seconds(n["committed_s"]), floor=f.seconds(n["floor_s"]),
-                         gpus=f.integer(bid.get("gpus")))
+            return _impossible_reason(n, bid, f)
         if code == "implausible":
             return f.msg("reason.implausible", committed=f.seconds(n["committed_s"]),
                          mfu=f.percent(n["implied_mfu"], 0), ceiling=f.percent(n["mfu_ceiling"], 0))
@@ -99,6 +116,9 @@ def flag_reason(flag: dict[str, Any], bid: dict[str, Any], doc: dict[str, Any], 
             if parts:
                 return f.msg("reason.join").join(parts)
         if code == "misses-deadline":
+            if float(n.get("lead_time_days") or 0) > 0:
+                return f.msg("reason.misses_deadline_lead", lead=f.days(n["lead_time_days"]),
+                             finish=f.number(n["days_to_finish"], 1), deadline=f.days(n["deadline_days"]))
             return f.msg("reason.misses_deadline", days=f.days(n["time_to_train_days"]),
                          deadline=f.days(n["deadline_days"]))
         if code == "infeasible":
@@ -118,39 +138,109 @@ def _band(bid: dict[str, Any], key: str) -> dict[str, Any]:
     return ((bid.get("uncertainty") or {}).get(key)) or {}
 
 
-def recommendation(doc: dict[str, Any], f: Formatter) -> str | None:
-    """The recommendation written in the report's language from the ranking, the deadline, the
-    runner-up, the winner's flags, its P10–P90 bands and the sensitivity rows; None in English (the
-    document's own sentence is printed) or when there is no recommended bid."""
-    if not own_language(f):
-        return None
-    by_id = {b["id"]: b for b in doc["bids"]}
+def _costed(bid: dict[str, Any] | None) -> bool:
+    return bid is not None and bid.get("cost_per_million_tokens") is not None
+
+
+def recommendation_facts(doc: dict[str, Any]) -> dict[str, Any] | None:
+    """The facts every language's recommendation is written from: the recommended bid, the
+    runner-up (the best-ranked other bid with a cost, never the winner itself), whether the winner
+    meets the deadline (its ``misses-deadline`` flag, which counts the lead time before training can
+    start), the day it finishes, and its other flags. None when there is no recommended bid."""
+    by_id = {b["id"]: b for b in doc.get("bids") or []}
     winner = by_id.get((doc.get("recommendation") or {}).get("bid"))
     if winner is None:
         return None
+    runner = next((by_id[i] for i in doc.get("ranking") or []
+                   if i != winner["id"] and _costed(by_id.get(i))), None)
+    flags = winner.get("flags") or []
+    late = next((fl for fl in flags if fl.get("code") == "misses-deadline"), None)
+    deadline = (doc.get("workload") or {}).get("deadline_days")
+    return {"winner": winner, "runner_up": runner, "deadline_days": deadline,
+            "meets_deadline": None if deadline is None else late is None,
+            "days_to_finish": _numbers(late).get("days_to_finish") if late else None,
+            "misses_deadline": late is not None,
+            "flags": [str(fl.get("code")) for fl in flags if fl.get("code") != "misses-deadline"]}
+
+
+def recommendation(doc: dict[str, Any], f: Formatter) -> str | None:
+    """The recommendation written in the report's language from the same facts as the English one
+    (:func:`recommendation_facts`), the winner's P10–P90 bands and the sensitivity rows; None in
+    English (the document's own sentence is printed) or when there is no recommended bid."""
+    if not own_language(f):
+        return None
+    facts = recommendation_facts(doc)
+    if facts is None:
+        return None
+    winner, runner = facts["winner"], facts["runner_up"]
     m, ccy = f.msg, winner.get("currency") or f.currency
     parts = [m("rec.lead", bid=winner["id"], vendor=f.text(winner.get("vendor")),
                usd_mtok=f.rate(winner.get("cost_per_million_tokens"), ccy), days=f.days(winner.get("time_to_train_days")))]
-    deadline = (doc.get("workload") or {}).get("deadline_days")
-    days = winner.get("time_to_train_days")
-    if deadline is not None and days is not None:
-        parts.append(m("rec.deadline_met" if float(days) <= float(deadline) else "rec.deadline_missed",
-                       deadline=f.days(deadline)))
-    runner = next((by_id[i] for i in doc.get("ranking", [])[1:2] if i in by_id), None)
-    if runner is not None and runner.get("cost_per_million_tokens") is not None \
-            and winner.get("cost_per_million_tokens"):
+    if facts["meets_deadline"] is not None:
+        parts.append(m("rec.deadline_met", deadline=f.days(facts["deadline_days"])) if facts["meets_deadline"]
+                     else m("rec.deadline_missed", deadline=f.days(facts["deadline_days"]),
+                            finish=f.number(facts["days_to_finish"], 1)))
+    if runner is not None and winner.get("cost_per_million_tokens"):
         more = float(runner["cost_per_million_tokens"]) / float(winner["cost_per_million_tokens"]) - 1
-        parts.append(m("rec.runner_up", bid=runner["id"],
+        parts.append(m("rec.runner_up" if more >= 0 else "rec.runner_up_less", bid=runner["id"],
                        usd_mtok=f.rate(runner["cost_per_million_tokens"], runner.get("currency") or ccy),
-                       more=f.percent(more), days=f.days(runner.get("time_to_train_days"))))
-    codes = [str(fl.get("code")) for fl in winner.get("flags") or []]
-    parts.append(m("rec.flags", bid=winner["id"], flags=m("rec.list_sep").join(codes)) if codes else m("rec.no_flags", bid=winner["id"]))
+                       more=f.percent(abs(more)), days=f.days(runner.get("time_to_train_days"))))
+    codes = facts["flags"]
+    if codes:
+        parts.append(m("rec.flags", bid=winner["id"], flags=m("rec.list_sep").join(codes)))
+    else:
+        parts.append(m("rec.no_other_flags" if facts["misses_deadline"] else "rec.no_flags", bid=winner["id"]))
     cost, time = _band(winner, "cost_per_million_tokens"), _band(winner, "time_to_train_days")
     if cost.get("p10") is not None and time.get("p10") is not None:
         parts.append(m("rec.band", cost_lo=f.rate(cost["p10"], ccy), cost_hi=f.rate(cost.get("p90"), ccy),
                        days_lo=f.number(time["p10"], 1), days_hi=f.days(time.get("p90"))))
     parts.append(_sensitivity_sentence(winner, doc, f))
     return m("rec.join").join(p for p in parts if p)
+
+
+def recommended_line(doc: dict[str, Any], f: Formatter) -> str:
+    """One line naming the recommended bid and why, from :func:`recommendation_facts` (the same
+    facts in every language); empty when there is no recommended bid."""
+    facts = recommendation_facts(doc)
+    if facts is None:
+        return ""
+    winner, m = facts["winner"], f.msg
+    rate = f.rate(winner.get("cost_per_million_tokens"), winner.get("currency") or f.currency)
+    by_id = {b["id"]: b for b in doc.get("bids") or []}
+    cheapest = next((i for i in doc.get("ranking") or [] if _costed(by_id.get(i))), None)
+    deadline = f.days(facts["deadline_days"]) if facts["deadline_days"] is not None else ""
+    if facts["meets_deadline"] is False:
+        why = m("rec.why_none_on_time", usd_mtok=rate, deadline=deadline)
+    elif cheapest is not None and cheapest != winner["id"]:
+        why = m("rec.why_on_time", usd_mtok=rate, deadline=deadline, cheapest=cheapest)
+    elif facts["runner_up"] is None:
+        why = m("rec.why_only", usd_mtok=rate)
+    else:
+        why = m("rec.why_cheapest", usd_mtok=rate)
+    return m("summary.recommended", bid=winner["id"], why=why)
+
+
+def fx_warning(doc: dict[str, Any], f: Formatter) -> str:
+    """A warning for the summary when the exchange rates may not hold: the table is more than
+    FX_STALE_DAYS before the report date, or its rates are unverified (carried forward); empty
+    otherwise, and when no rate converts anything."""
+    from datetime import date
+
+    fx = doc.get("fx") or {}
+    if not fx or not any((b.get("pricing") or {}).get("book_currency") not in (None, doc.get("currency"))
+                         or any(q.get("currency") != doc.get("currency") for q in (b.get("pricing") or {}).get("quoted") or [])
+                         for b in doc.get("bids") or []):
+        return ""
+    parts = []
+    try:
+        age = (date.fromisoformat(str(doc.get("as_of"))) - date.fromisoformat(str(fx.get("as_of")))).days
+    except ValueError:
+        age = 0
+    if age > FX_STALE_DAYS:
+        parts.append(f.msg("fx.stale", as_of=f.date(fx.get("as_of")), days=f.integer(age), limit=f.integer(FX_STALE_DAYS)))
+    if fx.get("verified") is False:
+        parts.append(f.msg("fx.unverified", as_of=f.date(fx.get("as_of"))))
+    return f.msg("fx.warning", reasons=f.msg("reason.join").join(parts)) if parts else ""
 
 
 def _sensitivity_sentence(winner: dict[str, Any], doc: dict[str, Any], f: Formatter) -> str:

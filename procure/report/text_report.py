@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from procure.report import generated
 from procure.report.commercial_view import ranking_basis_line
 from procure.report.document import flags_explained, ordered_bids, ranking_row
 from procure.report.formatting import Formatter
@@ -29,6 +30,12 @@ def print_terminal(doc: dict[str, Any], console: Any, lang: str = "en") -> None:
                        for part in ((" ",) if i else ()) + ((fl["code"], SEVERITY_STYLE[fl["severity"]]),)])
         rows.append([r[field] for _, field, _ in RANKING] + [flags])
     print_table(console, columns, rows, title=(f"{doc['title']} — {f.date(doc['as_of'])}", "bold"), key=(0, 1))
+    recommended = generated.recommended_line(doc, f)
+    if recommended:                                      # the same decision the document and workbook name
+        print_line(console, (recommended, "bold"))
+    warning = generated.fx_warning(doc, f)
+    if warning:
+        print_line(console, (warning, "yellow"))
     basis = ranking_basis_line(doc, f)
     if basis:                                            # the one line naming the ranking basis
         print_line(console, basis)

@@ -57,6 +57,9 @@ def layout(currency: str, bases: tuple[str, ...], timed: bool = False) -> Layout
     return Layout(tuple(h for _, h in columns), tuple(k for k, _ in columns), bases)
 
 
+RECOMMENDED_FILL = "E2EFDA"      # light green: the recommended bid's row on the Summary sheet
+
+
 def summary_layout(doc: dict[str, Any]) -> Layout:
     timed = any(a.get("key") == "value_of_time_per_day" for a in doc.get("assumptions") or [])
     return layout(str(doc["currency"]), bases_of(doc), timed)
@@ -76,7 +79,8 @@ def build_summary(book: Book, doc: dict[str, Any], chains: list[Chain], blocks: 
     tokens = train_tokens_expr(doc)
     for i, chain in enumerate(chains):
         row = first + i
-        _bid_row(sheet, row, chain, lay, names, defined, deadline)
+        _bid_row(sheet, row, chain, lay, names, defined, deadline,
+                 chain.bid.get("id") == (doc.get("recommendation") or {}).get("bid"))
         for case, total_key, per_key in (("base", "total", "per_mtok"), ("scenario", "scn_total", "scn_per_mtok")):
             total = _total(sheet, row, chain, case, lay, blocks, money, rate, tokens)
             if total is None:
@@ -145,16 +149,18 @@ def _rank(row: int, per_col: int, first: int, last: int, costed: list[bool], ind
 
 
 def _bid_row(sheet: Sheet, row: int, chain: Chain, lay: Layout, names: Names, defined: set[str],
-             deadline: Expr | None) -> None:
+             deadline: Expr | None, recommended: bool = False) -> None:
     bid = chain.bid
     bid_id = str(bid["id"])
     acc = bid.get("accelerator") or {}
-    sheet.put(row, lay.col("bid"), bid_id, Style(bold=True))
+    # the recommended bid's row is marked (the same bid the document, the PDF and the terminal name)
+    sheet.put(row, lay.col("bid"), bid_id, Style(bold=True, fill=RECOMMENDED_FILL if recommended else None))
     sheet.put(row, lay.col("vendor"), str(bid.get("vendor") or ""))
     sheet.put(row, lay.col("accelerator"), str(acc.get("name") or acc.get("id") or ""))
     sheet.put(row, lay.col("gpus"), Name(names.bid(bid_id, "gpus")), style(FMT["int"]))
     flags = [str(f.get("code")) for f in bid.get("flags") or [] if f.get("code") != "misses-deadline"]
-    sheet.put(row, lay.col("flags"), ", ".join(flags))
+    sheet.put(row, lay.col("flags"), ", ".join((["recommended"] if recommended else []) + flags),
+              Style(fill=RECOMMENDED_FILL) if recommended else PLAIN)
     cells = [("step", "base", "step_time_s", FMT["num3"]), ("mfu", "base", "mfu", FMT["pct"]),
              ("goodput", "base", "goodput", FMT["pct"]), ("days", "base", "time_to_train_days", FMT["days"]),
              ("scn_step", "scenario", "step_time_s", FMT["num3"]),

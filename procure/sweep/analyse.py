@@ -25,7 +25,7 @@ FAILURES = {
     "over-budget": "over the budget",
     "too-many-gpus": "more GPUs than allowed",
     "over-power": "more IT power than allowed",
-    "power-unknown": "no published TDP to check the power limit",
+    "power-unknown": "no published system power or TDP to check the power limit",
 }
 
 

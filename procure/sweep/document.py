@@ -70,7 +70,7 @@ class SweepPoint(Frozen):
     commitment_cost_per_million_tokens: Optional[Amount]
     upfront_capex: Optional[Amount] = Field(description="A purchase's capex, paid before the run.")
     currency: str
-    it_power_mw: Optional[Real] = Field(description="GPUs x TDP, MW (no PUE).")
+    it_power_mw: Optional[Real] = Field(description="GPUs x IT power per GPU (the system power, as the quotes use; the GPU TDP only where no system figure is published), MW (no PUE).")
     flags: list[str]
     band: Optional[PointBand] = Field(description="The quote's seeded Monte-Carlo P10/P50/P90.")
     meets_constraints: bool

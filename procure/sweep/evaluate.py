@@ -12,6 +12,7 @@ so a row read back from a partial Parquet file is equal to the row computed here
 from __future__ import annotations
 
 import dataclasses
+from decimal import Decimal
 from typing import Any
 
 from procure.catalog.types import Network
@@ -68,9 +69,14 @@ def _bases(econ: BidEconomics) -> Row:
 
 
 def point_row(index: int, pid: str, workload: str, term: str, rb: ResolvedBid, est: Estimate,
-              econ: BidEconomics, point_band: dict[str, Any] | None, feasible: bool) -> Row:
-    """One point; ``feasible``: a plan fits the main phase and every further one."""
-    tp, tdp = econ.throughput, rb.accelerator.tdp_w
+              econ: BidEconomics, point_band: dict[str, Any] | None, feasible: bool,
+              kw_per_gpu: Decimal | None = None) -> Row:
+    """One point; ``feasible``: a plan fits the main phase and every further one. ``kw_per_gpu``:
+    the IT power per GPU the quote's energy uses (the system's, else the GPU's TDP); the TDP when
+    not given."""
+    tp = econ.throughput
+    if kw_per_gpu is None and rb.accelerator.tdp_w is not None:
+        kw_per_gpu = Decimal(repr(rb.accelerator.tdp_w)) / 1000
     return {
         "index": index, "id": pid, "workload": workload, "accelerator": rb.accelerator.id,
         "network": rb.network.id, "gpus": rb.bid.gpus, "term": term,
@@ -90,7 +96,7 @@ def point_row(index: int, pid: str, workload: str, term: str, rb: ResolvedBid, e
         **_bases(econ),
         "upfront_capex": quantized("upfront_capex", econ.upfront_capex),
         "currency": econ.currency,
-        "it_power_mw": None if tdp is None else _real(rb.bid.gpus * tdp / 1e6),
+        "it_power_mw": None if kw_per_gpu is None else _real(float(rb.bid.gpus * kw_per_gpu / 1000)),
         "flags": list(econ.flag_codes), "band": point_band,
     }
 
@@ -117,6 +123,7 @@ def evaluate_chunk(ctx: SweepContext, chunk: Chunk) -> list[Row]:
                 rb = _point_bid(template, pid, gpus, network)
                 case = bid_case(inputs, rb, est, None, None, ctx.knobs, phases)
                 econ = evaluate_core(case, ctx.assumptions, basis)
-                rows.append(point_row(index, pid, wid, term, rb, est, econ, _band(econ, case, ctx, basis), fits))
+                rows.append(point_row(index, pid, wid, term, rb, est, econ, _band(econ, case, ctx, basis), fits,
+                                      case.pricing.it_kw_per_gpu))
             index += 1
     return rows

@@ -94,7 +94,7 @@ class Constraints(Strict):
     budget: Optional[Money] = Field(None, description="largest total cost, in the sweep currency")
     max_gpus: Optional[int] = Field(None, gt=0)
     max_power_mw: Optional[Finite] = Field(None, gt=0,
-                                           description="largest IT power: GPUs x TDP, in MW")
+                                           description="largest IT power: GPUs x system power per GPU (TDP where none is published), in MW")
 
 
 class AskSpec(Strict):

@@ -119,3 +119,12 @@ def test_to_dict_has_the_result_document_fields():
 def test_duplicate_ids_are_refused():
     with pytest.raises(ValueError):
         compare([ex.case("a"), ex.case("a")], A)
+
+
+def test_a_winner_that_misses_the_deadline_is_not_said_to_carry_no_flags():
+    late = ex.case("late", gpus=256, peak_flops=ex.A100_BF16_FLOPS, pricing=ex.rental("0.50"), deadline_days=30)
+    result = compare([late], A)
+    text = result.recommendation["text"]
+    assert "misses-deadline" in result.bids[0].flag_codes
+    assert "carries no flags." not in text
+    assert "late carries no flags besides missing the deadline." in text

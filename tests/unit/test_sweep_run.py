@@ -75,6 +75,9 @@ def test_a_point_equals_the_quote_of_its_emitted_cluster_yaml(plan, serial, tmp_
         assert on.get("cost_per_million_tokens") == getattr(mine, f"{basis}_cost_per_million_tokens")
     assert bid["time_to_train_days"] == mine.time_to_train_days and bid["step_time_s"] == mine.step_time_s
     assert sorted(f["code"] for f in bid["flags"]) == sorted(mine.flags)
+    power = bid.get("power") or {}               # the power limit counts the power the quote's energy uses
+    if power.get("it_kw_per_gpu") is not None:
+        assert mine.it_power_mw == pytest.approx(bid["gpus"] * float(power["it_kw_per_gpu"]) / 1000)
     if mine.band is not None:
         assert [bid["uncertainty"]["cost_per_million_tokens"][k] for k in ("p10", "p50", "p90")] == \
             mine.band.cost_per_million_tokens

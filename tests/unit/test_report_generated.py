@@ -1,0 +1,163 @@
+"""The recommendation in another language is written from the same facts as the English one."""
+
+from __future__ import annotations
+
+import copy
+import io
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from procure.report.formatting import Formatter
+from procure.report.generated import flag_reason, recommendation, recommendation_facts
+
+CASES = Path(__file__).resolve().parents[1] / "cases"
+CASE_DOCS = sorted(CASES.glob("*/expected/result.json"))
+
+
+def _doc(path: Path) -> dict:
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def _english_runner_up(doc: dict) -> str | None:
+    match = re.search(r"The runner-up, (\S+?), costs", doc["recommendation"]["text"])
+    return match.group(1) if match else None
+
+
+@pytest.mark.parametrize("path", CASE_DOCS, ids=lambda p: p.parent.parent.name)
+def test_zh_tw_and_english_name_the_same_winner_and_runner_up(path):
+    doc = _doc(path)
+    facts = recommendation_facts(doc)
+    if facts is None:
+        assert doc["recommendation"]["bid"] is None
+        return
+    assert facts["winner"]["id"] == doc["recommendation"]["bid"]
+    runner = facts["runner_up"]
+    assert (runner["id"] if runner else None) == _english_runner_up(doc)
+    zh = recommendation(doc, Formatter("zh-TW", doc["currency"]))
+    assert zh is not None and facts["winner"]["id"] in zh
+    if runner is not None:
+        assert f"次佳的 {runner['id']} " in zh
+
+
+def _two_bid_doc() -> dict:
+    """A document whose recommended bid is not first in the ranking (the cheapest misses the deadline)."""
+    doc = copy.deepcopy(_doc(CASES / "example" / "expected" / "result.json"))
+    costed = [b for b in doc["bids"] if b.get("cost_per_million_tokens") is not None]
+    assert len(costed) >= 2
+    return doc
+
+
+def test_the_runner_up_is_never_the_winner_itself():
+    doc = _two_bid_doc()
+    ranking = doc["ranking"]
+    winner = next(i for i in ranking[1:] if next(b for b in doc["bids"] if b["id"] == i)
+                  .get("cost_per_million_tokens") is not None)
+    doc["recommendation"]["bid"] = winner            # recommended bid ranked second, as when the first is late
+    facts = recommendation_facts(doc)
+    assert facts["runner_up"]["id"] == ranking[0] != winner
+    zh = recommendation(doc, Formatter("zh-TW", doc["currency"]))
+    assert f"次佳的 {winner} " not in zh and f"次佳的 {ranking[0]} " in zh
+
+
+def _late_flag(doc: dict, bid: dict, lead: float) -> dict:
+    deadline = float(bid["time_to_train_days"]) + 1.0      # training alone fits; the lead time makes it late
+    doc.setdefault("workload", {})["deadline_days"] = deadline
+    finish = lead + float(bid["time_to_train_days"])
+    return {"code": "misses-deadline", "severity": "warning",
+            "reason": f"available after {lead:g} days, it finishes training on day {finish:.1f}, after the "
+                      f"{deadline:g}-day deadline",
+            "numbers": {"time_to_train_days": bid["time_to_train_days"], "deadline_days": deadline,
+                        "lead_time_days": lead, "days_to_finish": finish}}
+
+
+def test_the_deadline_verdict_counts_the_lead_time_and_the_late_flag_is_not_called_no_flags():
+    doc = _two_bid_doc()
+    winner = next(b for b in doc["bids"] if b["id"] == doc["recommendation"]["bid"])
+    flag = _late_flag(doc, winner, 30.0)
+    winner["flags"] = [flag]
+    zh = recommendation(doc, Formatter("zh-TW", doc["currency"]))
+    assert "無法在" in zh and "可在" not in zh
+    assert "沒有任何標記" not in zh and "除了未能趕上期限之外" in zh
+    reason = flag_reason(flag, winner, doc, Formatter("zh-TW", doc["currency"]))
+    assert "交付前置時間" in reason
+
+
+def test_impossible_states_the_measured_gemm_ceiling_as_english_does():
+    doc = _two_bid_doc()
+    bid = doc["bids"][0]
+    flag = {"code": "impossible", "severity": "error",
+            "reason": "committed 0.1 s is below the floor of 0.2 s (model FLOPs at the accelerator's measured GEMM "
+                      "ceiling (80% of peak) on 8 GPUs)",
+            "numbers": {"committed_s": 0.1, "floor_s": 0.2, "peak_floor_s": 0.16, "gemm_ceiling_mfu": 0.8,
+                        "implied_mfu": 1.2}}
+    zh = flag_reason(flag, bid, doc, Formatter("zh-TW", doc["currency"]))
+    assert "GEMM" in zh and "80" in zh and "100%" not in zh
+    flag["numbers"] = {"committed_scaling_efficiency": 1.2}
+    zh = flag_reason(flag, bid, doc, Formatter("zh-TW", doc["currency"]))
+    assert "1.20" in zh
+
+
+def _terminal(doc: dict, lang: str = "en") -> str:
+    from rich.console import Console
+
+    from procure.report.text_report import print_terminal
+
+    buffer = io.StringIO()
+    print_terminal(doc, Console(file=buffer, width=200, color_system=None), lang)
+    return buffer.getvalue()
+
+
+@pytest.mark.parametrize("path", CASE_DOCS, ids=lambda p: p.parent.parent.name)
+def test_terminal_html_and_json_name_the_same_recommended_bid(path):
+    doc = _doc(path)
+    bid = doc["recommendation"]["bid"]
+    html = (path.parent / "report.html").read_text(encoding="utf-8")
+    lines = [line for line in _terminal(doc).splitlines() if line.startswith("Recommended: ")]
+    if bid is None:
+        assert lines == []
+        return
+    assert lines and lines[0].startswith(f"Recommended: {bid} — ")
+    assert f"<strong>Recommended: {bid} — " in html
+    workbook = (path.parent / "workbook.txt").read_text(encoding="utf-8")
+    marked = re.findall(r"^Summary!([A-Z]+)(\d+)\t'recommended", workbook, re.M)
+    assert len(marked) == 1                          # one marked row on the Summary sheet, the recommended bid's
+    assert re.search(rf"^Summary!B{marked[0][1]}\t'{re.escape(bid)}'", workbook, re.M)
+    zh = [line for line in _terminal(doc, "zh-TW").splitlines() if line.startswith("建議採用：")]
+    assert zh and zh[0].startswith(f"建議採用：{bid} — ")
+
+
+def test_a_late_cheaper_bid_is_named_as_the_reason_the_recommendation_is_not_first():
+    doc = _doc(CASES / "example" / "expected" / "result.json")
+    late = doc["ranking"][0]
+    assert doc["recommendation"]["bid"] != late
+    line = next(x for x in _terminal(doc).splitlines() if x.startswith("Recommended: "))
+    assert f"{late} ranks higher but misses it" in line
+
+
+def test_stale_or_unverified_exchange_rates_are_a_warning_on_the_summary():
+    doc = _doc(CASES / "eur-and-missing" / "expected" / "result.json")
+    assert doc["fx"]["verified"] is False
+    out = _terminal(doc)
+    assert "Exchange rates: the FX table is dated" in out and "unverified" in out
+    fresh = copy.deepcopy(doc)
+    fresh["fx"]["verified"], fresh["fx"]["as_of"] = True, doc["as_of"]
+    assert "Exchange rates:" not in _terminal(fresh)
+    unconverted = copy.deepcopy(doc)
+    for bid in unconverted["bids"]:                  # nothing converted: the rates do not matter
+        bid["pricing"]["book_currency"] = doc["currency"]
+        for q in bid["pricing"]["quoted"]:
+            q["currency"] = doc["currency"]
+    assert "Exchange rates:" not in _terminal(unconverted)
+
+
+@pytest.mark.parametrize("path", CASE_DOCS, ids=lambda p: p.parent.parent.name)
+def test_the_json_fx_warning_and_the_summary_warning_agree(path):
+    from procure.report.generated import fx_warning
+
+    doc = _doc(path)
+    fx = doc.get("fx") or {}
+    assert bool(fx.get("warning")) == bool(fx_warning(doc, Formatter("en", doc["currency"])))
+    assert bool(fx.get("warning")) == bool(fx_warning(doc, Formatter("zh-TW", doc["currency"])))
