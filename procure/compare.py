@@ -13,7 +13,7 @@ from dataclasses import dataclass, field, replace
 from decimal import Decimal
 from typing import Any, TypedDict
 
-from procure.economics.bid import BidEconomics, evaluate_core
+from procure.economics.bid import BidEconomics, commitment_end, evaluate_core, horizon_hours, with_cash
 from procure.economics.cost import BASES, DEFAULT_BASIS, check_basis
 from procure.economics.inputs import Assumptions, BidCase
 from procure.economics.negotiation import negotiate
@@ -186,6 +186,8 @@ def compare(cases: list[BidCase], assumptions: Assumptions, basis: str = DEFAULT
     if len(set(ids)) != len(ids):
         raise ValueError(f"bid ids must be unique: {ids}")
     base = [evaluate_core(case, assumptions, basis) for case in cases]
+    horizon = horizon_hours(assumptions, [end for end in map(commitment_end, base) if end is not None])
+    base = [with_cash(econ, assumptions, horizon) for econ in base]
     ranking, other = Ranking(base), Ranking(base, _other_basis(basis))
     ranked = ranking.ranked
     costed = [j for j in ranked if base[j].has_cost][:2]
@@ -299,7 +301,7 @@ def _named(items: list[str]) -> str:
 
 
 BASIS_WORDS = {"run": "the run basis (what this job consumes)",
-               "commitment": "the commitment basis (the cash signed for)"}
+               "commitment": "the commitment basis (the terms committed to, to the end of the run)"}
 
 
 def _basis_sentence(bids: tuple[BidEconomics, ...], basis: str, rankings: Rankings) -> str:

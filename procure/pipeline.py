@@ -300,7 +300,9 @@ def economics_assumptions(inputs: Inputs) -> Assumptions:
     from procure.inputs.resolve import assumption_overrides
 
     known = set(Assumptions.__dataclass_fields__)
-    return Assumptions(**assumption_overrides(inputs.cluster, inputs.catalog, known))
+    found = Assumptions(**assumption_overrides(inputs.cluster, inputs.catalog, known))
+    horizon = inputs.cluster.workload.horizon_months
+    return found if horizon is None else replace(found, horizon_months=horizon)
 
 
 def ranking_basis(inputs: Inputs, basis: str | None) -> str:

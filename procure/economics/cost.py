@@ -2,7 +2,7 @@
 
 * ``run``: what this job consumes. Rented GPU-hours used; or the owned cluster's straight-line
   depreciation, financing and opex for the hours used (the rest of its life serves other work).
-* ``commitment``: the cash the buyer signs for. A reservation's terms in full (unused hours are
+* ``commitment``: the terms the buyer commits to, costed to the end of the run. A reservation's terms in full (unused hours are
   shown as an idle-commitment line); or capex plus opex plus financing minus the resale value
   at the end of the run.
 

@@ -123,6 +123,11 @@ class Assumptions:
     mfu_ceiling: float = _float("mfu_ceiling")            # the large-run MFU record
     cost_of_capital: Decimal = cast(Decimal, default("cost_of_capital"))
     resale_decline_per_year: Decimal = cast(Decimal, default("resale_decline_per_year"))
+    resale_haircut: Decimal = cast(Decimal, default("resale_haircut"))
+    resale_transaction_cost: Decimal = cast(Decimal, default("resale_transaction_cost"))
+    resale_months_to_sell: int = int(cast(int, default("resale_months_to_sell")))
+    leftover_hours_reuse_share: Decimal = cast(Decimal, default("leftover_hours_reuse_share"))
+    horizon_months: int | None = None                     # None -> the longest commitment or run
     value_of_time_per_day: Decimal | None = None          # report currency per day earlier
     step_time_sigma_calibrated: float = _float("step_time_sigma_calibrated")
     step_time_sigma_uncalibrated: float = _float("step_time_sigma_uncalibrated")

@@ -66,7 +66,7 @@ class SweepPoint(Frozen):
     cost_per_million_tokens: Optional[Amount]
     run_total_cost: Optional[Amount] = Field(description="What this job consumes.")
     run_cost_per_million_tokens: Optional[Amount]
-    commitment_total_cost: Optional[Amount] = Field(description="The cash the buyer signs for.")
+    commitment_total_cost: Optional[Amount] = Field(description="The terms the buyer commits to, costed to the end of the run (not cash: undiscounted, no timing).")
     commitment_cost_per_million_tokens: Optional[Amount]
     upfront_capex: Optional[Amount] = Field(description="A purchase's capex, paid before the run.")
     currency: str

@@ -10,7 +10,7 @@ from procure.report.formatting import Formatter
 from procure.report.sweep.chart import ChartPoint, frontier_chart
 
 Doc = dict[str, Any]
-BASIS_MEANING = {"run": "what this job consumes", "commitment": "the cash the buyer signs for"}
+BASIS_MEANING = {"run": "what this job consumes", "commitment": "the terms the buyer commits to, costed to the end of the run"}
 FAILURE_TEXT = {
     "infeasible": "no plan fits", "price-missing": "no price", "misses-deadline": "misses deadline",
     "over-budget": "over budget", "too-many-gpus": "too many GPUs", "over-power": "over power",
