@@ -14,6 +14,7 @@ from decimal import Decimal
 from typing import Any, TypedDict
 
 from procure.economics.bid import BidEconomics, commitment_end, evaluate_core, horizon_hours, with_cash
+from procure.economics import flags as checks
 from procure.economics.cost import BASES, DEFAULT_BASIS, check_basis
 from procure.economics.inputs import Assumptions, BidCase
 from procure.economics.negotiation import negotiate
@@ -178,6 +179,14 @@ def _negotiation_target(i: int, bids: list[BidEconomics], costed: list[int]) -> 
     return bids[costed[1]] if len(costed) > 1 else None
 
 
+def _limits(case: BidCase, econ: BidEconomics) -> BidEconomics:
+    """The bid with the cash budget's and the net-cost limit's flags, when it breaks them."""
+    found: list[checks.Flag | None] = list(econ.flags)
+    found += [checks.over_budget(None if econ.cash is None else econ.cash.peak_cash_out, case.budget, econ.currency),
+              checks.over_net_cost(econ.total_cost, case.max_net_cost, econ.currency)]
+    return replace(econ, flags=checks.in_order(found))
+
+
 def compare(cases: list[BidCase], assumptions: Assumptions, basis: str = DEFAULT_BASIS) -> Comparison:
     """Evaluate, rank on ``basis`` and stress every bid; give each its negotiator's figures;
     recommend one."""
@@ -187,7 +196,7 @@ def compare(cases: list[BidCase], assumptions: Assumptions, basis: str = DEFAULT
         raise ValueError(f"bid ids must be unique: {ids}")
     base = [evaluate_core(case, assumptions, basis) for case in cases]
     horizon = horizon_hours(assumptions, [end for end in map(commitment_end, base) if end is not None])
-    base = [with_cash(econ, assumptions, horizon) for econ in base]
+    base = [_limits(cases[i], with_cash(econ, assumptions, horizon)) for i, econ in enumerate(base)]
     ranking, other = Ranking(base), Ranking(base, _other_basis(basis))
     ranked = ranking.ranked
     costed = [j for j in ranked if base[j].has_cost][:2]

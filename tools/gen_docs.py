@@ -444,6 +444,8 @@ workload:
   # deadline: 2027-03-31             # ... or the deadline as a date
   cost_basis: commitment             # commitment (terms committed to, to the end of the run) | run (what this job consumes)
   horizon_months: 36                 # optional: months every bid is costed over as dated cash
+  budget: 400_000_000                # optional: largest peak cash out; bids above it are flagged over-budget
+  max_net_cost: 300_000_000          # optional: largest total cost on the ranking basis (over-net-cost)
   software: {stack: megatron-core, date: 2026-10}   # optional: the stack, its newest release by then
   global_batch_range: {min_tokens: 8_388_608, max_tokens: 67_108_864}   # optional: the search may choose
   name: pretrain                     # optional: the main phase's name in the reports

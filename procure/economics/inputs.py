@@ -181,6 +181,8 @@ class BidCase:
     train_tokens: float
     params: int                             # for the checkpoint size
     deadline_days: float | None = None
+    budget: Decimal | None = None            # largest peak cash out, report currency
+    max_net_cost: Decimal | None = None      # largest total cost on the ranking basis
     scaling_efficiency: float | None = None  # modeled, from the scaling curve
     lead_time_days: float = 0.0              # days from as_of until the capacity is usable
     batch: BatchChoice | None = None         # the main phase's batch and its token factor (None: 1)

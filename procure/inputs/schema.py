@@ -198,6 +198,8 @@ class Workload(_BatchRule, Strict):
     deadline: Optional[CalendarDate] = Field(None, description="The deadline as a date, instead of `deadline_days`.")
     cost_basis: Optional[Literal["run", "commitment"]] = Field(
         None, description="The cost basis that ranks the bids: `commitment` (the terms committed to, to the end of the run: a reservation in full, or capex + opex + financing − resale at the end of the run) or `run` (what this job consumes: rented hours used, or depreciation, financing and opex for the hours used). Both are always computed and shown; `procure quote --basis` overrides this.")
+    budget: Optional[Money] = Field(None, gt=0, description="Largest cash out, in the report currency: a bid whose peak of cumulative cash out (capex, prepayments and deposits at signing included) is above it gets the `over-budget` flag, with the excess.")
+    max_net_cost: Optional[Money] = Field(None, gt=0, description="Largest total cost on the ranking basis, in the report currency (a separate limit from the cash `budget`): a bid above it gets the `over-net-cost` flag, with the excess.")
     horizon_months: Optional[int] = Field(
         None, ge=1, le=240, description="Months from `as_of` over which every bid is costed as dated cash (present value, upfront and peak cash): owned hardware is held to its end and then sold, reservations run their term. Unset: the longest commitment among the bids (a reservation's term after its delivery), or the latest end of a run where none is longer.")
     global_batch_range: Optional[BatchRangeSpec] = Field(

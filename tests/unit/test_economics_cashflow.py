@@ -143,3 +143,20 @@ def test_every_costed_bid_has_a_present_value():
     assert all(bid.cash is not None and bid.cash.present_value > 0 for bid in result.bids)
     assert len({bid.cash.horizon_months for bid in result.bids if bid.cash}) == 1
     assert terms(cases[0].pricing, 4096, Assumptions()).cost_of_capital == result.bids[0].cash.cost_of_capital
+
+
+def test_a_bid_whose_cash_exceeds_the_budget_is_flagged_with_the_excess():
+    # the 11,200,000 purchase for a 15-hour job against a 5,000,000 cash budget: its peak cash out
+    # is the capex, 6,200,000 over; the rental (9,024.00 in month 1) is within it. On a 4,000,000
+    # net-cost limit the purchase (commitment basis total) is checked separately.
+    buy = replace(hours_job("own", bare_purchase("43750"), gpus=256, hours=15), budget=Decimal("5000000"))
+    rent = replace(hours_job("rent", ex.rental("2.35"), gpus=256, hours=15), budget=Decimal("5000000"))
+    own, rental = compare([buy, rent], NO_FAILURES).bids
+    flag = next(f for f in own.flags if f.code == "over-budget")
+    assert flag.numbers["over_by"] == 6_200_000.0
+    assert "6,200,000.00 USD over the 5,000,000.00 USD budget" in flag.reason
+    assert "over-budget" not in rental.flag_codes
+    assert compare([buy, rent], NO_FAILURES).recommendation is not None
+    limited = replace(buy, budget=None, max_net_cost=Decimal("1"))
+    found = compare([limited], NO_FAILURES).bids[0]
+    assert found.flag_codes.count("over-net-cost") == 1 and "over-budget" not in found.flag_codes
