@@ -85,8 +85,27 @@ ASSUMPTIONS: tuple[AssumptionDef, ...] = (
                   "GPU secondary-market residuals: 60-65% after 1 year, 40-45% after 2, 25-35% after "
                   "3, 10-15% after 5 (v2-pseo-ai GPU residual value guide, 2026-01, low reliability); "
                   "(1 - 0.33)^t gives 67%, 45%, 30%, 13%",
-                  "Resale value of owned hardware at the end of the run is capex x (1 - decline)^years "
-                  "(the commitment basis credits it).", kind="money", ge=0, lt=1),
+                  "Market value of owned hardware after t years is capex x (1 - decline)^t; the commitment basis "
+                  "credits it at the end of the run and the cash view at the sale, both less the haircut and "
+                  "the transaction cost.", kind="money", ge=0, lt=1),
+    AssumptionDef("resale_haircut", "Used-market haircut", "of market value", Decimal("0.15"),
+                  "procure assumption: a buyer of used datacenter GPUs discounts for warranty and condition; "
+                  "refurbished units sell 15-25 points above used ones (Compute Forecast, 'The secondary "
+                  "market for AI hardware', 2026; not re-read for this figure)",
+                  ("Share taken off the market value of owned hardware when it is sold: at the end of the run on "
+                  "the commitment basis, at the horizon end in the cash view."),
+                  kind="money", ge=0, lt=1),
+    AssumptionDef("resale_transaction_cost", "Resale transaction cost", "of sale", Decimal("0.05"),
+                  "procure assumption, not sourced: broker fee, de-installation, data wiping and shipping",
+                  "Share of the sale price of owned hardware spent to sell it (both the commitment basis and the cash view).", kind="money", ge=0, lt=1),
+    AssumptionDef("resale_months_to_sell", "Time to sell", "months", 3,
+                  "procure assumption, not sourced: months from the end of the hold to the cash",
+                  "Months from the horizon end (or the end of the run, when later) to the cash of the sale; "
+                  "the hardware ages and the cash is discounted over them.", kind="int", ge=0, le=60),
+    AssumptionDef("leftover_hours_reuse_share", "Reuse of leftover reserved hours", "of price", Decimal(0),
+                  "procure default: nobody is assumed to use reserved hours the run leaves over",
+                  "Share of the price of reserved hours left over after the run that the buyer recovers "
+                  "(other work, resale of the capacity).", kind="money", ge=0, le=1),
     AssumptionDef("value_of_time_per_day", "Value of time", "per day", None,
                   "none unless given (a business figure only the buyer knows)",
                   "What finishing one day earlier is worth, in the report currency; when given, bids "

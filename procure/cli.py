@@ -277,8 +277,8 @@ RESPONSES = click.option("--responses", "responses", type=click.Path(path_type=P
 @click.option("--page-size", type=click.Choice(["A4", "Letter"]), default="A4", show_default=True)
 @click.option("--force", is_flag=True, help="Overwrite existing reports of the same name.")
 @click.option("--basis", type=click.Choice(["run", "commitment"]), default=None,
-              help="The cost basis that ranks: run (what this job consumes) or commitment (the cash signed "
-                   "for). Default: workload.cost_basis, else commitment.")
+              help="The cost basis that ranks: run (what this job consumes) or commitment (the terms "
+                   "committed to, costed to the end of the run). Default: workload.cost_basis, else commitment.")
 @BID_PAGES
 @PRICE_BOOKS
 @RESPONSES

@@ -13,7 +13,8 @@ from dataclasses import dataclass, field, replace
 from decimal import Decimal
 from typing import Any, TypedDict
 
-from procure.economics.bid import BidEconomics, evaluate_core
+from procure.economics.bid import BidEconomics, commitment_end, evaluate_core, horizon_hours, with_cash
+from procure.economics import flags as checks
 from procure.economics.cost import BASES, DEFAULT_BASIS, check_basis
 from procure.economics.inputs import Assumptions, BidCase
 from procure.economics.negotiation import negotiate
@@ -178,6 +179,14 @@ def _negotiation_target(i: int, bids: list[BidEconomics], costed: list[int]) -> 
     return bids[costed[1]] if len(costed) > 1 else None
 
 
+def _limits(case: BidCase, econ: BidEconomics) -> BidEconomics:
+    """The bid with the cash budget's and the net-cost limit's flags, when it breaks them."""
+    found: list[checks.Flag | None] = list(econ.flags)
+    found += [checks.over_budget(None if econ.cash is None else econ.cash.peak_cash_out, case.budget, econ.currency),
+              checks.over_net_cost(econ.total_cost, case.max_net_cost, econ.currency)]
+    return replace(econ, flags=checks.in_order(found))
+
+
 def compare(cases: list[BidCase], assumptions: Assumptions, basis: str = DEFAULT_BASIS) -> Comparison:
     """Evaluate, rank on ``basis`` and stress every bid; give each its negotiator's figures;
     recommend one."""
@@ -186,6 +195,8 @@ def compare(cases: list[BidCase], assumptions: Assumptions, basis: str = DEFAULT
     if len(set(ids)) != len(ids):
         raise ValueError(f"bid ids must be unique: {ids}")
     base = [evaluate_core(case, assumptions, basis) for case in cases]
+    horizon = horizon_hours(assumptions, [end for end in map(commitment_end, base) if end is not None])
+    base = [_limits(cases[i], with_cash(econ, assumptions, horizon)) for i, econ in enumerate(base)]
     ranking, other = Ranking(base), Ranking(base, _other_basis(basis))
     ranked = ranking.ranked
     costed = [j for j in ranked if base[j].has_cost][:2]
@@ -317,7 +328,7 @@ def _named(items: list[str]) -> str:
 
 
 BASIS_WORDS = {"run": "the run basis (what this job consumes)",
-               "commitment": "the commitment basis (the cash signed for)"}
+               "commitment": "the commitment basis (the terms committed to, to the end of the run)"}
 
 
 def _basis_sentence(bids: tuple[BidEconomics, ...], basis: str, rankings: Rankings) -> str:

@@ -294,6 +294,7 @@ def bid_case(inputs: Inputs, rb: ResolvedBid, est: Estimate, measured: MeasuredB
                    commitment=promised or Commitment(**c.figures()),
                    train_tokens=float(w.train_tokens), params=param_count(inputs.arch),
                    deadline_days=inputs.cluster.deadline_days,
+                   budget=inputs.cluster.workload.budget, max_net_cost=inputs.cluster.workload.max_net_cost,
                    scaling_efficiency=(scaling_result or {}).get("efficiency"),
                    lead_time_days=rb.lead_time_days or 0.0, batch=batch, main_phase=w.name, phases=further)
 
@@ -303,7 +304,9 @@ def economics_assumptions(inputs: Inputs) -> Assumptions:
     from procure.inputs.resolve import assumption_overrides
 
     known = set(Assumptions.__dataclass_fields__)
-    return Assumptions(**assumption_overrides(inputs.cluster, inputs.catalog, known))
+    found = Assumptions(**assumption_overrides(inputs.cluster, inputs.catalog, known))
+    horizon = inputs.cluster.workload.horizon_months
+    return found if horizon is None else replace(found, horizon_months=horizon)
 
 
 def ranking_basis(inputs: Inputs, basis: str | None) -> str:

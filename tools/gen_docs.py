@@ -448,7 +448,10 @@ workload:
   precision: bf16                    # bf16 | fp16 | fp8
   deadline_days: 120                 # optional: later bids are flagged misses-deadline ...
   # deadline: 2027-03-31             # ... or the deadline as a date
-  cost_basis: commitment             # commitment (cash signed for) | run (what this job consumes)
+  cost_basis: commitment             # commitment (terms committed to, to the end of the run) | run (what this job consumes)
+  horizon_months: 36                 # optional: months every bid is costed over as dated cash
+  budget: 400_000_000                # optional: largest peak cash out; bids above it are flagged over-budget
+  max_net_cost: 300_000_000          # optional: largest total cost on the ranking basis (over-net-cost)
   software: {stack: megatron-core, date: 2026-10}   # optional: the stack, its newest release by then
   global_batch_range: {min_tokens: 8_388_608, max_tokens: 67_108_864}   # optional: the search may choose
   name: pretrain                     # optional: the main phase's name in the reports
@@ -478,6 +481,10 @@ assumptions:                         # optional; every key has a default
   cost_of_capital: 0.08              # per year: financing of capex and prepayments
   resale_decline_per_year: 0.33      # resale value = capex x (1 - 0.33)^years
   value_of_time_per_day: 50000       # optional: ranks on cost + this x days to finish
+  resale_haircut: 0.15               # used-market discount off the market value at the sale
+  resale_transaction_cost: 0.05      # broker, de-installation and shipping, of the sale
+  resale_months_to_sell: 3           # months from the end of the hold to the cash
+  leftover_hours_reuse_share: 0      # reserved hours left over: share of their price recovered
 
 bids:
   - id: acme-h100-1y                 # unique: letters, digits, . _ -

@@ -10,7 +10,7 @@ from __future__ import annotations
 import hashlib
 import math
 from dataclasses import dataclass, field
-from datetime import date
+from datetime import date, timedelta
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
@@ -323,7 +323,27 @@ def _bid(inputs: Inputs, outcome: BidOutcome, econ: BidEconomics) -> B.BidResult
         finance=_finance(econ),
         negotiation=econ.negotiation and B.Negotiation.model_validate(econ.negotiation.to_dict()),
         batch=_batch(outcome.batch, econ), ratios=econ.ratios and B.Ratios.model_validate(econ.ratios.to_dict()),
-        time_to_target=econ.time_to_target and B.TimeToTarget.model_validate(econ.time_to_target.to_dict()))
+        time_to_target=econ.time_to_target and B.TimeToTarget.model_validate(econ.time_to_target.to_dict()),
+        cash=_cash(inputs, econ))
+
+
+def _cash(inputs: Inputs, econ: BidEconomics) -> B.Cash | None:
+    """The bid's dated cash, each flow dated from as_of by the hours of its months."""
+    if econ.cash is None or econ.terms is None:
+        return None
+    found = econ.cash.to_dict()
+    month_h = float(econ.terms.months_hours)
+    found["flows"] = [dict(flow, paid_on=_paid_on(inputs.cluster.as_of, flow["month"] * month_h))
+                      for flow in found["flows"]]
+    return B.Cash.model_validate(found)
+
+
+def _paid_on(as_of: date, hours: float) -> date:
+    """The flow's date; one past the calendar (a run of 1e18 tokens) is held at its last day."""
+    try:
+        return as_of + timedelta(hours=hours)
+    except OverflowError:
+        return date.max
 
 
 def _committed(promised: Commitment | None, given: dict[str, Any]) -> B.Committed:

@@ -380,6 +380,29 @@ class BasisCost(Frozen):
         description="Purchase, commitment basis: resale value / capex = (1 − resale_decline_per_year)^(used hours / 8760).")
 
 
+class CashFlow(Frozen):
+    month: Count = Field(description="Months after `as_of` (0: signing); month k ends k × hours per month after it.")
+    paid_on: date = Field(description="`as_of` plus the month's hours: the day the flow is paid.")
+    amount: Amount = Field(description="Report currency; cash out positive, cash in (resale, reused hours) negative.")
+    kind: Literal["capex", "prepayment", "setup", "invoice", "egress", "leftover-hours", "power", "colocation",
+                  "support", "staff", "resale"]
+
+
+class Cash(Frozen):
+    """The bid as dated cash over the quote's horizon (docs/economics.md, "Cash over one horizon")."""
+
+    horizon_months: Count = Field(description="The quote's horizon, the same for every bid: `workload.horizon_months`, "
+                                              "else the longest commitment or run among the bids.")
+    cost_of_capital: Amount = Field(description="Annual rate the flows are discounted at, compounded monthly.")
+    nominal_total: Amount = Field(description="Sum of the flows, undiscounted.")
+    present_value: Amount = Field(description="Sum of amount × (1 + cost of capital)^(−month / 12), each to the cent.")
+    upfront_cash: Amount = Field(description="Cash at signing: capex, prepayment, setup fee.")
+    peak_cash_out: Amount = Field(description="The largest cumulative net cash out at the end of any month.")
+    resale_fraction: Optional[Amount] = Field(description="Purchase: the sale's cash over capex, after market "
+                                                          "decline, used-market haircut and transaction cost.")
+    flows: list[CashFlow]
+
+
 class Delivery(Frozen):
     lead_time_days: Real = Field(description="Days from as_of until the capacity is usable (0 when not given).")
     lead_time_origin: str = Field(description="lead_time_days, available_from, `price book <id>`, or empty "
@@ -566,7 +589,7 @@ class BidResult(Frozen):
         "commitment", description="The basis of total_cost, cost_lines, billed_hours and cost_per_million_tokens.")
     cost_bases: dict[Literal["run", "commitment"], BasisCost] = Field(
         default_factory=dict, description="Both bases for every bid: `run` (what this job consumes) and "
-                                          "`commitment` (the cash signed for); null figures when the bid has "
+                                          "`commitment` (the terms committed to, to the end of the run); null figures when the bid has "
                                           "no cost (price-missing, infeasible).")
     upfront_capex: Optional[Amount] = Field(None, description="Purchase: every capital item bought outright.")
     idle_commitment_hours: Amount = Field(Decimal(0), description="Committed hours the run leaves unused "
@@ -580,3 +603,5 @@ class BidResult(Frozen):
     ratios: Optional[Ratios] = Field(None, description="Bubble, communication and overlap ratios and the effective "
                                                        "throughput of the bid's plan.")
     time_to_target: Optional[TimeToTarget] = None
+    cash: Optional[Cash] = Field(None, description="Dated cash over the quote's horizon, its present value and "
+                                                   "cash needs; null when the bid has no cost.")

@@ -192,7 +192,7 @@ class QuoteDocument(Frozen):
     ranking: list[str] = Field(description="Bid ids, best first, on `cost_basis`.")
     cost_basis: Literal["run", "commitment"] = Field(
         "commitment", description="The cost basis that ranks: `run` (what this job consumes) or `commitment` "
-                                  "(the cash the buyer signs for).")
+                                  "(the terms the buyer commits to, costed to the end of the run).")
     rankings: dict[Literal["run", "commitment"], list[str]] = Field(
         default_factory=dict, description="Bid ids, best first, on each basis.")
     recommendation: Recommendation

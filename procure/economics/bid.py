@@ -7,6 +7,7 @@ from decimal import Decimal, localcontext
 from typing import Any, Callable
 
 from procure.economics import flags as checks
+from procure.economics.cashflow import CashSummary, Leftover, cash_summary, commitment_end_hours
 from procure.economics.cost import (BASES, DEFAULT_BASIS, CostLine, Terms, billed_hours,
                                     book_value_left, check_basis, cost_lines, cost_notes, energy_mwh,
                                     hours_from_seconds, missing_price_reason, per_million_tokens,
@@ -98,6 +99,7 @@ class BidEconomics:
     time_to_target: Any = None                     # procure.economics.target.TimeToTarget (set by compare)
     batch_candidates: tuple[Any, ...] = ()         # procure.economics.target.CandidateRow (set by compare)
     phases: tuple[PhaseEconomics, ...] = ()        # only for a workload with further phases
+    cash: CashSummary | None = None                # dated cash over the quote's horizon (set again by compare)
 
     @property
     def has_cost(self) -> bool:
@@ -150,6 +152,7 @@ class BidEconomics:
             "time_to_target": self.time_to_target and self.time_to_target.to_dict(),
             "batch_candidates": [row.to_dict() for row in self.batch_candidates],
             "phases": [phase.to_dict() for phase in self.phases],
+            "cash": self.cash and self.cash.to_dict(),
         }
 
 
@@ -231,6 +234,36 @@ def ranking_totals(case: BidCase, assumptions: Assumptions,
     return total
 
 
+def leftover(assumptions: Assumptions) -> Leftover:
+    """What the leftover value of a bid assumes, from the assumptions."""
+    return Leftover(haircut=D(assumptions.resale_haircut), transaction_cost=D(assumptions.resale_transaction_cost),
+                    months_to_sell=assumptions.resale_months_to_sell,
+                    reuse_share=D(assumptions.leftover_hours_reuse_share))
+
+
+def commitment_end(econ: BidEconomics) -> Decimal | None:
+    """Hours from as_of to the end of the bid's run or commitment; None when it has no cost."""
+    if econ.terms is None or econ.used_hours is None or not econ.has_cost:
+        return None
+    return commitment_end_hours(econ.terms, econ.lead_time_days, econ.used_hours)
+
+
+def horizon_hours(assumptions: Assumptions, ends: list[Decimal]) -> Decimal:
+    """The quote's horizon: ``horizon_months`` when given, else the latest commitment or run end."""
+    if assumptions.horizon_months is not None:
+        with localcontext(MONEY_CONTEXT):
+            return assumptions.horizon_months * D(assumptions.months_hours)
+    return max(ends, default=Decimal(0))
+
+
+def with_cash(econ: BidEconomics, assumptions: Assumptions, horizon: Decimal) -> BidEconomics:
+    """The bid with its dated cash over ``horizon`` hours from as_of (unchanged without a cost)."""
+    if econ.terms is None or econ.used_hours is None or not econ.has_cost:
+        return econ
+    return replace(econ, cash=cash_summary(econ.terms, econ.lead_time_days, econ.used_hours, horizon,
+                                           leftover(assumptions)))
+
+
 def evaluate_core(case: BidCase, assumptions: Assumptions, basis: str = DEFAULT_BASIS, *,
                   ranking_only: bool = False) -> BidEconomics:
     """Everything but the Monte-Carlo band (what the sensitivity table re-evaluates).
@@ -297,4 +330,7 @@ def _phases(case: BidCase, seconds: list[float]) -> tuple[PhaseEconomics, ...]:
 
 def evaluate_bid(case: BidCase, assumptions: Assumptions, basis: str = DEFAULT_BASIS) -> BidEconomics:
     """The economics of one bid, with its seeded uncertainty band (rank/sensitivity unset)."""
-    return replace(evaluate_core(case, assumptions, basis), uncertainty=band(case, assumptions, basis))
+    econ = evaluate_core(case, assumptions, basis)
+    end = commitment_end(econ)
+    econ = with_cash(econ, assumptions, horizon_hours(assumptions, [] if end is None else [end]))
+    return replace(econ, uncertainty=band(case, assumptions, basis))

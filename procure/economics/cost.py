@@ -2,9 +2,11 @@
 
 * ``run``: what this job consumes. Rented GPU-hours used; or the owned cluster's straight-line
   depreciation, financing and opex for the hours used (the rest of its life serves other work).
-* ``commitment``: the cash the buyer signs for. A reservation's terms in full (unused hours are
-  shown as an idle-commitment line); or capex plus opex plus financing minus the resale value
-  at the end of the run.
+* ``commitment``: the terms the buyer commits to, costed to the end of the run (not cash: no
+  dates, no discounting; ``cashflow`` is the cash view). A reservation's terms in full (unused
+  hours are shown as an idle-commitment line); or capex plus opex plus financing minus the cash
+  of selling at the end of the run (market value less the used-market haircut and the
+  transaction cost).
 
 For an on-demand rental with no minimum both bases are the same lines. Every line obeys one
 rule, so a spreadsheet can rebuild it from the exposed inputs::
@@ -132,6 +134,8 @@ class Terms:
     months_hours: Decimal
     cost_of_capital: Decimal
     resale_decline_per_year: Decimal
+    resale_haircut: Decimal = Decimal(0)           # used-market discount off the market value
+    resale_transaction_cost: Decimal = Decimal(0)  # share of the sale spent selling
 
     @property
     def min_commit_hours(self) -> Decimal:
@@ -159,7 +163,7 @@ def terms(pricing: Pricing, gpus: int, assumptions: Assumptions) -> Terms:
     decline = (pricing.resale_decline_per_year if pricing.resale_decline_per_year is not None
                else assumptions.resale_decline_per_year)
     return Terms(pricing, gpus, power_basis(pricing, assumptions), D(assumptions.months_hours),
-                 D(coc), D(decline))
+                 D(coc), D(decline), D(assumptions.resale_haircut), D(assumptions.resale_transaction_cost))
 
 
 def billed_hours(t: Terms, used_hours: Decimal, basis: str) -> Decimal:
@@ -257,10 +261,13 @@ def _capex_lines(t: Terms) -> list[CostLine]:
 
 
 def resale_fraction(t: Terms, used_hours: Decimal) -> Decimal:
-    """Resale value at the end of the run as a fraction of capex: (1 − decline)^years, to 1e-6."""
+    """Cash from selling at the end of the run as a fraction of capex: (1 − decline)^years × (1 −
+    haircut) × (1 − transaction cost), to 1e-6 (the used market's discount and the cost of selling
+    are paid however short the run)."""
     with localcontext(MONEY_CONTEXT):
         years = used_hours / HOURS_PER_YEAR
-        return quantize((1 - t.resale_decline_per_year) ** years, CONVERTED_QUANTUM)
+        net = (1 - t.resale_haircut) * (1 - t.resale_transaction_cost)
+        return quantize((1 - t.resale_decline_per_year) ** years * net, CONVERTED_QUANTUM)
 
 
 def _financing_line(t: Terms, used_hours: Decimal) -> CostLine:
@@ -308,7 +315,8 @@ def purchase_lines(t: Terms, used_hours: Decimal, basis: str) -> list[CostLine]:
     if basis == "commitment":
         lines.append(make_line("resale", "Resale at the end of the run", capex_total(t), t.pricing.currency,
                                -resale_fraction(t, used_hours),
-                               "− capex × (1 − resale decline per year)^(used hours / 8760)"))
+                               "− capex × (1 − resale decline per year)^(used hours / 8760) × (1 − haircut)"
+                               " × (1 − transaction cost)"))
     return lines + _one_time_lines(t.pricing)
 
 
@@ -391,7 +399,8 @@ def _purchase_float(t: Terms, used_hours: Any, price_scale: Any, power_scale: An
     capex = float(capex_total(t)) * price_scale
     if basis == "commitment":
         years = used_hours / 8760.0
-        total = capex * (1.0 - (1.0 - float(t.resale_decline_per_year)) ** years)
+        net = float((1 - t.resale_haircut) * (1 - t.resale_transaction_cost))
+        total = capex * (1.0 - (1.0 - float(t.resale_decline_per_year)) ** years * net)
     else:
         life_h = float(t.life_hours)
         total = capex * float(t.depreciable_fraction) * np.minimum(used_hours, life_h) / life_h

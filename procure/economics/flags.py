@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from decimal import Decimal
 from typing import Any
 
 from procure.economics.inputs import Assumptions, Commitment, Performance
@@ -10,7 +11,7 @@ from procure.economics.statistical import PENALTY_FLAG, BatchChoice
 from procure.economics.throughput import flops_utilisation, physical_floor_s
 
 FLAG_CODES = ("impossible", "implausible", "optimistic", "conservative", "not-comparable", "misses-deadline",
-              "batch-beyond-critical", "infeasible", "sla-breach", "price-missing", "uncalibrated")
+              "over-budget", "over-net-cost", "batch-beyond-critical", "infeasible", "sla-breach", "price-missing", "uncalibrated")
 ERROR_CODES = frozenset({"impossible", "infeasible", "price-missing"})
 
 
@@ -121,6 +122,26 @@ def misses_deadline(time_to_train_days: float | None, deadline_days: float | Non
         reason = f"time to train {time_to_train_days:.1f} days exceeds the {deadline_days:g}-day deadline"
     return make_flag("misses-deadline", reason, time_to_train_days=time_to_train_days,
                      deadline_days=deadline_days, lead_time_days=lead_time_days, days_to_finish=finish)
+
+
+def over_budget(peak_cash_out: Decimal | None, budget: Decimal | None, currency: str) -> Flag | None:
+    """The bid needs more cash at its peak (upfront capex and prepayments included) than the budget."""
+    if peak_cash_out is None or budget is None or peak_cash_out <= budget:
+        return None
+    over = peak_cash_out - budget
+    return make_flag("over-budget", f"needs {peak_cash_out:,.2f} {currency} of cash at its peak, {over:,.2f} "
+                     f"{currency} over the {budget:,.2f} {currency} budget", peak_cash_out=float(peak_cash_out),
+                     budget=float(budget), over_by=float(over))
+
+
+def over_net_cost(total_cost: Decimal | None, limit: Decimal | None, currency: str) -> Flag | None:
+    """The bid's total cost on the ranking basis is above the net-cost limit."""
+    if total_cost is None or limit is None or total_cost <= limit:
+        return None
+    over = total_cost - limit
+    return make_flag("over-net-cost", f"costs {total_cost:,.2f} {currency}, {over:,.2f} {currency} over the "
+                     f"{limit:,.2f} {currency} net-cost limit", total_cost=float(total_cost), limit=float(limit),
+                     over_by=float(over))
 
 
 def not_comparable(commitment: Commitment) -> Flag | None:

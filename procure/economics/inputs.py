@@ -124,6 +124,11 @@ class Assumptions:
     mfu_ceiling: float = _float("mfu_ceiling")            # the large-run MFU record
     cost_of_capital: Decimal = cast(Decimal, default("cost_of_capital"))
     resale_decline_per_year: Decimal = cast(Decimal, default("resale_decline_per_year"))
+    resale_haircut: Decimal = cast(Decimal, default("resale_haircut"))
+    resale_transaction_cost: Decimal = cast(Decimal, default("resale_transaction_cost"))
+    resale_months_to_sell: int = int(cast(int, default("resale_months_to_sell")))
+    leftover_hours_reuse_share: Decimal = cast(Decimal, default("leftover_hours_reuse_share"))
+    horizon_months: int | None = None                     # None -> the longest commitment or run
     value_of_time_per_day: Decimal | None = None          # report currency per day earlier
     step_time_sigma_calibrated: float = _float("step_time_sigma_calibrated")
     step_time_sigma_uncalibrated: float = _float("step_time_sigma_uncalibrated")
@@ -177,6 +182,8 @@ class BidCase:
     train_tokens: float
     params: int                             # for the checkpoint size
     deadline_days: float | None = None
+    budget: Decimal | None = None            # largest peak cash out, report currency
+    max_net_cost: Decimal | None = None      # largest total cost on the ranking basis
     scaling_efficiency: float | None = None  # modeled, from the scaling curve
     lead_time_days: float = 0.0              # days from as_of until the capacity is usable
     batch: BatchChoice | None = None         # the main phase's batch and its token factor (None: 1)

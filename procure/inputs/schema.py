@@ -205,7 +205,11 @@ class Workload(_BatchRule, Strict):
     software: Optional[SoftwareSpec] = Field(None, description="The training stack every bid runs unless a bid says otherwise (`hardware_catalog/software/`); unset means the mainstream stack of each accelerator's vendor at `as_of`.")
     deadline: Optional[CalendarDate] = Field(None, description="The deadline as a date, instead of `deadline_days`.")
     cost_basis: Optional[Literal["run", "commitment"]] = Field(
-        None, description="The cost basis that ranks the bids: `commitment` (the cash signed for: a reservation in full, or capex + opex + financing − resale at the end of the run) or `run` (what this job consumes: rented hours used, or depreciation, financing and opex for the hours used). Both are always computed and shown; `procure quote --basis` overrides this.")
+        None, description="The cost basis that ranks the bids: `commitment` (the terms committed to, to the end of the run: a reservation in full, or capex + opex + financing − resale at the end of the run) or `run` (what this job consumes: rented hours used, or depreciation, financing and opex for the hours used). Both are always computed and shown; `procure quote --basis` overrides this.")
+    budget: Optional[Money] = Field(None, gt=0, description="Largest cash out, in the report currency: a bid whose peak of cumulative cash out (capex, prepayments and deposits at signing included) is above it gets the `over-budget` flag, with the excess.")
+    max_net_cost: Optional[Money] = Field(None, gt=0, description="Largest total cost on the ranking basis, in the report currency (a separate limit from the cash `budget`): a bid above it gets the `over-net-cost` flag, with the excess.")
+    horizon_months: Optional[int] = Field(
+        None, ge=1, le=240, description="Months from `as_of` over which every bid is costed as dated cash (present value, upfront and peak cash): owned hardware is held to its end and then sold, reservations run their term. Unset: the longest commitment among the bids (a reservation's term after its delivery), or the latest end of a run where none is longer.")
     global_batch_range: Optional[BatchRangeSpec] = Field(
         None, description="Global batches the plan search may choose from (`train_tokens` stays stated at `global_batch_tokens`); a bid at another batch needs the equivalent tokens of the statistical-efficiency law.")
     name: str = Field("main", min_length=1, max_length=100, description="Name of the workload's main phase (the reports list it next to the further `phases`).")
@@ -279,6 +283,10 @@ class AssumptionsSpec(Strict):
     cost_of_capital: Optional[Money] = _assumption("cost_of_capital")
     resale_decline_per_year: Optional[Money] = _assumption("resale_decline_per_year")
     value_of_time_per_day: Optional[Money] = _assumption("value_of_time_per_day")
+    resale_haircut: Optional[Money] = _assumption("resale_haircut")
+    resale_transaction_cost: Optional[Money] = _assumption("resale_transaction_cost")
+    resale_months_to_sell: Optional[int] = _assumption("resale_months_to_sell")
+    leftover_hours_reuse_share: Optional[Money] = _assumption("leftover_hours_reuse_share")
 
     @model_validator(mode="after")
     def _arithmetic(self) -> AssumptionsSpec:

@@ -314,7 +314,8 @@ def _resale_decline(c: Context) -> Expr:
 
 
 def _resale_fraction(c: Context) -> Expr:
-    return call("ROUND", (1 - c.b("resale_decline")).power(c.m("used_hours") / 8760), 6)
+    return call("ROUND", (1 - c.b("resale_decline")).power(c.m("used_hours") / 8760)
+                * (1 - c.g("resale_haircut")) * (1 - c.g("resale_transaction_cost")), 6)
 
 
 def _kw(c: Context) -> Expr:
@@ -420,7 +421,7 @@ ROWS: tuple[Row, ...] = (
     Row("resale_decline", "Resale value decline", "per year", FMT["pct"], "the bid's, else the workload's",
         _resale_decline),
     Row("resale_fraction", "Resale value at the end of the run", "of capex", "0.000000",
-        "ROUND((1 − decline)^(hours used / 8,760), 6)", _resale_fraction, _resale_fraction),
+        "ROUND((1 − decline)^(hours used / 8,760) × (1 − haircut) × (1 − transaction cost), 6)", _resale_fraction, _resale_fraction),
     Row("support_per_gpu_year", "Support per GPU-year", "{ccy}/GPU-year", "money2", "ROUND(quoted × FX, 6)",
         _converted("support_per_gpu_year")),
     Row("staff_per_year", "Staff per year", "{ccy}/year", "money2", "ROUND(quoted × FX, 6)",

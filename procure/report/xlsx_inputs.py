@@ -26,7 +26,8 @@ BASIS_CHOICES = ["modeled", "measured", "committed"]
 # the assumptions the chain reads (the others drive flags and bands, computed by procure only)
 CHAIN_ASSUMPTIONS = ("failures_per_gpu_hour", "restart_min", "checkpoint_bytes_per_param", "checkpoint_write_gbs",
                      "checkpoint_interval_min", "gpu_utilisation_power", "power_usd_per_kwh", "pue", "months_hours",
-                     "cost_of_capital", "resale_decline_per_year", "value_of_time_per_day")
+                     "cost_of_capital", "resale_decline_per_year", "resale_haircut", "resale_transaction_cost",
+                     "value_of_time_per_day")
 MONEY_TERMS = {"price_per_gpu_hour": 4, "storage_per_gpu_hour": 4, "network_per_gpu_hour": 4, "capex_per_gpu": 2,
                "network_capex_per_gpu": 2, "support_per_gpu_year": 2, "power_per_kwh": 4, "colo_per_kw_month": 2,
                "setup_fee": 2, "egress_per_tb": 2, "capex_per_node": 2, "network_capex": 2, "staff_per_year": 2}
@@ -254,7 +255,8 @@ def assumption_rows(doc: dict[str, Any]) -> list[InputRow]:
 def _assumption_format(key: str) -> str:
     if key == "failures_per_gpu_hour":
         return FMT["sci"]
-    if key in ("gpu_utilisation_power", "cost_of_capital", "resale_decline_per_year"):
+    if key in ("gpu_utilisation_power", "cost_of_capital", "resale_decline_per_year", "resale_haircut",
+               "resale_transaction_cost"):
         return FMT["pct"]
     return "General"
 

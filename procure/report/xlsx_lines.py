@@ -25,7 +25,7 @@ Q, R, F, DV, A = 4, 5, 6, 7, 8
 CASES = ("base", "scenario")
 CASE_LABELS = {"base": "Base", "scenario": "Scenario"}
 BASES = ("run", "commitment")
-CAPEX_LINES = ("capex", "node_capex", "network_capex", "fabric_capex")        # issue 12: what the job consumes, and the cash signed for
+CAPEX_LINES = ("capex", "node_capex", "network_capex", "fabric_capex")        # issue 12: what the job consumes, and the terms committed to, to the end of the run
 
 
 def cost_bases(bid: dict[str, Any]) -> list[tuple[str, list[dict[str, Any]]]]:

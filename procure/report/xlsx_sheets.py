@@ -33,7 +33,7 @@ def readme_sheet(book: Book, doc: dict[str, Any], result: CheckResult, counts: d
         ("Summary: the ranking. Total cost, cost per million tokens and rank are formulas; the Scenario columns "
          "show the same with your what-ifs.", Style()),
         ("Two cost bases: run (what this job consumes: rented hours used, or the owned cluster's depreciation, "
-         "financing and opex for those hours) and commitment (the cash signed for: a reservation in full, or capex "
+         "financing and opex for those hours) and commitment (the terms committed to, to the end of the run: a reservation in full, or capex "
          "plus costs minus resale). Both are on Summary; the one that ranks is the input in_cost_basis on Inputs "
          "(type run or commitment). With a value of time, the rank adds the value of the days to finish.", Style()),
         ("Inputs: every number the results depend on, one named cell each (yellow), with unit, source and "

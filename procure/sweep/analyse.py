@@ -22,19 +22,37 @@ FAILURES = {
     "infeasible": "no plan fits in memory",
     "price-missing": "no price for this accelerator and term",
     "misses-deadline": "misses the deadline",
-    "over-budget": "over the budget",
+    "over-budget": "over the cash budget",
+    "over-net-cost": "costs more than the net-cost limit",
     "too-many-gpus": "more GPUs than allowed",
     "over-power": "more IT power than allowed",
     "power-unknown": "no published system power or TDP to check the power limit",
 }
 
 
+def over_budget_by(row: Row, constraints: Constraints) -> Decimal | None:
+    """How much the point's peak cash out exceeds the cash budget; None when within it (or unknown)."""
+    cash = row.get("peak_cash_out")
+    if constraints.budget is None or cash is None or cash <= constraints.budget:
+        return None
+    return Decimal(cash) - Decimal(constraints.budget)
+
+
+def over_net_cost_by(row: Row, constraints: Constraints) -> Decimal | None:
+    """How much the point's total cost exceeds ``max_net_cost``; None when within it (or unknown)."""
+    cost = row["total_cost"]
+    if constraints.max_net_cost is None or cost is None or cost <= constraints.max_net_cost:
+        return None
+    return Decimal(cost) - Decimal(constraints.max_net_cost)
+
+
 def failures(row: Row, constraints: Constraints) -> list[str]:
     """The constraints a point fails, in a fixed order (empty: it meets them all)."""
     out = [code for code in ("infeasible", "price-missing", "misses-deadline") if code in row["flags"]]
-    cost = row["total_cost"]
-    if constraints.budget is not None and cost is not None and cost > constraints.budget:
+    if over_budget_by(row, constraints) is not None:
         out.append("over-budget")
+    if over_net_cost_by(row, constraints) is not None:
+        out.append("over-net-cost")
     if constraints.max_gpus is not None and row["gpus"] > constraints.max_gpus:
         out.append("too-many-gpus")
     if constraints.max_power_mw is not None:
@@ -57,7 +75,8 @@ def mark(rows: list[Row], constraints: Constraints) -> list[Row]:
     for row in rows:
         fails = failures(row, constraints)
         out.append({**row, "constraint_failures": fails, "meets_constraints": not fails,
-                    "on_frontier": False})
+                    "over_budget_by": over_budget_by(row, constraints),
+                    "over_net_cost_by": over_net_cost_by(row, constraints), "on_frontier": False})
     by_workload: dict[str, list[int]] = {}
     for i, row in enumerate(out):
         if costed(row):
@@ -93,6 +112,8 @@ class AskOption:
     total_cost: Decimal
     cost_per_million_tokens: Decimal
     time_to_train_days: float
+    upfront_cash: Decimal | None = None
+    peak_cash_out: Decimal | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return dict(self.__dict__)
@@ -113,7 +134,7 @@ def ask_options(rows: list[Row], ask: AskSpec) -> list[AskOption]:
         counts = [r["gpus"] for r in members if r["total_cost"] <= limit]
         out.append(AskOption(accel, term, min(counts), max(counts), best["id"], best["gpus"],
                              best["total_cost"], best["cost_per_million_tokens"],
-                             best["time_to_train_days"]))
+                             best["time_to_train_days"], best.get("upfront_cash"), best.get("peak_cash_out")))
     return out
 
 
@@ -129,7 +150,9 @@ def ask_text(options: list[AskOption], names: dict[str, str], currency: str, wit
         return _no_ask_text(rows, names, currency)
     parts = [f"{_count_range(o)} {names.get(o.accelerator, o.accelerator)} on {o.term} "
              f"(best {o.gpus:,} GPUs: {o.total_cost:,.0f} {currency}, "
-             f"{o.cost_per_million_tokens} {currency} per million tokens, "
+             + (f"{o.upfront_cash:,.0f} {currency} upfront and {o.peak_cash_out:,.0f} {currency} at the peak of "
+                "cash out, " if o.upfront_cash is not None and o.peak_cash_out is not None else "")
+             + f"{o.cost_per_million_tokens} {currency} per million tokens, "
              f"{o.time_to_train_days:.1f} days)" for o in options]
     return ("Ask for " + "; or ".join(parts) + f". Costs are on the {basis} basis; ranges hold the GPU "
             f"counts within {within:.0%} of each option's cheapest point that meets every constraint.")
@@ -140,7 +163,9 @@ def _no_ask_text(rows: list[Row], names: dict[str, str], currency: str) -> str:
     if not usable:
         return "No point can be costed: no plan fits or no term prices these accelerators."
     fastest = min(usable, key=lambda r: (r["time_to_train_days"], r["total_cost"], r["index"]))
-    why = ", ".join(FAILURES[c] for c in fastest["constraint_failures"])
+    by = {"over-budget": fastest.get("over_budget_by"), "over-net-cost": fastest.get("over_net_cost_by")}
+    why = ", ".join(FAILURES[c] + (f" by {by[c]:,.0f} {currency}" if by.get(c) is not None else "")
+                    for c in fastest["constraint_failures"])
     return (f"No point meets every constraint. The fastest costed point, {fastest['id']} "
             f"({fastest['gpus']:,} {names.get(fastest['accelerator'], fastest['accelerator'])} on "
             f"{fastest['term']}), takes {fastest['time_to_train_days']:.1f} days at "

@@ -88,7 +88,7 @@ def sweep_document(plan: SweepPlan, rows: list[dict[str, Any]]) -> SweepDocument
         "currency": spec.currency, "cost_basis": spec.cost_basis,
         "sweep_sha256": hashlib.sha256(plan.sweep.raw).hexdigest(),
         "workloads": _workloads(plan), "accelerators": _accelerators(plan), "terms": _terms(plan),
-        "constraints": {"deadline_days": c.deadline_days, "budget": c.budget, "max_gpus": c.max_gpus,
+        "constraints": {"deadline_days": c.deadline_days, "budget": c.budget, "max_net_cost": c.max_net_cost, "max_gpus": c.max_gpus,
                         "max_power_mw": c.max_power_mw},
         "uncertainty": _uncertainty(plan), "findings": findings, "points": marked,
     })

@@ -75,12 +75,17 @@ COLUMNS: tuple[Column, ...] = (
     Column("commitment_total_cost", "decimal", "Commitment basis: total cost", 2),
     Column("commitment_cost_per_million_tokens", "decimal", "Commitment basis: cost per million tokens", 4),
     Column("upfront_capex", "decimal", "Upfront capex", 2),
+    Column("present_value", "decimal", "Present value (own horizon)", 2),
+    Column("upfront_cash", "decimal", "Upfront cash", 2),
+    Column("peak_cash_out", "decimal", "Peak cash out", 2),
     Column("currency", "str", "Currency"),
     Column("it_power_mw", "float", "IT power (MW)"),
     Column("flags", "strlist", "Flags"),
     *_band_columns(),
     Column("meets_constraints", "bool", "Meets constraints", final=True),
     Column("constraint_failures", "strlist", "Fails", final=True),
+    Column("over_budget_by", "decimal", "Peak cash over the budget", 2, final=True),
+    Column("over_net_cost_by", "decimal", "Total cost over the net-cost limit", 2, final=True),
     Column("on_frontier", "bool", "On frontier", final=True),
 )
 EVAL_COLUMNS = tuple(c for c in COLUMNS if not c.final)

@@ -66,15 +66,22 @@ class SweepPoint(Frozen):
     cost_per_million_tokens: Optional[Amount]
     run_total_cost: Optional[Amount] = Field(description="What this job consumes.")
     run_cost_per_million_tokens: Optional[Amount]
-    commitment_total_cost: Optional[Amount] = Field(description="The cash the buyer signs for.")
+    commitment_total_cost: Optional[Amount] = Field(description="The terms the buyer commits to, costed to the end of the run (not cash: undiscounted, no timing).")
     commitment_cost_per_million_tokens: Optional[Amount]
     upfront_capex: Optional[Amount] = Field(description="A purchase's capex, paid before the run.")
+    present_value: Optional[Amount] = Field(None, description="Dated cash over the point's own horizon (its run or "
+                                                              "term), discounted at the cost of capital.")
+    upfront_cash: Optional[Amount] = Field(None, description="Cash at signing: capex, prepayment, setup fee.")
+    peak_cash_out: Optional[Amount] = Field(None, description="The largest cumulative net cash out at any month end; "
+                                                              "what `budget` limits.")
     currency: str
     it_power_mw: Optional[Real] = Field(description="GPUs x IT power per GPU (the system power, as the quotes use; the GPU TDP only where no system figure is published), MW (no PUE).")
     flags: list[str]
     band: Optional[PointBand] = Field(description="The quote's seeded Monte-Carlo P10/P50/P90.")
     meets_constraints: bool
     constraint_failures: list[str]
+    over_budget_by: Optional[Amount] = Field(None, description="Peak cash out above `budget`; null when within it.")
+    over_net_cost_by: Optional[Amount] = Field(None, description="Total cost above `max_net_cost`; null when within it.")
     on_frontier: bool = Field(description="No other point of the workload is as fast and as cheap, and better in one.")
 
 
@@ -132,6 +139,7 @@ class TermRow(Frozen):
 class ConstraintsRow(Frozen):
     deadline_days: Optional[Real]
     budget: Optional[Amount]
+    max_net_cost: Optional[Amount] = None
     max_gpus: Optional[Count]
     max_power_mw: Optional[Real]
 
@@ -151,6 +159,8 @@ class AskOptionRow(Frozen):
     total_cost: Amount
     cost_per_million_tokens: Amount
     time_to_train_days: Real
+    upfront_cash: Optional[Amount] = Field(None, description="The best point's cash at signing.")
+    peak_cash_out: Optional[Amount] = Field(None, description="The best point's peak cumulative cash out.")
 
 
 class Ask(Frozen):

@@ -16,7 +16,8 @@ from decimal import Decimal
 from typing import Any
 
 from procure.catalog.types import Network
-from procure.economics.bid import BidEconomics, evaluate_core
+from procure.economics.bid import BidEconomics, commitment_end, evaluate_core, horizon_hours, with_cash
+from procure.economics.inputs import Assumptions
 from procure.economics.uncertainty import band
 from procure.inputs.resolve import ResolvedBid
 from procure.model.types import Estimate
@@ -68,6 +69,18 @@ def _bases(econ: BidEconomics) -> Row:
     return out
 
 
+def point_cash(econ: BidEconomics, assumptions: Assumptions) -> BidEconomics:
+    """The point with its dated cash, over ``horizon_months`` when given, else its own run or term."""
+    end = commitment_end(econ)
+    return with_cash(econ, assumptions, horizon_hours(assumptions, [] if end is None else [end]))
+
+
+def _cash(econ: BidEconomics) -> Row:
+    cash = econ.cash
+    return {name: quantized(name, None if cash is None else getattr(cash, name))
+            for name in ("present_value", "upfront_cash", "peak_cash_out")}
+
+
 def point_row(index: int, pid: str, workload: str, term: str, rb: ResolvedBid, est: Estimate,
               econ: BidEconomics, point_band: dict[str, Any] | None, feasible: bool,
               kw_per_gpu: Decimal | None = None) -> Row:
@@ -95,6 +108,7 @@ def point_row(index: int, pid: str, workload: str, term: str, rb: ResolvedBid, e
         "cost_per_million_tokens": quantized("cost_per_million_tokens", econ.cost_per_million_tokens),
         **_bases(econ),
         "upfront_capex": quantized("upfront_capex", econ.upfront_capex),
+        **_cash(econ),
         "currency": econ.currency,
         "it_power_mw": None if kw_per_gpu is None else _real(float(rb.bid.gpus * kw_per_gpu / 1000)),
         "flags": list(econ.flag_codes), "band": point_band,
@@ -122,7 +136,7 @@ def evaluate_chunk(ctx: SweepContext, chunk: Chunk) -> list[Row]:
             if keep:
                 rb = _point_bid(template, pid, gpus, network)
                 case = bid_case(inputs, rb, est, None, None, ctx.knobs, phases)
-                econ = evaluate_core(case, ctx.assumptions, basis)
+                econ = point_cash(evaluate_core(case, ctx.assumptions, basis), ctx.assumptions)
                 rows.append(point_row(index, pid, wid, term, rb, est, econ, _band(econ, case, ctx, basis), fits,
                                       case.pricing.it_kw_per_gpu))
             index += 1

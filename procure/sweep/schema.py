@@ -91,7 +91,10 @@ class SweepTerm(PricingSpec):
 class Constraints(Strict):
     deadline_days: Optional[Finite] = Field(None, gt=0, le=36500,
                                             description="for workloads that set no deadline_days")
-    budget: Optional[Money] = Field(None, description="largest total cost, in the sweep currency")
+    budget: Optional[Money] = Field(None, description="largest cash out: the peak of cumulative cash out (capex, "
+                                                      "prepayments and deposits at signing included), in the sweep currency")
+    max_net_cost: Optional[Money] = Field(None, description="largest total cost on the ranking basis, in the sweep "
+                                                            "currency (a separate limit from the cash `budget`)")
     max_gpus: Optional[int] = Field(None, gt=0)
     max_power_mw: Optional[Finite] = Field(None, gt=0,
                                            description="largest IT power: GPUs x system power per GPU (TDP where none is published), in MW")

@@ -118,12 +118,14 @@ def test_purchase_lines_by_hand_on_both_bases():
     }
     # commitment: capex bought outright, the same financing and opex, minus resale at the end
     fraction = resale_fraction(terms(ex.purchase("30000"), 8, NO_FAILURES), Decimal("1000.00"))
-    assert fraction == Decimal("0.955313")                          # 0.67 ** (1000 / 8760)
+    # market value 0.67 ** (1000 / 8760) = 0.955313, less the 15% used-market haircut and the 5%
+    # transaction cost: 0.955313 × 0.85 × 0.95 = 0.771415
+    assert fraction == Decimal("0.771415")
     commitment = amounts(econ, "commitment")
     assert commitment["capex"] == Decimal("240000.00") and commitment["network_capex"] == Decimal("24000.00")
-    assert commitment["resale"] == Decimal("-252202.63")            # − 264000 × 0.955313
-    # 264000 capex + 2410.96 financing + 465.92 + 1150.68 + 1369.86 opex − 252202.63 resale
-    assert econ.on("commitment").total_cost == Decimal("17194.79")
+    assert commitment["resale"] == Decimal("-203653.56")            # − 264000 × 0.771415
+    # 264000 capex + 2410.96 financing + 465.92 + 1150.68 + 1369.86 opex − 203653.56 resale
+    assert econ.on("commitment").total_cost == Decimal("65743.86")
     assert econ.upfront_capex == Decimal("264000.00")
     assert econ.residual_value == Decimal("258575.34")              # 264000 − the two depreciation lines
     assert econ.energy_mwh == Decimal("5.824")

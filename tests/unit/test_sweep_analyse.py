@@ -8,8 +8,10 @@ from procure.sweep.analyse import ask_options, ask_text, best_by, failures, mark
 from procure.sweep.schema import AskSpec, Constraints
 
 
-def row(index, accel, gpus, term, days, cost, *, flags=(), power=1.0, workload="w"):
-    return {"index": index, "id": f"p{index + 1:04d}", "workload": workload, "accelerator": accel, "gpus": gpus,
+def row(index, accel, gpus, term, days, cost, *, flags=(), power=1.0, workload="w", cash=None):
+    """A point; its peak cash out is ``cash``, else its total cost."""
+    peak = cash if cash is not None else cost
+    return {"peak_cash_out": None if peak is None else Decimal(peak), "index": index, "id": f"p{index + 1:04d}", "workload": workload, "accelerator": accel, "gpus": gpus,
             "term": term, "feasible": "infeasible" not in flags, "time_to_train_days": days,
             "total_cost": None if cost is None else Decimal(cost),
             "cost_per_million_tokens": None if cost is None else Decimal(cost) / 1000,
@@ -27,6 +29,20 @@ ROWS = [
     row(7, "mi300x", 512, "od", None, None, flags=("infeasible",)),
     row(8, "h100", 512, "od", 150.0, "880", flags=("misses-deadline",)),
 ]
+
+
+def test_the_budget_limits_cash_out_not_net_cost():
+    # a purchase that nets 900 after resale but needs 50,000 of cash up front is over a 40,000
+    # budget by 10,000; the net-cost limit is a separate constraint
+    bought = row(10, "gb200", 1152, "purchase", 30.0, "900", cash="50000")
+    c = Constraints(budget=Decimal("40000"))
+    assert failures(bought, c) == ["over-budget"]
+    marked = mark([bought], c)[0]
+    assert not marked["meets_constraints"] and marked["over_budget_by"] == Decimal("10000")
+    assert failures(bought, Constraints(budget=Decimal("50000"))) == []
+    assert failures(bought, Constraints(max_net_cost=Decimal("800"))) == ["over-net-cost"]
+    assert mark([bought], Constraints(max_net_cost=Decimal("800")))[0]["over_net_cost_by"] == Decimal("100")
+    assert ask_options(mark([bought], c), AskSpec()) == []
 
 
 def test_failures_follow_every_constraint_in_order():
@@ -69,7 +85,7 @@ def test_without_any_point_meeting_the_constraints_the_ask_says_so_and_why():
     assert ask_options(marked, AskSpec()) == []
     text = ask_text([], {"b200": "B200"}, "USD", 0.05, marked)
     assert text.startswith("No point meets every constraint. The fastest costed point, p0006 (4,096 B200 on 1y)")
-    assert "over the budget" in text
+    assert "over the cash budget by 999 USD" in text   # peak cash 1,000 against a budget of 1
 
 
 def test_findings_count_and_order_the_frontier_fastest_first():

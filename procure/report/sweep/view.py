@@ -10,10 +10,10 @@ from procure.report.formatting import Formatter
 from procure.report.sweep.chart import ChartPoint, frontier_chart
 
 Doc = dict[str, Any]
-BASIS_MEANING = {"run": "what this job consumes", "commitment": "the cash the buyer signs for"}
+BASIS_MEANING = {"run": "what this job consumes", "commitment": "the terms the buyer commits to, costed to the end of the run"}
 FAILURE_TEXT = {
     "infeasible": "no plan fits", "price-missing": "no price", "misses-deadline": "misses deadline",
-    "over-budget": "over budget", "too-many-gpus": "too many GPUs", "over-power": "over power",
+    "over-budget": "over the cash budget", "over-net-cost": "over the net-cost limit", "too-many-gpus": "too many GPUs", "over-power": "over power",
     "power-unknown": "no TDP",
 }
 
@@ -45,7 +45,9 @@ class SweepView:
     def meets(self, p: dict[str, Any]) -> str:
         if p["meets_constraints"]:
             return "yes"
-        return ", ".join(FAILURE_TEXT.get(c, c) for c in p["constraint_failures"])
+        by = {"over-budget": p.get("over_budget_by"), "over-net-cost": p.get("over_net_cost_by")}
+        return ", ".join(FAILURE_TEXT.get(c, c) + (f" by {self.f.money(by[c])}" if by.get(c) is not None else "")
+                         for c in p["constraint_failures"])
 
     def point_row(self, p: dict[str, Any], label: str = "") -> dict[str, str]:
         band = p["band"] or {}
@@ -159,7 +161,9 @@ class SweepView:
         c = self.doc["constraints"]
         constraints = [
             ("Deadline (workloads without their own)", self.f.days(c["deadline_days"]) if c["deadline_days"] else "none"),
-            ("Budget (total cost)", self.f.money(c["budget"]) if c["budget"] is not None else "none"),
+            ("Budget (peak cash out)", self.f.money(c["budget"]) if c["budget"] is not None else "none"),
+            ("Net-cost limit (total cost)", self.f.money(c.get("max_net_cost")) if c.get("max_net_cost") is not None
+             else "none"),
             ("Most GPUs", self.f.integer(c["max_gpus"]) if c["max_gpus"] else "none"),
             ("Most IT power", f"{self.f.number(c['max_power_mw'], 1)} MW" if c["max_power_mw"] else "none"),
         ]
