@@ -262,7 +262,10 @@ def _performance(inputs: Inputs, rb: ResolvedBid, est: Estimate, tokens_per_step
                        peak_flops_per_gpu=rb.accelerator.peak_flops(w.precision),
                        measured_mean_s=measured.mean_s if measured else None,
                        measured_p99_s=measured.p99_s if measured else None,
-                       measured_gpus=measured.gpus if measured else None)
+                       measured_gpus=measured.gpus if measured else None,
+                       measured_global_batch=measured.global_batch if measured else None,
+                       measured_seq_len=measured.seq_len if measured else None,
+                       seq_len=w.seq_len)
     # the model's calibration record (issue 10) when it gives one; else whether knobs were fitted
     fitted = knobs is not None and rb.accelerator.id in knobs.by_accelerator
     error = step_time_error(getattr(est, "calibration", None), fitted)

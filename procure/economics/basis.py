@@ -30,7 +30,8 @@ def with_error(perf: Performance, error: StepTimeError, gemm_ceiling_mfu: float 
 
 def performance(modeled: Modeled, *, tokens_per_step: int, gpus: int, peak_flops_per_gpu: float,
                 measured_mean_s: float | None = None, measured_p99_s: float | None = None,
-                measured_gpus: int | None = None) -> Performance:
+                measured_gpus: int | None = None, measured_global_batch: int | None = None,
+                measured_seq_len: int | None = None, seq_len: int | None = None) -> Performance:
     """The Performance the economics evaluates, from the model and an optional measurement."""
     use_measured = measured_mean_s is not None and measured_mean_s > 0
     modeled_step = modeled.step_time_s if modeled.feasible else None
@@ -48,7 +49,9 @@ def performance(modeled: Modeled, *, tokens_per_step: int, gpus: int, peak_flops
         basis="measured" if use_measured else "modeled",
         measured_mean_s=measured_mean_s if use_measured else None,
         measured_p99_s=measured_p99_s if use_measured else None,
-        measured_gpus=measured_gpus if use_measured else None)
+        measured_gpus=measured_gpus if use_measured else None,
+        measured_global_batch=measured_global_batch if use_measured else None,
+        measured_seq_len=measured_seq_len if use_measured else None, seq_len=seq_len)
 
 
 def step_time_error(calibration: Mapping[str, Any] | None, fitted_knobs: bool) -> StepTimeError:

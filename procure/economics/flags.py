@@ -191,13 +191,23 @@ def uncalibrated(perf: Performance, assumptions: Assumptions) -> Flag | None:
 
 
 def measured_elsewhere(perf: Performance) -> Flag | None:
-    """Measured logs whose world size is not the bid's: their step time is another cluster's."""
-    if perf.measured_gpus is None or perf.measured_gpus == perf.gpus:
+    """Measured logs whose world size, global batch or sequence length is not the bid's: their
+    step time is another job's (each difference named with both values)."""
+    seq = perf.seq_len
+    batch = perf.tokens_per_step // seq if seq else None
+    pairs = [("world size", perf.measured_gpus, perf.gpus, "GPUs"),
+             ("global batch", perf.measured_global_batch, batch, "sequences"),
+             ("sequence length", perf.measured_seq_len, seq, "tokens")]
+    differ = [(name, measured, bid, unit) for name, measured, bid, unit in pairs
+              if measured is not None and bid is not None and measured != bid]
+    if not differ:
         return None
-    return make_flag("not-comparable",
-                     f"the measured logs state a world size of {perf.measured_gpus:,} GPUs, the bid has "
-                     f"{perf.gpus:,}: their step time is another cluster's",
-                     measured_gpus=float(perf.measured_gpus), bid_gpus=float(perf.gpus))
+    said = "; ".join(f"a {name} of {measured:,} {unit} where the bid has {bid:,}" for name, measured, bid, unit in differ)
+    key = {"world size": "gpus", "global batch": "global_batch", "sequence length": "seq_len"}
+    values = {f"measured_{key[name]}": float(measured) for name, measured, _b, _u in differ}
+    values.update({f"bid_{key[name]}": float(bid) for name, _m, bid, _u in differ})
+    return make_flag("not-comparable", f"the measured logs state {said}: their step time is another job's",
+                     **values)
 
 
 def price_missing(reason: str | None) -> Flag | None:

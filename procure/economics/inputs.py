@@ -35,6 +35,9 @@ class Performance:
     measured_mean_s: float | None = None
     measured_p99_s: float | None = None
     measured_gpus: int | None = None        # the world size the measured logs state, when they state one
+    measured_global_batch: int | None = None  # sequences per step the measured logs state
+    measured_seq_len: int | None = None     # tokens per sequence the measured logs state
+    seq_len: int | None = None              # the bid's own tokens per sequence (for the comparison)
     gemm_ceiling_mfu: float | None = None   # measured matmul ceiling / peak at the workload precision
     error: "StepTimeError | None" = None    # the model's own step-time error (None: calibrated default)
 

@@ -35,6 +35,8 @@ class MeasuredBid:
     busbw_nodes: int | None               # hosts the nccl-tests run spanned, when printed
     scale_out: ScaleOutDecision
     files: tuple[Path, ...] = ()          # the files parsed (not those skipped as no known format)
+    global_batch: int | None = None       # sequences per step, where a log states it
+    seq_len: int | None = None            # tokens per sequence, where a log states it
 
     @property
     def mean_s(self) -> float | None:
@@ -87,6 +89,9 @@ def measure_bid(paths: list[Path], scale_up_domain: int, nic_gbs_per_gpu: float,
             raise LogError(f"{names}: measured {key} step time {float(value):.3g} s is outside "
                            f"{MIN_STEP_S:g} to {MAX_STEP_S:g} s, the range a committed step time may take: "
                            "not a training step")
+    stated = [s.info for s in result.sources]
     return MeasuredBid(summary, result.histogram(), busbw, sources, gpus, nodes,
                        decide_scale_out(busbw, nodes, gpus, scale_up_domain, nic_gbs_per_gpu, network_id),
-                       tuple(Path(s["path"]) for s in listed))
+                       tuple(Path(s["path"]) for s in listed),
+                       max((int(i["global_batch"]) for i in stated if i.get("global_batch")), default=None),
+                       max((int(i["seq_len"]) for i in stated if i.get("seq_len")), default=None))

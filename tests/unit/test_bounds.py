@@ -262,3 +262,21 @@ def test_a_committed_step_time_takes_the_same_range_as_a_measured_one() -> None:
     assert not _accepts(CommittedSpec, {"step_time_s": 1e-300})
     assert not _accepts(CommittedSpec, {"step_time_s": 2e6})
     assert _accepts(CommittedSpec, {"step_time_s": 2.5, "p99_step_time_s": 3.0})
+
+
+def test_measured_logs_at_another_global_batch_or_sequence_length_are_flagged_with_both_values(tmp_path: Path) -> None:
+    """Issue 30: a log stating world size 8 and batch 2,048 became the step time of a 512-GPU bid at
+    batch 512 with no flag; every difference the log states is now named with both values."""
+    text = (EXAMPLE / "logs" / "coreweave-burnin.log").read_text()
+    log = re.sub(r"global batch size: *\d+", "global batch size:   512", text)
+    log = log.replace("using world size: 4096", "using world size: 8")
+    path = _cluster(tmp_path)
+    (tmp_path / "logs" / "coreweave-burnin.log").write_text(log + "  seq_length ............................ 4096\n")
+    doc = build_document(load_inputs(path))
+    [bid] = [b for b in doc.bids if b.id == "coreweave-h100-1y"]
+    [flag] = [f for f in bid.flags if f.code == "not-comparable"]
+    assert "a world size of 8 GPUs where the bid has 4,096" in flag.reason
+    assert "a global batch of 512 sequences where the bid has 2,048" in flag.reason
+    assert "a sequence length of 4,096 tokens where the bid has 8,192" in flag.reason
+    assert flag.numbers == {"measured_gpus": 8.0, "bid_gpus": 4096.0, "measured_global_batch": 512.0,
+                            "bid_global_batch": 2048.0, "measured_seq_len": 4096.0, "bid_seq_len": 8192.0}

@@ -22,6 +22,12 @@ _LOG_INTERVAL = (re.compile(r"^\s*log_interval\s*\.{2,}\s*(\d{1,18})(?!\d)\s*$")
                  re.compile(r"--log[-_]interval[= ](\d{1,18})(?!\d)"))
 _TGS = re.compile(r"tokens per gpu per second \(tgs\):\s*([\d.,eE+]+)")
 _TOKENS = re.compile(r"consumed tokens:\s*(\d{1,18})(?!\d)")
+# What the run trained per step, where the log states it (the argument dump or the iteration lines):
+# a measurement at another batch or sequence length is another job's step time.
+_BATCH = (re.compile(r"^\s*global_batch_size\s*\.{2,}\s*(\d{1,12})(?!\d)\s*$"),
+          re.compile(r"global batch size:\s*(\d{1,12})(?!\d)"))
+_SEQ = (re.compile(r"^\s*(?:encoder_)?seq_length\s*\.{2,}\s*(\d{1,12})(?!\d)\s*$"),
+        re.compile(r"--seq[-_]length[= ](\d{1,12})(?!\d)"))
 
 
 def parse(text: str, name: str = "") -> Parsed:
@@ -45,8 +51,10 @@ def parse(text: str, name: str = "") -> Parsed:
     for step, seconds, _text in records:
         builder.add(seconds, step=step, covers=interval)
     notes = _notes(records, interval, skipped, texts)
-    return finish("megatron", builder, interval, variant=_variant(text), gpus=world_size(texts),
-                  notes=notes)
+    parsed = finish("megatron", builder, interval, variant=_variant(text), gpus=world_size(texts), notes=notes)
+    stated = {"global_batch": first_positive_int(_BATCH, texts), "seq_len": first_positive_int(_SEQ, texts)}
+    parsed.info.update({k: v for k, v in stated.items() if v})
+    return parsed
 
 
 def _log_interval(texts: list[str]) -> int | None:
