@@ -105,14 +105,22 @@ def horizon_months(hours: Decimal, months_hours: Decimal) -> int:
     return max(1, math.ceil(hours / months_hours))
 
 
+MAX_MONTHLY_FLOWS = 1200       # a century of monthly invoices; what is left is one flow at the end
+
+
 def _month_hours(start: Decimal, end: Decimal, months_hours: Decimal) -> list[tuple[int, Decimal]]:
-    """(month, hours) of the span (start, end] in hours from as_of, by end-of-month invoice."""
+    """(month, hours) of the span (start, end] in hours from as_of, by end-of-month invoice. A span
+    longer than MAX_MONTHLY_FLOWS months (a run of 1e18 tokens) bills its remainder in its last
+    month: the flows stay few, the hours and the total exact."""
     spans: list[tuple[int, Decimal]] = []
     if end <= start:
         return spans
     month = max(1, math.ceil(start / months_hours)) if start > 0 else 1
     while True:
         lo, hi = max(start, (month - 1) * months_hours), min(end, month * months_hours)
+        if len(spans) == MAX_MONTHLY_FLOWS - 1 and month * months_hours < end:
+            spans.append((max(month, math.ceil(end / months_hours)), end - lo))
+            return spans
         if hi > lo:
             spans.append((month, hi - lo))
         if month * months_hours >= end:

@@ -177,3 +177,19 @@ def test_on_the_ranking_basis_a_purchase_for_a_short_job_pays_the_haircut_and_th
     assert own.total_cost >= capex * Decimal("0.05")
     assert rental.total_cost == Decimal("9024.00")
     assert result.recommendation["bid"] == "rent" and result.ranking[0] == "rent"
+
+
+def test_an_endless_run_bills_its_remainder_in_its_last_month():
+    """A run past the calendar (1e18 tokens on 8 GPUs) must not build a flow per month: the spans
+    stay few and their hours still add up to the run."""
+    from decimal import Decimal
+
+    from procure.economics.cashflow import MAX_MONTHLY_FLOWS, _month_hours
+
+    month = Decimal(730)
+    spans = _month_hours(Decimal(0), month * Decimal(10**9) + 5, month)
+    assert len(spans) == MAX_MONTHLY_FLOWS
+    assert sum(h for _, h in spans) == month * Decimal(10**9) + 5
+    assert spans[-1][0] == 10**9 + 1 and [m for m, _ in spans[:3]] == [1, 2, 3]
+    short = _month_hours(Decimal(100), Decimal(2000), month)
+    assert [m for m, _ in short] == [1, 2, 3] and sum(h for _, h in short) == 1900
