@@ -280,3 +280,24 @@ def test_measured_logs_at_another_global_batch_or_sequence_length_are_flagged_wi
     assert "a sequence length of 4,096 tokens where the bid has 8,192" in flag.reason
     assert flag.numbers == {"measured_gpus": 8.0, "bid_gpus": 4096.0, "measured_global_batch": 512.0,
                             "bid_global_batch": 2048.0, "measured_seq_len": 4096.0, "bid_seq_len": 8192.0}
+
+
+@pytest.mark.parametrize("edit", [
+    ("pricing: {kind: purchase, price_book: purchase-2026, term: purchase}",
+     "pricing: {kind: purchase, capex_per_gpu: 0, life_years: 4}"),                      # capex 0
+    ("pricing: {kind: rental, price_book: lambda-2026q3, term: on-demand}",
+     "pricing: {kind: rental, usd_per_gpu_hour: 0.0000000001}"),                           # a price of 1e-10
+    ("pricing: {kind: rental, price_book: lambda-2026q3, term: on-demand}",
+     "pricing: {kind: rental, price_book: lambda-2026q3, term: on-demand, discount_fraction: 0.9999999999}"),
+], ids=["capex-0", "price-1e-10", "discount-0.9999999999"])
+def test_a_bid_that_costs_about_nothing_is_quoted_through_every_format(tmp_path: Path, edit: tuple[str, str]) -> None:
+    """Issue 30: each of these ended in exit 3 (DivisionByZero in the comparison)."""
+    from click.testing import CliRunner
+
+    from procure.cli import main
+
+    path = _cluster(tmp_path, edit)
+    result = CliRunner().invoke(main, ["quote", str(path), "-o", str(tmp_path / "out"), "--format", "json,xlsx,html",
+                                       "-q"])
+    assert result.exit_code == 0, result.output[-2000:]
+    assert (tmp_path / "out").is_dir() and len(list((tmp_path / "out").glob("*.json"))) == 1
