@@ -61,24 +61,21 @@ def _is_sweep_file(path: Path) -> bool:
 
 def estimate(path: Path | str, bid_id: str | None = None, allow_paths: list[Path] | None = None) -> dict[str, Any]:
     from procure.catalog.calibration import load_knobs
-    from procure.economics.runtime import run_time
-    from procure.pipeline import bid_case, critical_batch, economics_assumptions, estimate_bid_batch, phase_estimates
+    from procure.pipeline import critical_batch, estimate_run
 
     inputs = load_inputs(path, allow_paths)
     bids = [b for b in inputs.bids if bid_id is None or b.bid.id == bid_id]
     if not bids:
         known = ", ".join(b.bid.id for b in inputs.bids)
         raise input_error(str(path), "unknown-bid", f"no bid {bid_id!r} (bids: {known})")
-    out, critical, knobs, assumptions = [], critical_batch(inputs), load_knobs(), economics_assumptions(inputs)
+    out, critical, knobs = [], critical_batch(inputs), load_knobs()
     for rb in bids:
-        est, batch = estimate_bid_batch(inputs, rb, None, knobs, critical)
+        est, batch, run = estimate_run(inputs, rb, knobs, critical)
         entry: dict[str, Any] = {"id": rb.bid.id, "accelerator": rb.accelerator.id, "gpus": rb.bid.gpus,
                  "network": rb.network.id, "global_batch_seqs": batch.global_batch_seqs,
                  "token_penalty": batch.token_penalty}
         entry.update(est.to_dict())
         # the run the quote would cost: the model's step time (logs are the quote's), goodput, phases
-        run = run_time(bid_case(inputs, rb, est, None, None, knobs, phase_estimates(inputs, rb, knobs),
-                                batch=batch), assumptions) if est.feasible else None
         entry["run"] = run.to_dict() if run else None
         out.append(entry)
     return {"schema": "procure.estimate/v1", "bids": out}

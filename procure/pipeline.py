@@ -19,6 +19,7 @@ from procure.model.types import Estimate, PlanSpec, Workload
 if TYPE_CHECKING:   # only `quote` needs the economics and the document: `estimate` starts without them
     from procure.document.quote import QuoteDocument
     from procure.economics.inputs import Assumptions, BidCase, Commitment, Performance
+    from procure.economics.runtime import RunTime
     from procure.economics.statistical import BatchChoice, CriticalBatch
     from procure.inputs.schema import PhaseSpec
     from procure.measure.bid import MeasuredBid
@@ -47,9 +48,7 @@ def plan_spec(rb: ResolvedBid, phase: PhaseSpec | None = None) -> PlanSpec | Non
         if fields and "dp" not in given:
             fields["dp"] = None
         fields.update(given)
-    if fields.get("recompute_modules") is not None:
-        fields["recompute_modules"] = tuple(fields["recompute_modules"])
-    return PlanSpec(**fields) if fields else None
+    return PlanSpec.from_dict(fields) if fields else None
 
 
 def measure(rb: ResolvedBid) -> MeasuredBid | None:
@@ -360,27 +359,39 @@ def run_backtest(path: Path) -> dict[str, Any]:
     return result
 
 
+def estimate_run(inputs: Inputs, rb: ResolvedBid, knobs: Knobs,
+                 critical: CriticalBatch | None) -> tuple[Estimate, BatchChoice, RunTime | None]:
+    """What ``procure estimate`` shows of a bid: the model's estimate at its batch and the run it
+    implies at the model's step time (the quote's goodput and phases; None when no plan fits)."""
+    from procure.economics.runtime import run_time
+
+    est, batch = estimate_bid_batch(inputs, rb, None, knobs, critical)
+    if not est.feasible:
+        return est, batch, None
+    case = bid_case(inputs, rb, est, None, None, knobs, phase_estimates(inputs, rb, knobs), batch=batch)
+    return est, batch, run_time(case, economics_assumptions(inputs))
+
+
 def predict_whole_run(cluster: Path, knobs: Knobs) -> tuple[dict[str, Any] | None, str | None]:
     """A published run stated as a cluster.yaml (one bid), predicted as ``procure estimate`` would:
     the model's step time for the stated or searched plan, the goodput and phases of the quote,
     and the step-time error of the run's family (None and the reason when no plan fits)."""
-    from procure.economics.runtime import run_time
+    from procure.catalog.knobs import UNCALIBRATED_ERROR
     from procure.inputs.bundle import load_inputs
 
     inputs = load_inputs(cluster)
     rb = inputs.bids[0]
-    est, batch = estimate_bid_batch(inputs, rb, None, knobs, critical_batch(inputs))
+    est, _batch, run = estimate_run(inputs, rb, knobs, critical_batch(inputs))
     if not est.feasible:
         return None, est.reason
-    run = run_time(bid_case(inputs, rb, est, None, None, knobs, phase_estimates(inputs, rb, knobs), batch=batch),
-                   economics_assumptions(inputs))
     if run is None:
         return None, "a phase has no feasible plan"
     error = (est.calibration or {}).get("step_time_error") or {}
     return {"gpu_hours": run.gpu_hours, "time_to_train_days": run.time_to_train_days,
             "goodput": run.goodput.fraction, "mfu": run.phases[0].mfu, "step_time_s": est.step_time_s,
             "gpus": rb.bid.gpus, "accelerator": rb.accelerator.id, "plan": dict(est.plan or {}),
-            "step_family": error.get("family"), "sigma_log": float(error.get("sigma_log", 0.25))}, None
+            "step_family": error.get("family"),
+            "sigma_log": float(error.get("sigma_log", UNCALIBRATED_ERROR.sigma_log))}, None
 
 
 def run_whole_backtest(path: Path) -> dict[str, Any]:

@@ -18,7 +18,6 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import replace
-from statistics import NormalDist
 from typing import Any
 
 import numpy as np
@@ -27,7 +26,7 @@ from procure.catalog.software import SoftwareStack, known_versions, resolve_soft
 from procure.catalog.types import MLA, Accelerator, AttentionWindow, ModelArch, MoE, Network, Sourced
 from procure.model import param_count
 from procure.model.batch import Case, batch_rows
-from procure.model.error_model import evaluation_family
+from procure.model.error_model import BAND, evaluation_family
 from procure.model.grid import plan_features
 from procure.model.types import Knobs, PlanSpec, Workload
 
@@ -330,11 +329,8 @@ def _band(row: dict[str, Any], case: Case, knobs: Knobs | None) -> None:
     if predicted is None:
         return
     found = knobs or Knobs()
-    fitted = case.accel.id in found.by_accelerator and found.for_accelerator(case.accel.id).fitted
-    error = found.error_for(str(row["family"]), fitted)
-    z = NormalDist().inv_cdf(0.9)
-    low = predicted * math.exp(error.bias - z * error.sigma_log)
-    high = predicted * math.exp(error.bias + z * error.sigma_log)
+    error = found.error_for(str(row["family"]), found.fitted_for(case.accel.id))
+    low, high = error.quantile(predicted, BAND[0]), error.quantile(predicted, BAND[1])
     row["p10_step_time_s"], row["p90_step_time_s"] = low, high
     row["inside_band"] = low <= row["measured_step_time_s"] <= high
 

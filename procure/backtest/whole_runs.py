@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 import statistics
+from statistics import NormalDist
 from pathlib import Path
 from typing import Any, Literal, Optional
 
@@ -26,7 +27,7 @@ RUN_ID = r"^[A-Za-z0-9][A-Za-z0-9_.+-]{0,199}$"
 PARTS = ("pretraining", "annealing", "long-context", "restarts", "failures", "checkpointing", "evaluations",
          "ablations", "post-training", "idle")
 FAMILIES = ("dense-a100", "dense-hopper", "dense-other", "moe")
-Z90 = 1.2815515655446004         # the standard normal's 90th percentile: P10/P90 = median x exp(-/+ z sigma)
+Z90 = NormalDist().inv_cdf(0.9)  # the standard normal's 90th percentile: P10/P90 = median x exp(-/+ z sigma)
 
 
 class PublishedCompute(Strict):

@@ -6,6 +6,8 @@ model reads; the model imports them from here, never the other way round.
 
 from __future__ import annotations
 
+import math
+
 from dataclasses import dataclass, field, replace
 from typing import Any, Mapping
 
@@ -33,6 +35,12 @@ class StepTimeError:
 
     def to_dict(self) -> dict[str, Any]:
         return {"family": self.family, "bias": self.bias, "sigma_log": self.sigma_log, "n": self.n}
+
+    def quantile(self, predicted_s: float, q: float) -> float:
+        """Quantile ``q`` of the step time a measurement will show around ``predicted_s``."""
+        from statistics import NormalDist
+
+        return predicted_s * math.exp(self.bias + self.sigma_log * NormalDist().inv_cdf(q))
 
 
 UNCALIBRATED_ERROR = StepTimeError(UNCALIBRATED_FAMILY, 0.0, UNCALIBRATED_SIGMA_LOG, 0)
@@ -102,6 +110,10 @@ class Knobs:
         """The accelerator's knobs; ``step_time_cv`` (a workload's assumption) overrides the fitted one."""
         found = self.by_accelerator.get(accel_id, self.default)
         return found if step_time_cv is None else replace(found, step_time_cv=step_time_cv)
+
+    def fitted_for(self, accel_id: str) -> bool:
+        """Whether the accelerator has knobs fitted on its own runs (else its error is the prior)."""
+        return accel_id in self.by_accelerator and self.by_accelerator[accel_id].fitted
 
     def error_for(self, family: str, fitted: bool) -> StepTimeError:
         """The family's fitted error; a part without its own fit gets the wide prior."""

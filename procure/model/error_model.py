@@ -10,7 +10,6 @@ time the measured run will show; the economics Monte Carlo draws from the same l
 from __future__ import annotations
 
 import math
-from statistics import NormalDist
 from typing import Any
 
 from procure.catalog.knobs import AccelKnobs, Knobs, StepTimeError
@@ -48,7 +47,7 @@ def evaluation_family(arch: ModelArch, accel: Accelerator, workload: Workload,
 def calibration_info(knobs: Knobs, accel_knobs: AccelKnobs, accel: Accelerator,
                      family: str) -> dict[str, Any]:
     """Estimate.calibration: fitted or not, on what, and the family's step-time error."""
-    fitted = accel_knobs.fitted and accel.id in knobs.by_accelerator
+    fitted = knobs.fitted_for(accel.id) and accel_knobs.fitted
     error = knobs.error_for(family, fitted)
     return {"accelerator": accel.id, "fitted": fitted, "fitted_on": list(accel_knobs.fitted_on),
             "step_time_error": error.to_dict()}
@@ -65,8 +64,7 @@ def step_time_quantile(est: Estimate, q: float) -> float:
     step_time_s x exp(bias + sigma_log x Phi^-1(q))."""
     if not est.feasible or not math.isfinite(est.step_time_s):
         return math.nan
-    err = _error(est)
-    return est.step_time_s * math.exp(err.bias + err.sigma_log * NormalDist().inv_cdf(q))
+    return _error(est).quantile(est.step_time_s, q)
 
 
 def step_time_band(est: Estimate, band: tuple[float, float] = BAND) -> tuple[float, float]:

@@ -124,7 +124,7 @@ class PlanSpec:
 
     @classmethod
     def from_dict(cls, plan: Mapping[str, Any]) -> "PlanSpec":
-        extra = {k: plan.get(k) for k in ("fsdp_shard_group", "recompute_layers", *LAYOUT_KEYS)}
+        extra = {k: plan.get(k) for k in ("fsdp_shard_group", "recompute_layers", "pipeline_schedule", *LAYOUT_KEYS)}
         modules = plan.get("recompute_modules")
         return cls(**{k: plan.get(k) for k in PLAN_KEYS}, **extra,
                    recompute_modules=tuple(modules) if modules else None)
