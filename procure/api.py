@@ -27,12 +27,14 @@ if TYPE_CHECKING:
 
 
 def load_inputs(path: Path | str, allow_paths: list[Path] | None = None,
-                price_books: list[Path] | None = None, responses: Path | None = None) -> "Inputs":
+                price_books: list[Path] | None = None, responses: Path | None = None,
+                model: Any = None) -> "Inputs":
     """Read, validate and cross-check cluster.yaml (and the vendors' responses); every problem at
-    once as InputError."""
+    once as InputError. ``model``: the cluster schema (``RequestCluster`` for an RFQ)."""
     from procure.inputs.bundle import load_inputs as load
+    from procure.inputs.schema import Cluster
 
-    return load(path, allow_paths, price_books, responses)
+    return load(path, allow_paths, price_books, responses, model or Cluster)
 
 
 def validate(path: Path | str, allow_paths: list[Path] | None = None,
@@ -311,39 +313,21 @@ def sweep(path: Path | str, out_dir: Path, formats: list[str], *, scheduler: str
 def rfq(path: Path | str, out_dir: Path, *, lang: str = "en", force: bool = False) -> list[Path]:
     """``<slug>-rfq.pdf``, ``<slug>-response.xlsx`` and ``<slug>-response.yaml`` for the workload of
     a cluster.yaml (its bids, if any, are not needed)."""
-    from procure.inputs.bundle import load_request
-    from procure.report.rfq import Request, fields_with_choices, request_pdf, request_view, response_xlsx, response_yaml
+    from procure.inputs.schema import RequestCluster
+    from procure.report.rfq import fields_with_choices, request_pdf, request_view, response_xlsx, response_yaml
     from procure.report.writer import check_targets, output_lock, write_all
 
-    request = load_request(path)
-    cluster = request.cluster
-    slug = slugify(cluster.title) or Path(path).stem
-    fields = fields_with_choices(request.catalog)
+    inputs = load_inputs(path, model=RequestCluster)
+    slug = slugify(inputs.cluster.title) or Path(path).stem
+    fields = fields_with_choices(inputs.catalog)
     names = (f"{slug}-rfq.pdf", f"{slug}-response.xlsx", f"{slug}-response.yaml")
-    view = request_view(Request(cluster.title, cluster.as_of.isoformat(), _workload_rows(request, lang), fields,
-                                [f.key for f in fields if f.required]),
-                        lang, (names[1], names[2]), str(cluster.workload.cost_basis or "commitment"))
+    view = request_view(inputs, fields, lang, (names[1], names[2]))
     paths = [Path(out_dir) / name for name in names]
     with output_lock(Path(out_dir)):
         before = check_targets(paths, force)
-        data = [request_pdf(view, cluster.as_of.isoformat(), Path(path).resolve().parent),
-                response_xlsx(fields, request.catalog, lang), response_yaml(fields, lang)]
+        data = [request_pdf(view, inputs.cluster.as_of.isoformat(), Path(path).resolve().parent),
+                response_xlsx(fields, inputs.catalog, lang), response_yaml(fields, lang)]
         return write_all(list(zip(paths, data)), expected=before, force=force)
-
-
-def _workload_rows(request: Any, lang: str) -> list[tuple[str, str]]:
-    from procure.model import param_count
-    from procure.report.rfq import TEXT
-
-    t, w, cluster = TEXT[lang], request.cluster.workload, request.cluster
-    rows = [(t["model"], request.arch.name), (t["params"], f"{param_count(request.arch) / 1e9:,.1f} B"),
-            (t["seq"], f"{w.seq_len:,}"), (t["batch"], f"{w.global_batch_seqs:,} × {w.seq_len:,} = {w.tokens_per_step:,}"),
-            (t["tokens"], f"{float(w.train_tokens):,.0f}"), (t["precision"], w.precision),
-            (t["deadline"], f"{cluster.deadline_days:g} d" if cluster.deadline_days is not None else t["none"]),
-            (t["currency"], cluster.currency)]
-    if w.phases:
-        rows.append((t["phases"], "; ".join(f"{p.name}: {p.seq_len:,} × {p.global_batch_seqs:,}" for p in w.phases)))
-    return rows
 
 
 def acceptance(path: Path | str, bid_id: str, out_dir: Path, *, lang: str = "en", page_size: str = "A4",

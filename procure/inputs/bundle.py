@@ -40,11 +40,13 @@ def with_user_price_books(cat: Catalog, folders: list[Path], problems: list[Diag
 
 
 def load_inputs(path: Path | str, allow_paths: list[Path] | None = None,
-                price_books: list[Path] | None = None, responses: Path | None = None) -> Inputs:
+                price_books: list[Path] | None = None, responses: Path | None = None,
+                model: type[Cluster] = Cluster) -> Inputs:
     """Read, validate and cross-check cluster.yaml; every problem at once as one InputError.
 
     ``price_books``: folders of the user's own price books (``--price-books``), read with the
-    `price_books:` folders that cluster.yaml names."""
+    `price_books:` folders that cluster.yaml names. ``model``: ``RequestCluster`` for an RFQ,
+    whose bids may be absent."""
     path = Path(path)
     doc = read_yaml(path, str(path))
     base = path.resolve().parent
@@ -58,7 +60,7 @@ def load_inputs(path: Path | str, allow_paths: list[Path] | None = None,
         doc, files = _with_responses(doc, Path(responses), cat, problems)
     cluster = None
     try:
-        cluster = validate_document(doc, Cluster)
+        cluster = validate_document(doc, model)
     except InputError as exc:
         problems.extend(exc.diagnostics)
     across = check_cross_fields(doc)    # in the same pass, not after the fields are fixed
@@ -86,32 +88,3 @@ def _with_responses(doc: YamlDocument, folder: Path, cat: Catalog,
     data["bids"] = list(inline) + read.bids
     return YamlDocument(doc.source, data, doc.positions), tuple(read.files)
 
-
-@dataclass(frozen=True)
-class Request:
-    """The workload side of a cluster.yaml (bids may be absent): what ``procure rfq`` asks for."""
-
-    path: Path
-    cluster: Cluster
-    catalog: Catalog
-    arch: ModelArch
-
-
-def load_request(path: Path | str) -> Request:
-    """cluster.yaml validated with or without bids (an RFQ is written before any arrive)."""
-    from procure.inputs.schema import RequestCluster
-
-    path = Path(path)
-    doc = read_yaml(path, str(path))
-    cat = default_catalog()
-    problems: list[Diagnostic] = []
-    cluster = None
-    try:
-        cluster = validate_document(doc, RequestCluster)
-    except InputError as exc:
-        problems.extend(exc.diagnostics)
-    problems.extend(d for d in check_cluster(doc, cat, path.resolve().parent, [path.resolve().parent])
-                    if d not in problems)
-    if problems or cluster is None:
-        raise InputError(sorted(set(problems)))
-    return Request(path, cluster, cat, workload_arch(cluster, cat))

@@ -102,8 +102,7 @@ def read_responses(folder: Path, taken_ids: set[str], cluster_data: dict[str, An
         except InputError as exc:
             problems.extend(exc.diagnostics)
             continue
-        read_problems = list(getattr(doc, "problems", []))
-        found = read_problems or _validate(doc)
+        found = (doc.problems if isinstance(doc, CellDocument) else []) or _validate(doc)
         found += _catalog_checks(doc, cluster_data or {}, cat) if cat is not None else []
         bid = doc.data["bids"][0]             # type: ignore[index]
         if bid.get("id") in seen:
@@ -152,11 +151,9 @@ def _read_yaml(path: Path, data: bytes) -> YamlDocument:
         line, col = parsed.key_position(("measured",))
         raise InputError(Diagnostic(str(path), line, col, "unsupported",
                                     "a response cannot name log files; send burn-in logs separately"))
-    positions = {("bids", 0) + tuple(k[1:] if k[:1] == ("<key>",) else k): v
-                 for k, v in parsed.positions.items() if k[:1] != ("<key>",)}
-    positions.update({("<key>", "bids", 0) + tuple(k[1:]): v for k, v in parsed.positions.items()
-                      if k[:1] == ("<key>",)})
-    positions[("bids", 0)] = parsed.positions.get((), (1, 1))
+    # the response's own paths, moved under bids[0] (a key's own position keeps its "<key>" mark)
+    positions = {(("<key>", "bids", 0) + k[1:]) if k[:1] == ("<key>",) else (("bids", 0) + k): v
+                 for k, v in parsed.positions.items()}
     return YamlDocument(str(path), {"bids": [bid]}, positions)
 
 
@@ -176,13 +173,14 @@ def _drop_empty(mapping: dict[str, Any]) -> dict[str, Any]:
 
 # ------------------------------------------------------------------------------------------- xlsx
 
+@dataclass
 class CellDocument(YamlDocument):
     """A workbook response: positions are (row, column) of the Response sheet, printed as cells;
     ``rows`` the row of every key of the form (a missing required field names the row to fill);
     ``problems`` what reading the cells found."""
 
-    rows: dict[str, int]
-    problems: list[Diagnostic]
+    rows: dict[str, int] = field(default_factory=dict)
+    problems: list[Diagnostic] = field(default_factory=list)
 
 
 def _cell(source: str, row: int, col: int) -> str:
@@ -245,9 +243,7 @@ def _read_xlsx(path: Path, data: bytes) -> CellDocument:
     flat, positions = _rows(sheet, source, problems, rows)
     bid = nest(flat)
     bid.setdefault("id", default_id(path))
-    doc = CellDocument(source, {"bids": [bid]}, positions)
-    doc.rows, doc.problems = rows, problems
-    return doc
+    return CellDocument(source, {"bids": [bid]}, positions, rows, problems)
 
 
 def _rows(sheet: Any, source: str, problems: list[Diagnostic],

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import io
 import re
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -138,17 +137,6 @@ MEANING_ZH = {
     "lead_time_days": "自 as_of 起到可用的天數",
     "available_from": "可用日期（取代 lead_time_days）",
 }
-
-
-@dataclass(frozen=True)
-class Request:
-    """What the RFQ states, prepared as strings (the template prints them)."""
-
-    title: str
-    as_of: str
-    workload: list[tuple[str, str]]
-    fields: list[FormField]
-    required: list[str]
 
 
 def _choices(f: FormField, catalog: Any) -> tuple[str, ...]:
@@ -295,16 +283,35 @@ def _yaml_field(f: FormField, lang: str, indent: str) -> list[str]:
 
 # ------------------------------------------------------------------------------------------- PDF
 
-def request_view(request: Request, lang: str, files: tuple[str, str], basis: str) -> dict[str, Any]:
-    t = TEXT[lang]
-    return {"t": t, "lang": lang, "title": request.title, "as_of": request.as_of, "workload": request.workload,
-            "rows": [(f.key, unit_text(f.unit, lang), meaning_text(f, lang)) for f in request.fields
-                     if f.required or f.key.startswith(("pricing.kind", "pricing.price", "pricing.currency",
-                                                         "pricing.capex", "pricing.term_", "committed."))
-                     or f.key in ("network", "lead_time_days")],
-            "evaluation": t["eval_text"].format(basis=basis),
+def _workload_rows(inputs: Any, t: dict[str, str]) -> list[tuple[str, str]]:
+    """The workload as the request states it: label, value (strings the template prints)."""
+    from procure.model import param_count
+
+    cluster, w = inputs.cluster, inputs.cluster.workload
+    rows = [(t["model"], inputs.arch.name), (t["params"], f"{param_count(inputs.arch) / 1e9:,.1f} B"),
+            (t["seq"], f"{w.seq_len:,}"), (t["batch"], f"{w.global_batch_seqs:,} × {w.seq_len:,} = {w.tokens_per_step:,}"),
+            (t["tokens"], f"{float(w.train_tokens):,.0f}"), (t["precision"], w.precision),
+            (t["deadline"], f"{cluster.deadline_days:g} d" if cluster.deadline_days is not None else t["none"]),
+            (t["currency"], cluster.currency)]
+    if w.phases:
+        rows.append((t["phases"], "; ".join(f"{p.name}: {p.seq_len:,} × {p.global_batch_seqs:,}" for p in w.phases)))
+    return rows
+
+
+# The rows of "What to quote": the required fields, the price, the network and lead time, the commitments.
+ASKED = ("pricing.kind", "pricing.price", "pricing.currency", "pricing.capex", "committed.", "network", "lead_time_days")
+
+
+def request_view(inputs: Any, fields: list[FormField], lang: str, files: tuple[str, str]) -> dict[str, Any]:
+    t, cluster = TEXT[lang], inputs.cluster
+    required = [f.key for f in fields if f.required]
+    return {"t": t, "lang": lang, "title": cluster.title, "as_of": cluster.as_of.isoformat(),
+            "workload": _workload_rows(inputs, t),
+            "rows": [(f.key, unit_text(f.unit, lang), meaning_text(f, lang)) for f in fields
+                     if f.required or f.key.startswith(ASKED)],
+            "evaluation": t["eval_text"].format(basis=str(cluster.workload.cost_basis or "commitment")),
             "acceptance": t["accept_text"],
-            "respond": t["respond_text"].format(xlsx=files[0], yaml=files[1], required=", ".join(request.required))}
+            "respond": t["respond_text"].format(xlsx=files[0], yaml=files[1], required=", ".join(required))}
 
 
 def request_pdf(view: dict[str, Any], as_of: str, base_dir: Path) -> bytes:

@@ -185,3 +185,13 @@ def test_hostile_responses_exit_1_without_a_traceback(forms, tmp_path):
                           "-o", str(tmp_path / "reports")], capture_output=True, text=True, timeout=300)
     assert run.returncode == 1 and "Traceback" not in run.stderr, run.stderr[-2000:]
     assert not (tmp_path / "reports").exists() or not any((tmp_path / "reports").iterdir())
+
+
+def test_an_rfq_needs_no_bids_but_a_quote_does(tmp_path):
+    cluster = tmp_path / "cluster.yaml"
+    cluster.write_text("schema: procure/v1\ntitle: No bids yet\nas_of: 2026-12-01\n"
+                       "workload: {model: llama3-8b, seq_len: 8192, global_batch: 512, train_tokens: 1e12}\n")
+    written = api.rfq(cluster, tmp_path / "rfq")
+    assert len(written) == 3
+    with pytest.raises(InputError):
+        api.validate(cluster)
