@@ -132,10 +132,10 @@ def render_whole_backtest(result: Result, console: Console) -> None:
     print_table(console, columns, rows, title=("whole-run backtest, million GPU-hours", "bold"))
     summary_columns = [Column("split", justify="left"), Column("family", justify="left"), Column("runs"),
                        Column("MAPE"), Column("median ratio"), Column("signed error"), Column("in band")]
-    lines = [[g["split"], g["family"], EN.integer(g["n"]), _share(g["mape"]), _ratio(g["median_ratio"]),
-              _signed(g["bias"]), _share(g["coverage"])] for g in result["groups"]]
-    lines += [[split, "all", EN.integer(g["n"]), _share(g["mape"]), _ratio(g["median_ratio"]), _signed(g["bias"]),
-               _share(g["coverage"])] for split, g in result["by_split"].items()]
+    groups = [(g["split"], g["family"], g) for g in result["groups"]]
+    groups += [(split, "all", g) for split, g in result["by_split"].items()]
+    lines = [[split, family, EN.integer(g["n"]), _share(g["mape"]), _ratio(g["median_ratio"]), _signed(g["bias"]),
+              _share(g["coverage"])] for split, family, g in groups]
     print_table(console, summary_columns, lines, title="by split and family (in band: inside P10-P90)", key=(0, 1))
 
 
@@ -157,10 +157,10 @@ def render_backtest(result: Result, console: Console) -> None:
     if len(groups) > 1:
         group_columns = [Column("split", justify="left"), Column("family", justify="left"), Column("runs"),
                          Column("MAPE"), Column("mean signed error"), Column("in P10-P90")]
-        group_rows = [[g["split"], g["family"], EN.integer(g["n"]), _share(g.get("mape")), _signed(g.get("bias")),
-                       _share(g.get("coverage"))] for g in groups]
-        group_rows += [[split, "all", EN.integer(g["n"]), _share(g.get("mape")), _signed(g.get("bias")),
-                        _share(g.get("coverage"))] for split, g in (result.get("by_split") or {}).items()]
+        named = [(g["split"], g["family"], g) for g in groups]
+        named += [(split, "all", g) for split, g in (result.get("by_split") or {}).items()]
+        group_rows = [[split, family, EN.integer(g["n"]), _share(g.get("mape")), _signed(g.get("bias")),
+                       _share(g.get("coverage"))] for split, family, g in named]
         print_table(console, group_columns, group_rows, title="by split and evaluation family", key=(0, 1))
     predicted = sum(1 for r in result["runs"] if r.get("predicted_step_time_s") is not None)
     pairs = [("MAPE", EN.percent(result.get("mape"), 2) if result.get("mape") is not None else EN.na)]

@@ -43,7 +43,7 @@ def test_every_problem_of_an_index_is_reported_at_its_place(tmp_path):
                   RUN.format(id="a", cluster="../a.yaml", published="{gpu_hours: 10, where: x, includes: [pretraining]}"))
     with pytest.raises(InputError) as info:
         read_whole_runs(path)
-    text = "\n".join(d.render() if hasattr(d, "render") else str(d) for d in info.value.diagnostics)
+    text = "\n".join(d.format() for d in info.value.diagnostics)
     lines = {d.line for d in info.value.diagnostics}
     assert "either `gpu_hours` or both `gpus` and `days`" in text
     assert "lunch" in text
