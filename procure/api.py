@@ -315,7 +315,7 @@ def rfq(path: Path | str, out_dir: Path, *, lang: str = "en", force: bool = Fals
     a cluster.yaml (its bids, if any, are not needed)."""
     from procure.inputs.schema import RequestCluster
     from procure.report.rfq import fields_with_choices, request_pdf, request_view, response_xlsx, response_yaml
-    from procure.report.writer import check_targets, output_lock, write_all
+    from procure.report.writer import write_recorded
 
     inputs = load_inputs(path, model=RequestCluster)
     slug = slugify(inputs.cluster.title) or Path(path).stem
@@ -323,11 +323,13 @@ def rfq(path: Path | str, out_dir: Path, *, lang: str = "en", force: bool = Fals
     names = (f"{slug}-rfq.pdf", f"{slug}-response.xlsx", f"{slug}-response.yaml")
     view = request_view(inputs, fields, lang, (names[1], names[2]))
     paths = [Path(out_dir) / name for name in names]
-    with output_lock(Path(out_dir)):
-        before = check_targets(paths, force)
+
+    def produce(_: object) -> list[tuple[Path, bytes]]:
         data = [request_pdf(view, inputs.cluster.as_of.isoformat(), Path(path).resolve().parent),
                 response_xlsx(fields, inputs.catalog, lang), response_yaml(fields, lang)]
-        return write_all(list(zip(paths, data)), expected=before, force=force)
+        return list(zip(paths, data))
+
+    return write_recorded(Path(out_dir), paths, produce, force=force, source=os.path.realpath(path))
 
 
 def acceptance(path: Path | str, bid_id: str, out_dir: Path, *, lang: str = "en", page_size: str = "A4",
@@ -339,7 +341,7 @@ def acceptance(path: Path | str, bid_id: str, out_dir: Path, *, lang: str = "en"
 
     from procure.acceptance.spec import NoCommitment, bid_ids, build_spec
     from procure.report.acceptance_page import render_acceptance_pdf
-    from procure.report.writer import check_targets, output_lock, write_all
+    from procure.report.writer import write_recorded
     from procure.sources.suggest import suggest
 
     inputs = load_inputs(path, allow_paths, price_books)
@@ -353,12 +355,14 @@ def acceptance(path: Path | str, bid_id: str, out_dir: Path, *, lang: str = "en"
         raise input_error(str(path), "no-commitment", str(exc)) from None
     stem = f"{slugify(spec.title) or Path(path).stem}-{bid_id}-acceptance"
     targets = [Path(out_dir) / f"{stem}.yaml", Path(out_dir) / f"{stem}.pdf"]
-    with output_lock(Path(out_dir)):
-        snapshot = check_targets(targets, force)
+
+    def produce(_: object) -> list[tuple[Path, bytes]]:
         text = "# procure acceptance spec\n" + yaml.safe_dump(spec.to_data(), sort_keys=False, allow_unicode=True,
-                                                          width=100)
+                                                            width=100)
         pdf = render_acceptance_pdf(spec, targets[0].name, lang=lang, page_size=page_size)
-        return write_all([(targets[0], text.encode("utf-8")), (targets[1], pdf)], expected=snapshot, force=force)
+        return [(targets[0], text.encode("utf-8")), (targets[1], pdf)]
+
+    return write_recorded(Path(out_dir), targets, produce, force=force, source=os.path.realpath(path))
 
 
 def read_acceptance_spec(path: Path | str) -> Any:

@@ -41,22 +41,20 @@ def render(doc: QuoteDocument, formats: list[str], out_dir: Path, slug: str, *, 
     so `procure diff` still has it.
     ``bid_pages``: all | none | top:N, the bids with a detail page in the HTML and PDF (None: all
     of a report of up to 50 bids, else the top 10; see ``report.bid_pages``)."""
-    from procure.report.writer import (MANIFEST_NAME, check_targets, manifest_bytes, output_lock,
-                                       read_manifest, write_all)
+    from procure.report.writer import write_recorded
 
     formats = _check_options(formats, slug, lang, page_size, templates_dir, bid_pages)
     paths = {fmt: Path(out_dir) / f"{slug}.{fmt}" for fmt in formats}
-    with output_lock(Path(out_dir)):
-        manifest = read_manifest(Path(out_dir))
-        before = check_targets(list(paths.values()), force, manifest)
+
+    def produce(before: dict[Path, Any]) -> list[tuple[Path, bytes]]:
         rendered = render_bytes(doc, formats, templates_dir=templates_dir, lang=lang, page_size=page_size,
                                 attachments=attachments, bid_pages=bid_pages)
         outputs = [(paths[fmt], rendered[fmt]) for fmt in formats]
         if "json" in paths:
             outputs += _previous_round(paths["json"], rendered["json"], before)
-        record = (Path(out_dir) / MANIFEST_NAME, manifest_bytes(manifest, outputs, source))
-        written = write_all(outputs + [record], expected=before, force=force)
-        return [p for p in written if p.name != MANIFEST_NAME]
+        return outputs
+
+    return write_recorded(Path(out_dir), list(paths.values()), produce, force=force, source=source)
 
 
 _ROUND = re.compile(r"\.round-(\d{1,9})\.json$")

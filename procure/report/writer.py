@@ -27,7 +27,7 @@ import zipfile
 import zlib
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator
+from typing import Callable, Iterator
 
 from procure.errors import Diagnostic, InputError, ProcureError
 
@@ -334,6 +334,21 @@ def manifest_bytes(manifest: Manifest, written: list[tuple[Path, bytes]], source
         files[Path(path).name] = {"sha256": hashlib.sha256(data).hexdigest(), "source": source}
     return (json.dumps({"schema": MANIFEST_SCHEMA, "files": dict(sorted(files.items()))},
                        indent=1, ensure_ascii=False) + "\n").encode("utf-8")
+
+
+def write_recorded(folder: Path, targets: list[Path], produce: Callable[[Snapshot], list[tuple[Path, bytes]]],
+                   *, force: bool, source: str) -> list[Path]:
+    """Under the folder's lock: check ``targets`` against the manifest, render them with
+    ``produce`` (given what each target was), and commit them together with the manifest's new
+    record (``source``: the input they came from). Returns the paths written, manifest aside."""
+    folder = Path(folder)
+    with output_lock(folder):
+        manifest = read_manifest(folder)
+        before = check_targets(targets, force, manifest)
+        outputs = produce(before)
+        record = (folder / MANIFEST_NAME, manifest_bytes(manifest, outputs, source))
+        written = write_all(outputs + [record], expected=before, force=force)
+        return [p for p in written if p.name != MANIFEST_NAME]
 
 
 def owner(manifest: Manifest, name: str) -> str | None:
