@@ -98,6 +98,20 @@ def test_the_rfq_is_deterministic(tmp_path):
         assert (a / name).read_bytes() == (b / name).read_bytes(), name
 
 
+def test_a_rerun_replaces_its_own_forms_but_keeps_one_edited_under_its_header(tmp_path):
+    api.rfq(EXAMPLE, tmp_path)
+    api.rfq(EXAMPLE, tmp_path)                      # its own, unedited: replaced
+    form = tmp_path / f"{SLUG}-response.yaml"
+    edited = form.read_text(encoding="utf-8") + "# the vendor's note\n"
+    form.write_text(edited, encoding="utf-8")       # the header still says procure; the hash does not
+    with pytest.raises(InputError) as info:
+        api.rfq(EXAMPLE, tmp_path)
+    assert [d.code for d in info.value.diagnostics] == ["exists"]
+    assert form.read_text(encoding="utf-8") == edited
+    api.rfq(EXAMPLE, tmp_path, force=True)
+    assert form.read_text(encoding="utf-8") != edited
+
+
 def test_a_filled_workbook_and_a_yaml_response_are_quoted_next_to_the_inline_bids(forms, tmp_path):
     lang, out, _ = forms
     responses = tmp_path / "responses"
