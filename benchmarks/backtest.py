@@ -21,7 +21,7 @@ from procure.backtest import backtest, run_case  # noqa: E402
 from procure.catalog.calibration import load_knobs  # noqa: E402
 from procure.catalog.load import default_catalog  # noqa: E402
 from procure.model.batch import case_knobs, evaluate_prepared, prepare  # noqa: E402
-from procure.backtest.runs import load_runs_file  # noqa: E402
+from procure.backtest.files import load_runs_file  # noqa: E402
 
 
 def _best(fn, repeat: int) -> tuple[float, object]:

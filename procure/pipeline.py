@@ -347,7 +347,7 @@ def run_backtest(path: Path) -> dict[str, Any]:
     from procure.backtest import backtest
     from procure.catalog.calibration import load_knobs
     from procure.catalog.load import default_catalog
-    from procure.backtest.runs import load_runs_file
+    from procure.backtest.files import load_runs_file
 
     cat = default_catalog()
     runs = load_runs_file(path)     # validated: a broken file is file:line:col diagnostics

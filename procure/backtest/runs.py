@@ -209,20 +209,6 @@ def read_runs(path: Path | str) -> list[dict[str, Any]]:
     return [run.model_dump(exclude_none=True) for run in model.runs]
 
 
-def load_runs_file(path: Path | str) -> list[dict[str, Any]]:
-    """Runs of a published-runs YAML or a vTrain CSV (validated; InputError with positions)."""
-    from procure.backtest import read_vtrain_csv
-    from procure.sources.files import decode_utf8, read_bytes_limited
-
-    path = Path(path)
-    if path.suffix.lower() == ".csv":
-        text = decode_utf8(read_bytes_limited(path, str(path)), str(path))
-        stripped = text.lstrip("\ufeff")
-        first = stripped.splitlines()[0] if stripped.strip() else ""
-        return read_vtrain_csv(text, multi="multi" in path.name or "Parameters" in first, source=str(path))
-    return read_runs(path)
-
-
 # ---------------------------------------------------------------------------- vTrain CSV
 
 VTRAIN_SINGLE_COLUMNS = 11

@@ -17,6 +17,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Union
 
+from procure.catalog.software_names import (  # noqa: F401 (re-exported: the stack vocabulary)
+    ALIASES, ATTENTION_KERNELS, FEATURES, FP8_RECIPES, STACKS)
 from procure.catalog.types import Accelerator, Sourced
 from procure.errors import Diagnostic, InputError
 from procure.resources import catalog_dir
@@ -26,24 +28,6 @@ if TYPE_CHECKING:   # the schema is built only when the files are read, not when
     from procure.catalog.software_schema import ReleaseEntry
 
 SOFTWARE_FOLDER = "software"
-STACKS = ("megatron-core", "megatron-lm", "nemo", "megatron-bridge", "torchtitan", "deepspeed",
-          "fsdp", "maxtext", "primus", "hai-llm", "other")
-# Names that run another stack's engine: NeMo 2 and Megatron-Bridge drive Megatron-Core; the
-# Megatron-LM repository ships it.
-ALIASES = {"megatron-lm": "megatron-core"}
-FEATURES = (
-    "tp", "sequence_parallel", "tp_comm_overlap", "pp", "interleaved_pp", "uneven_pp", "cp",
-    "ep", "distributed_optimizer", "zero2", "zero3", "zero3_with_pp", "dp_overlap",
-    "param_gather_overlap", "fp8_delayed", "fp8_current", "mxfp8", "fp8_blockwise",
-    "selective_recompute", "full_recompute", "activation_offload", "cuda_graphs",
-    # issue 11: MoE dispatchers (DeepEP, HybridEP), EP all-to-all overlap, fp8 dispatch, and
-    # all-to-all (Ulysses-style) context parallelism
-    "deepep", "hybridep", "ep_a2a_overlap", "fp8_dispatch", "cp_a2a",
-    # issue 27: DeepSeek's bidirectional pipeline schedule (DualPipe)
-    "dualpipe",
-)
-FP8_RECIPES = ("mxfp8", "fp8_current", "fp8_delayed", "fp8_blockwise")   # preference order
-ATTENTION_KERNELS = ("fa2", "fa3", "cudnn", "ck", "unfused")
 # The mainstream training stack by accelerator vendor (what a bid without `software:` runs).
 MAINSTREAM = {"NVIDIA": "megatron-core", "AMD": "primus"}
 MAINSTREAM_FALLBACK = "megatron-core"

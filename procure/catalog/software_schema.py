@@ -10,7 +10,7 @@ from typing import Any, Literal, Optional, Union
 
 from pydantic import Field, field_validator
 
-from procure.catalog.software import ATTENTION_KERNELS, FEATURES, STACKS
+from procure.catalog.software_names import ATTENTION_KERNELS, FEATURES, STACKS
 from procure.sources.fields import Strict
 
 

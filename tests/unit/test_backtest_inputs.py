@@ -6,7 +6,8 @@ import pytest
 
 from procure.backtest import read_vtrain_csv
 from procure.errors import InputError
-from procure.backtest.runs import load_runs_file, read_runs
+from procure.backtest.files import load_runs_file
+from procure.backtest.runs import read_runs
 
 GOOD = """\
 schema: procure.published-runs/v1
