@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from procure.errors import PolicyError, input_error
+from procure.sources.once import each_file_once
 
 if TYPE_CHECKING:
     from collections.abc import Collection
@@ -37,6 +38,7 @@ def load_inputs(path: Path | str, allow_paths: list[Path] | None = None,
     return load(path, allow_paths, price_books, responses, model or Cluster)
 
 
+@each_file_once
 def validate(path: Path | str, allow_paths: list[Path] | None = None,
              price_books: list[Path] | None = None, responses: Path | None = None) -> Inputs | SweepInputs:
     """The validated inputs of cluster.yaml (with the vendors' responses in ``responses``), or of a
@@ -61,6 +63,7 @@ def _is_sweep_file(path: Path) -> bool:
         return False
 
 
+@each_file_once
 def estimate(path: Path | str, bid_id: str | None = None, allow_paths: list[Path] | None = None) -> dict[str, Any]:
     from procure.catalog.calibration import load_knobs
     from procure.pipeline import critical_batch, estimate_run
@@ -100,6 +103,7 @@ class QuoteResult:
             raise PolicyError(f"--fail-on tripped: {listed}")
 
 
+@each_file_once
 def quote_document(path: Path | str, allow_paths: list[Path] | None = None, progress: Progress | None = None,
                    basis: str | None = None, price_books: list[Path] | None = None,
                    responses: Path | None = None) -> QuoteDocument:
@@ -109,6 +113,7 @@ def quote_document(path: Path | str, allow_paths: list[Path] | None = None, prog
     return build_document(inputs, progress=progress, basis=basis)
 
 
+@each_file_once
 def quote(path: Path | str, out_dir: Path, formats: list[str], *, templates_dir: Path | None = None,
           lang: str = "en", page_size: str = "A4", force: bool = False,
           allow_paths: list[Path] | None = None, fail_on: list[str] | None = None,
@@ -171,6 +176,7 @@ def _attachments(inputs: Inputs, document: QuoteDocument) -> list[tuple[str, byt
     return files
 
 
+@each_file_once
 def render_saved(result_json: Path, out_dir: Path, formats: list[str], *, templates_dir: Path | None = None,
                  lang: str = "en", page_size: str = "A4", force: bool = False,
                  bid_pages: str | None = None) -> list[Path]:
@@ -210,6 +216,7 @@ def backtest(runs_path: Path | str) -> dict[str, Any]:
     return run_backtest(Path(runs_path))
 
 
+@each_file_once
 def ingest(paths: list[Path], fmt: str | None = None, scheduler: str | None = None,
            progress: Progress | None = None) -> dict[str, Any]:
     from procure.measure import ingest as measure_ingest
@@ -288,6 +295,7 @@ def sweep_parts_dir(out_dir: Path, slug: str) -> Path:
     return Path(out_dir) / f"{slug}.parts"
 
 
+@each_file_once
 def sweep(path: Path | str, out_dir: Path, formats: list[str], *, scheduler: str | None = None,
           workers: int | None = None, fresh: bool = False, force: bool = False, page_size: str = "A4",
           templates_dir: Path | None = None,
@@ -310,6 +318,7 @@ def sweep(path: Path | str, out_dir: Path, formats: list[str], *, scheduler: str
     return SweepResult(run, written, parts)
 
 
+@each_file_once
 def rfq(path: Path | str, out_dir: Path, *, lang: str = "en", force: bool = False) -> list[Path]:
     """``<slug>-rfq.pdf``, ``<slug>-response.xlsx`` and ``<slug>-response.yaml`` for the workload of
     a cluster.yaml (its bids, if any, are not needed)."""
@@ -332,6 +341,7 @@ def rfq(path: Path | str, out_dir: Path, *, lang: str = "en", force: bool = Fals
     return write_recorded(Path(out_dir), paths, produce, force=force, source=os.path.realpath(path))
 
 
+@each_file_once
 def acceptance(path: Path | str, bid_id: str, out_dir: Path, *, lang: str = "en", page_size: str = "A4",
                force: bool = False, allow_paths: list[Path] | None = None,
                price_books: list[Path] | None = None) -> list[Path]:
@@ -374,6 +384,7 @@ def read_acceptance_spec(path: Path | str) -> Any:
     return validate_document(read_yaml(path), AcceptanceSpec)
 
 
+@each_file_once
 def accept(spec_path: Path | str, logs: list[Path], fmt: str | None = None,
            scheduler: str | None = None, progress: Progress | None = None) -> Any:
     """Check measured logs against an acceptance spec: the AcceptanceResult (its ``passed`` says

@@ -72,17 +72,25 @@ def catalog_key(roots: list[Path]) -> str:
     the whole key is stored in the cache entry and compared exactly. Hashing the ~1 MB read costs
     a few milliseconds."""
     from procure import __version__
+    from procure.sources import once
 
+    memo_key = ("catalog-key", tuple(str(r) for r in roots))
+    known = once.derived(memo_key)     # one command asks for it once per cached form
+    if isinstance(known, str):
+        return known
     parts = [SCHEMA, __version__, sys.version]
     package = Path(__file__).resolve().parents[1]
     for path in [package / name for name in _CODE] + _files(roots):
         try:
-            digest = hashlib.sha256(path.read_bytes()).hexdigest()
+            data = once.recall(path)
+            data = once.keep(path, path.read_bytes()) if data is None else data
         except OSError:
             parts.append(f"{path}:missing")
             continue
-        parts.append(f"{path}:{digest}")
-    return "\n".join(parts)
+        parts.append(f"{path}:{hashlib.sha256(data).hexdigest()}")
+    key = "\n".join(parts)
+    once.remember_derived(memo_key, key)
+    return key
 
 
 def _open_trusted(path: Path) -> int | None:

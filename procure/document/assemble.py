@@ -24,6 +24,7 @@ from procure.compare import Comparison
 from procure.document import bid as B
 from procure.document import quote as Q
 from procure.economics.bid import BidEconomics
+from procure.sources.once import file_digest
 from procure.errors import Diagnostic, InputError
 from procure.money import FX_STALE_DAYS
 from procure.economics.commitment import MAX_FACTOR, MAX_SEQ_RATIO
@@ -89,16 +90,13 @@ def _fingerprints(inputs: Inputs, outcomes: list[BidOutcome]) -> list[Q.InputFin
                          and rb.price.book.id in inputs.catalog.user_price_books})
     for book_id in used_books:                  # the user's own price books are inputs too
         book_path = Path(inputs.catalog.files[f"price book:{book_id}"])
-        data = book_path.read_bytes()
-        rows.append(Q.InputFingerprint(path=book_path.name, role="price-book",
-                                       sha256=hashlib.sha256(data).hexdigest(), bytes=len(data)))
+        digest, size = file_digest(book_path)
+        rows.append(Q.InputFingerprint(path=book_path.name, role="price-book", sha256=digest, bytes=size))
     rows += [Q.InputFingerprint(path=r.path.name, role="response", sha256=r.sha256, bytes=r.bytes)
              for r in inputs.responses]
     parsed = list(dict.fromkeys(path for o in outcomes if o.measured is not None for path in o.measured.files))
     for path in parsed:
-        with open(path, "rb") as handle:     # streamed: telemetry can be gigabytes
-            digest = hashlib.file_digest(handle, "sha256").hexdigest()
-            size = handle.tell()
+        digest, size = file_digest(path)      # the bytes parsed, when the command kept them
         rows.append(Q.InputFingerprint(path=path.name, role="measured", sha256=digest, bytes=size))
     return rows
 

@@ -14,6 +14,7 @@ from procure.inputs.crossfield import check_cross_fields, superseded
 from procure.inputs.resolve import ResolvedBid, resolve_bids, workload_arch
 from procure.inputs.responses import ResponseFile, read_responses
 from procure.inputs.schema import Cluster
+from procure.sources.files import read_bytes_limited
 from procure.sources.validate import validate_document
 from procure.sources.yamlpos import YamlDocument, read_yaml
 
@@ -69,7 +70,7 @@ def load_inputs(path: Path | str, allow_paths: list[Path] | None = None,
     if problems or cluster is None:
         raise InputError(sorted(set(problems)))
     return Inputs(path, cluster, doc, cat, resolve_bids(cluster, cat, base, allowed),
-                  workload_arch(cluster, cat), path.read_bytes(), files)
+                  workload_arch(cluster, cat), read_bytes_limited(path, str(path)), files)
 
 
 def _with_responses(doc: YamlDocument, folder: Path, cat: Catalog,

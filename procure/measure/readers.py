@@ -18,16 +18,18 @@ within a second or two and a few hundred MB (see ``Limits``):
 
 from __future__ import annotations
 
+import io
 import os
 import stat
 import zlib
 from dataclasses import dataclass
 from pathlib import Path
 from contextlib import contextmanager
-from typing import Any, Iterator, NoReturn
+from typing import Any, Callable, Iterator, NoReturn
 
 from procure.measure.errors import LogError
 from procure.measure.formats import JSON_FORMATS
+from procure.sources import once
 from procure.sources.files import NotRegular, kind_of, open_regular, read_fd_limited, walk_files
 
 TABLE_SUFFIXES = (".parquet", ".pq", ".csv", ".csv.gz", ".tsv")
@@ -127,7 +129,7 @@ def _open(path: Path) -> int:
         raise LogError(f"{path}: cannot read ({exc.strerror or exc})") from None
 
 
-def _inflate(fd: int, first: bytes, limit: int, limits: Limits, source: Path,
+def _inflate(fd: int | Callable[[int], bytes], first: bytes, limit: int, limits: Limits, source: Path,
              truncate: bool = False) -> bytes:
     """gzip members from ``first`` + the rest of ``fd``, at most ``limit`` bytes out.
 
@@ -135,13 +137,14 @@ def _inflate(fd: int, first: bytes, limit: int, limits: Limits, source: Path,
     checked as it goes, so a bomb costs a few MB; ``truncate`` returns the first ``limit``
     bytes instead of refusing (detection reads only a head).
     """
+    read = (lambda n: os.read(fd, n)) if isinstance(fd, int) else fd   # a descriptor, or kept bytes
     out = bytearray()
     consumed = 0
     inflater = zlib.decompressobj(wbits=31)
     pending = first
     while True:
         if not pending:
-            pending = os.read(fd, _CHUNK)
+            pending = read(_CHUNK)
             if not pending:
                 break
         consumed += len(pending)
@@ -184,7 +187,15 @@ def _reading(path: Path) -> Iterator[int]:
 
 
 def read_head(path: Path, size: int = HEAD_BYTES) -> bytes:
-    """The first ``size`` bytes (decompressed for gzip) for format detection."""
+    """The first ``size`` bytes (decompressed for gzip) for format detection.
+
+    Within a command's read-once scope the whole file is read here, once, and kept: the parse
+    that follows detection, the document's SHA-256 and the PDF attachment use those bytes."""
+    raw = _kept_raw(path)
+    if raw is not None:
+        if raw[:2] == b"\x1f\x8b":
+            return _inflate(io.BytesIO(raw[2:]).read, raw[:2], size, DEFAULT_LIMITS, path, truncate=True)
+        return raw[:size]
     with _reading(path) as fd:
         first = os.read(fd, 2)
         if first == b"\x1f\x8b":
@@ -195,6 +206,13 @@ def read_head(path: Path, size: int = HEAD_BYTES) -> bytes:
 def read_bytes(path: Path, limits: Limits = DEFAULT_LIMITS, limit: int | None = None) -> bytes:
     """The whole file (decompressed for gzip), refusing more than ``limit`` (text_bytes) bytes."""
     limit = limits.text_bytes if limit is None else limit
+    raw = _kept_raw(path)
+    if raw is not None:
+        if raw[:2] == b"\x1f\x8b":
+            return _inflate(io.BytesIO(raw[2:]).read, raw[:2], limit, limits, path)
+        if len(raw) > limit:
+            _too_large(path, limit)
+        return raw
     with _reading(path) as fd:
         first = os.read(fd, 2)
         if first == b"\x1f\x8b":
@@ -206,6 +224,21 @@ def read_bytes(path: Path, limits: Limits = DEFAULT_LIMITS, limit: int | None = 
         if len(data) > limit:
             _too_large(path, limit)
         return data
+
+
+def _kept_raw(path: Path) -> bytes | None:
+    """The file's bytes as read once in this command's scope (reading them now when they fit the
+    text limit); None outside a scope or for a file too large to keep (then it is streamed)."""
+    if not once.active():
+        return None
+    kept = once.recall(path)
+    if kept is not None:
+        return kept
+    with _reading(path) as fd:
+        if os.fstat(fd).st_size > DEFAULT_LIMITS.text_bytes:
+            return None
+        data = read_fd_limited(fd, DEFAULT_LIMITS.text_bytes)
+    return None if len(data) > DEFAULT_LIMITS.text_bytes else once.keep(path, data)
 
 
 def _too_large(path: Path, limit: int) -> NoReturn:

@@ -14,6 +14,7 @@ import stat
 from pathlib import Path
 
 from procure.errors import Diagnostic, InputError
+from procure.sources.once import keep, recall
 
 MAX_INPUT_BYTES = 10 * 1024 * 1024
 # Longer paths are refused before the file system sees them: resolving a path costs one lstat
@@ -77,6 +78,9 @@ def os_problem(path: Path | str, exc: OSError) -> tuple[str, str]:
 
 
 def read_bytes_limited(path: Path, source: str, limit: int = MAX_INPUT_BYTES) -> bytes:
+    kept = recall(path)
+    if kept is not None and len(kept) <= limit:
+        return kept
     try:
         fd = open_regular(path)
     except OSError as exc:
@@ -95,7 +99,7 @@ def read_bytes_limited(path: Path, source: str, limit: int = MAX_INPUT_BYTES) ->
         os.close(fd)
     if len(data) > limit:
         raise InputError(Diagnostic(source, 1, 1, "too-large", f"file is larger than {limit / 1e6:.0f} MB"))
-    return data
+    return keep(path, data)
 
 
 def decode_utf8(data: bytes, source: str) -> str:
