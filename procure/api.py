@@ -134,9 +134,12 @@ def quote(path: Path | str, out_dir: Path, formats: list[str], *, templates_dir:
     from procure.pipeline import build_document
     from procure.report.writer import output_lock
 
+    from procure.pipeline import gather
+
     inputs = load_inputs(path, allow_paths, price_books, responses)
+    gathered = gather(inputs)             # every file read before the work; the pipeline is pure
     with output_lock(Path(out_dir)):     # the whole run: a second quote into this folder is "busy"
-        document = build_document(inputs, progress=progress, basis=basis)
+        document = build_document(inputs, progress=progress, basis=basis, gathered=gathered)
         from procure.report import unique_slug
 
         source = os.path.realpath(path)

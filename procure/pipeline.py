@@ -1,12 +1,13 @@
-"""The quote pipeline: wiring only. Inputs -> measure -> model -> economics -> compare -> the
-typed result document. Every decision is made by the layer that owns it; this module connects
-their results and reads the clock once, to report how long a plan search took.
+"""The quote pipeline: wiring only. Inputs -> gather (the files a quote reads besides its inputs)
+-> model -> economics -> compare -> the typed result document. Every decision is made by the
+layer that owns it; this module connects their results and reads the clock once, to report how
+long a plan search took.
 """
 
 from __future__ import annotations
 
 import time
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
@@ -164,21 +165,40 @@ def scaling(inputs: Inputs, rb: ResolvedBid, est: Estimate, knobs: Knobs,
                                           est.plan, knobs=knobs, software=stack))
 
 
-class TunedRecipes:
-    """The published vendor-tuned recipes (hardware_catalog/published_runs/), read once per quote,
-    and their comparison with a bid's plan; the recipe side is computed once per recipe."""
+@dataclass(frozen=True)
+class Gathered:
+    """What a quote reads besides cluster.yaml and the catalog, read before anything is computed
+    so that the rest of the pipeline works on data: the fitted knobs, the published vendor-tuned
+    recipes (hardware_catalog/published_runs/) and each bid's measured logs, parsed (in the
+    order of ``inputs.bids``; None for a bid without logs)."""
 
-    def __init__(self, inputs: Inputs, knobs: Knobs) -> None:
+    knobs: Knobs
+    tuned_recipes: tuple[dict[str, Any], ...]
+    measured: tuple[MeasuredBid | None, ...]
+    software: tuple[SoftwareStack, ...]     # each bid's release (the catalog keeps it in memory)
+
+
+def gather(inputs: Inputs) -> Gathered:
+    """Read what the quote needs (each file once: the API's commands run in a read-once scope)."""
+    from procure.backtest.tuned import tuned_recipes
+    from procure.catalog.calibration import load_knobs
+
+    return Gathered(knobs=load_knobs(), tuned_recipes=tuple(tuned_recipes()),
+                    measured=tuple(measure(rb) for rb in inputs.bids),
+                    software=tuple(software(inputs, rb) for rb in inputs.bids))
+
+
+class TunedRecipes:
+    """The published vendor-tuned recipes and their comparison with a bid's plan; the recipe side
+    is computed once per recipe."""
+
+    def __init__(self, inputs: Inputs, knobs: Knobs, runs: tuple[dict[str, Any], ...]) -> None:
         self.inputs, self.knobs = inputs, knobs
-        self._runs: list[dict[str, Any]] | None = None
+        self._runs = list(runs)
         self._by_recipe: dict[str, dict[str, Any]] = {}
         self._nearest: dict[tuple[str, int], dict[str, Any] | None] = {}
 
     def runs(self) -> list[dict[str, Any]]:
-        if self._runs is None:
-            from procure.backtest.tuned import tuned_recipes
-
-            self._runs = tuned_recipes()
         return self._runs
 
     def compare(self, rb: ResolvedBid, est: Estimate) -> dict[str, Any] | None:
@@ -318,19 +338,21 @@ def ranking_basis(inputs: Inputs, basis: str | None) -> str:
     return basis or inputs.cluster.workload.cost_basis or DEFAULT_BASIS
 
 
-def build_document(inputs: Inputs, progress: Progress | None = None, basis: str | None = None) -> QuoteDocument:
-    from procure.catalog.calibration import load_knobs
+def build_document(inputs: Inputs, progress: Progress | None = None, basis: str | None = None,
+                   gathered: Gathered | None = None) -> QuoteDocument:
+    """The quote document from the inputs and what was gathered for them (gathered here when the
+    caller has not)."""
     from procure.compare import compare
     from procure.document.assemble import BidOutcome, quote_document
     from procure.model.memo import one_quote
 
-    knobs, assumptions = load_knobs(), economics_assumptions(inputs)
-    recipes = TunedRecipes(inputs, knobs)
+    gathered = gathered or gather(inputs)
+    knobs, assumptions = gathered.knobs, economics_assumptions(inputs)
+    recipes = TunedRecipes(inputs, knobs, gathered.tuned_recipes)
     critical = critical_batch(inputs)
     outcomes, cases = [], []
     with one_quote():        # bids that pose the same problem share its estimate and scaling curve
-        for done, rb in enumerate(inputs.bids, start=1):
-            measured = measure(rb)
+        for done, (rb, measured) in enumerate(zip(inputs.bids, gathered.measured, strict=True), start=1):
             est, batch = estimate_bid_batch(inputs, rb, measured, knobs, critical)
             curve = scaling(inputs, rb, est, knobs, batch)
             promised = commitment(inputs, rb, est, batch, measured, knobs)

@@ -80,3 +80,18 @@ def test_outside_a_command_each_read_goes_to_the_file(tmp_path):
         path.write_text("three")
         assert read_bytes_limited(path, "a.txt") == b"two"     # one command sees one content
         assert once.file_digest(path)[1] == 3
+
+
+def test_once_gathered_the_pipeline_opens_no_file(tmp_path):
+    """Gather, then compute: after ``gather`` the quote's document is built without reading a
+    file (the catalog's cache included)."""
+    from procure.pipeline import build_document, gather
+
+    folder = tmp_path / "case"
+    shutil.copytree(REPO / "tests" / "cases" / "measured-sla", folder, ignore=shutil.ignore_patterns("expected"))
+    with once.reading_once():
+        inputs = api.load_inputs(folder / "cluster.yaml")
+        gathered = gather(inputs)
+        opened = _inputs_opened(lambda: build_document(inputs, gathered=gathered), skip=[])
+    assert gathered.measured[0] is not None
+    assert opened == collections.Counter()
