@@ -17,8 +17,6 @@ from procure.errors import PolicyError, input_error
 from procure.sources.once import each_file_once
 
 if TYPE_CHECKING:
-    from collections.abc import Collection
-
     from procure.catalog.views import EntryList, Shown
     from procure.compare_rounds import Diff
     from procure.document import QuoteDocument
@@ -122,15 +120,14 @@ def quote(path: Path | str, out_dir: Path, formats: list[str], *, templates_dir:
           responses: Path | None = None) -> QuoteResult:
     from procure.economics import FLAG_CODES
     from procure.sources.suggest import suggest
-    from procure.report import FORMATS, render
+    from procure.report import render
+    from procure.report.options import RenderOptions
 
-    _check_formats(formats, FORMATS)
+    options = RenderOptions.checked(formats, lang=lang, page_size=page_size, templates_dir=templates_dir,
+                                    bid_pages=bid_pages, force=force)   # once, before the bids are computed
     for code in fail_on or []:
         if code not in FLAG_CODES:
             raise input_error("--fail-on", "unknown-flag", f"{code!r} is not a flag{suggest(code, FLAG_CODES)}")
-    if templates_dir is not None and not Path(templates_dir).is_dir():
-        raise input_error("--templates", "not-found", f"templates folder {templates_dir} does not exist")
-    _check_bid_pages(bid_pages)            # before the bids are computed, not after
     from procure.pipeline import build_document
     from procure.report.writer import output_lock
 
@@ -145,9 +142,7 @@ def quote(path: Path | str, out_dir: Path, formats: list[str], *, templates_dir:
         source = os.path.realpath(path)
         slug = unique_slug(Path(out_dir), slugify(document.title) or Path(path).stem, formats, source)
         attachments = _attachments(inputs, document)
-        written = render(document, formats, Path(out_dir), slug, templates_dir=templates_dir, lang=lang,
-                         page_size=page_size, force=force, attachments=attachments, bid_pages=bid_pages,
-                         source=source)
+        written = render(document, options, Path(out_dir), slug, attachments=attachments, source=source)
     return QuoteResult(document, written, list(fail_on or []))
 
 
@@ -183,11 +178,11 @@ def _attachments(inputs: Inputs, document: QuoteDocument) -> list[tuple[str, byt
 def render_saved(result_json: Path, out_dir: Path, formats: list[str], *, templates_dir: Path | None = None,
                  lang: str = "en", page_size: str = "A4", force: bool = False,
                  bid_pages: str | None = None) -> list[Path]:
-    from procure.report import FORMATS, render
+    from procure.report import render, unique_slug
+    from procure.report.options import RenderOptions
 
-    _check_formats(formats, FORMATS)
-    _check_bid_pages(bid_pages)
-    from procure.report import unique_slug
+    options = RenderOptions.checked(formats, lang=lang, page_size=page_size, templates_dir=templates_dir,
+                                    bid_pages=bid_pages, force=force)
     from procure.report.writer import output_lock, owner, read_manifest
 
     document = read_quote(Path(result_json))
@@ -197,8 +192,7 @@ def render_saved(result_json: Path, out_dir: Path, formats: list[str], *, templa
         os.path.realpath(result_json)
     with output_lock(Path(out_dir)):
         slug = unique_slug(Path(out_dir), slugify(document.title) or Path(result_json).stem, formats, source)
-        return render(document, formats, Path(out_dir), slug, templates_dir=templates_dir, lang=lang,
-                      page_size=page_size, force=force, bid_pages=bid_pages, source=source)
+        return render(document, options, Path(out_dir), slug, source=source)
 
 
 def read_quote(path: Path) -> QuoteDocument:
@@ -244,25 +238,6 @@ def diff(old: Path, new: Path) -> Diff:
 
     docs = [read_quote(Path(p)).to_data() for p in (old, new)]
     return diff_documents(docs[0], docs[1], str(old), str(new))
-
-
-def _check_bid_pages(bid_pages: str | None) -> None:
-    from procure.report.bid_pages import parse_bid_pages
-
-    try:
-        parse_bid_pages(bid_pages)
-    except ValueError as exc:
-        raise input_error("--bid-pages", "bad-option", str(exc)) from None
-
-
-def _check_formats(formats: list[str], known: Collection[str]) -> None:
-    from procure.sources.suggest import suggest
-
-    if not formats:
-        raise input_error("--format", "bad-format", f"give at least one of {', '.join(known)}")
-    for fmt in formats:
-        if fmt not in known:
-            raise input_error("--format", "bad-format", f"unknown format {fmt!r}{suggest(fmt, known)}")
 
 
 def slugify(text: str) -> str:

@@ -10,25 +10,25 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from procure.errors import input_error
+from procure.report.options import LANGS, RenderOptions  # noqa: F401 (LANGS: re-exported)
 
 if TYPE_CHECKING:
     from rich.console import Console
 
     from procure.document import QuoteDocument
 
-LANGS = ("en", "zh-TW")
 _SLUG = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
 
 
-def render(doc: QuoteDocument, formats: list[str], out_dir: Path, slug: str, *, templates_dir: Path | None = None,
-           lang: str = "en", page_size: str = "A4", force: bool = False,
+def render(doc: QuoteDocument, formats: list[str] | RenderOptions, out_dir: Path, slug: str, *,
+           templates_dir: Path | None = None, lang: str = "en", page_size: str = "A4", force: bool = False,
            attachments: list[tuple[str, bytes]] | tuple[tuple[str, bytes], ...] = (),
            bid_pages: str | None = None, source: str = "") -> list[Path]:
     """Write ``<out_dir>/<slug>.<format>`` for each format; return the paths written.
@@ -40,21 +40,26 @@ def render(doc: QuoteDocument, formats: list[str], out_dir: Path, slug: str, *, 
     ``<slug>.json`` that differs from the new one is kept as ``<slug>.round-N.json`` (N counting up),
     so `procure diff` still has it.
     ``bid_pages``: all | none | top:N, the bids with a detail page in the HTML and PDF (None: all
-    of a report of up to 50 bids, else the top 10; see ``report.bid_pages``)."""
+    of a report of up to 50 bids, else the top 10; see ``report.bid_pages``).
+    ``formats`` may be the options a command already checked (``RenderOptions``): then the
+    keyword options are theirs and nothing is checked twice."""
     from procure.report.writer import write_recorded
 
-    formats = _check_options(formats, slug, lang, page_size, templates_dir, bid_pages)
-    paths = {fmt: Path(out_dir) / f"{slug}.{fmt}" for fmt in formats}
+    options = formats if isinstance(formats, RenderOptions) else RenderOptions.checked(
+        formats, lang=lang, page_size=page_size, templates_dir=templates_dir, bid_pages=bid_pages, force=force)
+    if not _SLUG.match(slug or ""):
+        raise input_error("<options>", "bad-option", f"report name {slug!r} must be letters, digits, '.', '_' or '-'")
+    paths = {fmt: Path(out_dir) / f"{slug}.{fmt}" for fmt in options.formats}
 
     def produce(before: dict[Path, Any]) -> list[tuple[Path, bytes]]:
-        rendered = render_bytes(doc, formats, templates_dir=templates_dir, lang=lang, page_size=page_size,
-                                attachments=attachments, bid_pages=bid_pages)
-        outputs = [(paths[fmt], rendered[fmt]) for fmt in formats]
+        rendered = render_bytes(doc, list(options.formats), templates_dir=options.templates_dir, lang=options.lang,
+                                page_size=options.page_size, attachments=attachments, bid_pages=options.bid_pages)
+        outputs = [(paths[fmt], rendered[fmt]) for fmt in options.formats]
         if "json" in paths:
             outputs += _previous_round(paths["json"], rendered["json"], before)
         return outputs
 
-    return write_recorded(Path(out_dir), list(paths.values()), produce, force=force, source=source)
+    return write_recorded(Path(out_dir), list(paths.values()), produce, force=options.force, source=source)
 
 
 _ROUND = re.compile(r"\.round-(\d{1,9})\.json$")
@@ -177,26 +182,3 @@ def render_terminal(doc: dict[str, Any], console: Console, *, lang: str = "en") 
 FORMATS = tuple(RENDERERS)
 
 
-def _check_options(requested: Sequence[str], slug: str, lang: str, page_size: str,
-                   templates_dir: Path | None, bid_pages: str | None = None) -> list[str]:
-    from procure.report.bid_pages import parse_bid_pages
-
-    formats = list(dict.fromkeys(requested))
-    problems = [f"unknown format {f!r}; use one of {', '.join(FORMATS)}" for f in formats if f not in FORMATS]
-    if not formats:
-        problems.append("no output format requested")
-    if not _SLUG.match(slug or ""):
-        problems.append(f"report name {slug!r} must be letters, digits, '.', '_' or '-'")
-    if lang not in LANGS:
-        problems.append(f"unsupported language {lang!r}; use one of {', '.join(LANGS)}")
-    if str(page_size).lower() not in ("a4", "letter"):
-        problems.append(f"unsupported page size {page_size!r}; use A4 or Letter")
-    if templates_dir is not None and not Path(templates_dir).is_dir():
-        problems.append(f"template folder {templates_dir} does not exist")
-    try:
-        parse_bid_pages(bid_pages)
-    except ValueError as exc:
-        problems.append(str(exc))
-    if problems:
-        raise input_error("<options>", "bad-option", "; ".join(problems))
-    return formats
