@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 
 def _printable(text: str) -> str:
@@ -19,6 +19,9 @@ class Diagnostic:
     code: str
     message: str
     severity: str = "error"
+    # the cluster.yaml rule across fields it reports (procure.inputs.rules), when it reports one:
+    # how the schema's copy of a rule is told from the raw pass's (not part of the problem's identity)
+    rule: str = field(default="", compare=False)
 
     def __post_init__(self) -> None:
         # user text quoted in a message must not drive the terminal (ANSI escapes, NULs)

@@ -17,8 +17,11 @@ from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Union
 
-from procure.catalog.software_names import (  # noqa: F401 (re-exported: the stack vocabulary)
-    ALIASES, ATTENTION_KERNELS, FEATURES, FP8_RECIPES, STACKS)
+from procure.catalog.software_names import ALIASES as ALIASES  # re-exported: the stack vocabulary
+from procure.catalog.software_names import ATTENTION_KERNELS as ATTENTION_KERNELS
+from procure.catalog.software_names import FEATURES as FEATURES
+from procure.catalog.software_names import FP8_RECIPES as FP8_RECIPES
+from procure.catalog.software_names import STACKS as STACKS
 from procure.catalog.types import Accelerator, Sourced
 from procure.errors import Diagnostic, InputError
 from procure.resources import catalog_dir

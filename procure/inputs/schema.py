@@ -12,6 +12,9 @@ from typing import TYPE_CHECKING, Any, Literal, Optional, Union
 from pydantic import Field, field_validator, model_validator
 
 from procure.assumptions import BY_KEY as ASSUMPTION_DEFS
+from procure.inputs.rules import (PURCHASE_TERMS, RENTAL_TERMS,  # noqa: F401 (the terms: re-exported)
+                                  available_rules, batch_rules, bid_start_rules, deadline_rules,
+                                  duplicate_ids, pricing_rules, raise_first, workload_rules)
 from procure.catalog.arch_entries import ArchitectureSpec, MoESpec  # noqa: F401  (re-exported: the inline model schema)
 from procure.sources.bounds import Fraction, FractionBelowOne, LifeYears, Price, Pue, StepSeconds
 from procure.sources.fields import CalendarDate, Finite, Money, Strict  # noqa: F401
@@ -128,11 +131,7 @@ class _BatchRule:
         global_batch: Optional[int]
 
     def _check_batch(self) -> None:
-        if (self.global_batch_tokens is None) == (self.global_batch is None):
-            raise ValueError("give exactly one of `global_batch_tokens` or `global_batch` (sequences)")
-        if self.global_batch_tokens is not None and self.global_batch_tokens % self.seq_len:
-            raise ValueError(f"global_batch_tokens {self.global_batch_tokens} is not a multiple of "
-                             f"seq_len {self.seq_len}")
+        raise_first(batch_rules(vars(self)))
 
     @property
     def global_batch_seqs(self) -> int:
@@ -219,11 +218,7 @@ class Workload(_BatchRule, Strict):
 
     @model_validator(mode="after")
     def _one_model_one_batch(self) -> Workload:
-        if (self.model is None) == (self.architecture is None):
-            raise ValueError("give exactly one of `model` (a preset id) or `architecture` (inline)")
-        self._check_batch()
-        if self.deadline is not None and self.deadline_days is not None:
-            raise ValueError("give `deadline_days` or `deadline` (a date), not both")
+        raise_first(workload_rules(vars(self)))
         names = [self.name] + [p.name for p in self.phases]
         if len(set(names)) != len(names):
             raise ValueError(f"phase names must be unique (the main phase is {self.name!r})")
@@ -294,11 +289,6 @@ class AssumptionsSpec(Strict):
         return self
 
 
-RENTAL_TERMS = ("min_commit_months", "discount_fraction", "prepay_fraction", "storage_per_gpu_hour",
-                "network_per_gpu_hour", "support_fraction")
-PURCHASE_TERMS = ("capex_per_gpu", "capex_per_node", "network_capex_per_gpu", "network_capex", "life_years",
-                  "residual_fraction", "resale_decline_per_year", "power_per_kwh", "pue", "colo_per_kw_month",
-                  "staff_per_year", "support_per_gpu_year", "cost_of_capital")
 
 
 class PricingSpec(Strict):
@@ -335,45 +325,12 @@ class PricingSpec(Strict):
     support_per_gpu_year: Optional[Money] = Field(None, description="Purchase: support contract per GPU per year.")
     cost_of_capital: Optional[Fraction] = Field(None, description="Purchase: annual cost of capital for this bid; unset: the assumption.")
 
-    def given(self, names: tuple[str, ...]) -> list[str]:
-        return [name for name in names if getattr(self, name) is not None]
-
     @model_validator(mode="after")
     def _book_or_inline(self) -> PricingSpec:
-        inline = self.usd_per_gpu_hour is not None or self.price_per_gpu_hour is not None
-        if self.usd_per_gpu_hour is not None and self.price_per_gpu_hour is not None:
-            raise ValueError("give `usd_per_gpu_hour` or `price_per_gpu_hour` (with `currency`), not both")
-        if inline and self.price_book is not None:
-            raise ValueError("give a `price_book` (with `term`) or an inline price, not both")
-        if self.price_book is not None and self.term is None:
-            raise ValueError("a `price_book` needs a `term` (a line of that book)")
-        if self.price_per_gpu_hour is not None and self.currency is None:
-            raise ValueError("`price_per_gpu_hour` needs a `currency`")
+        raise_first(pricing_rules(vars(self)))
         for name in ("usd_per_gpu_hour", "price_per_gpu_hour"):
             if getattr(self, name) is not None and getattr(self, name) <= 0:
                 raise ValueError(f"`{name}` must be above zero (the cost per token divides by it)")
-        if self.kind == "purchase":
-            return self._purchase()
-        return self._rental(inline)
-
-    def _rental(self, inline: bool) -> PricingSpec:
-        wrong = self.given(PURCHASE_TERMS)
-        if wrong:
-            raise ValueError(f"{', '.join(f'`{w}`' for w in wrong)}: purchase terms on a `kind: rental` bid")
-        if not inline and self.price_book is None:
-            raise ValueError("give a `price_book` and `term`, or an inline `usd_per_gpu_hour`")
-        return self
-
-    def _purchase(self) -> PricingSpec:
-        if self.usd_per_gpu_hour is not None or self.price_per_gpu_hour is not None:
-            raise ValueError("a purchase is priced by `capex_per_gpu` (and `life_years`), not by a price "
-                             "per GPU-hour; use `kind: rental` for a price per GPU-hour")
-        wrong = self.given(RENTAL_TERMS)
-        if wrong:
-            raise ValueError(f"{', '.join(f'`{w}`' for w in wrong)}: rental terms on a `kind: purchase` bid")
-        if self.price_book is None and (self.capex_per_gpu is None or self.life_years is None):
-            raise ValueError("a purchase needs a `price_book` and `term`, or inline `capex_per_gpu` and "
-                             "`life_years`")
         return self
 
 
@@ -440,8 +397,7 @@ class Bid(Strict):
 
     @model_validator(mode="after")
     def _one_start(self) -> Bid:
-        if self.lead_time_days is not None and self.available_from is not None:
-            raise ValueError("give `lead_time_days` or `available_from` (a date), not both")
+        raise_first(bid_start_rules(vars(self)))
         return self
 
     @field_validator("vendor")
@@ -466,12 +422,8 @@ class Cluster(Strict):
 
     @model_validator(mode="after")
     def _dates_after_as_of(self) -> Cluster:
-        deadline = self.workload.deadline
-        if deadline is not None and deadline <= self.as_of:
-            raise ValueError(f"workload.deadline {deadline} is not after as_of {self.as_of}")
-        for bid in self.bids:
-            if bid.available_from is not None and bid.available_from < self.as_of:
-                raise ValueError(f"bid {bid.id!r}: available_from {bid.available_from} is before as_of {self.as_of}")
+        raise_first(deadline_rules(self.as_of, self.workload.deadline)
+                    + [b for bid in self.bids for b in available_rules(self.as_of, bid.id, bid.available_from)])
         return self
 
     @property
@@ -491,11 +443,7 @@ class Cluster(Strict):
     @field_validator("bids")
     @classmethod
     def _unique_ids(cls, bids: list[Bid]) -> list[Bid]:
-        seen: set[str] = set()
-        for bid in bids:
-            if bid.id in seen:
-                raise ValueError(f"bid id {bid.id!r} appears twice; ids must be unique")
-            seen.add(bid.id)
+        raise_first([broken for _i, _first, broken in duplicate_ids([bid.id for bid in bids])])
         return bids
 
 

@@ -17,7 +17,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from procure.errors import input_error
-from procure.report.options import LANGS, RenderOptions  # noqa: F401 (LANGS: re-exported)
+from procure.report.options import FORMATS as FORMAT_NAMES
+from procure.report.options import LANGS as LANGS
+from procure.report.options import RenderOptions
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -179,6 +181,6 @@ def render_terminal(doc: dict[str, Any], console: Console, *, lang: str = "en") 
     print_terminal(doc, console, lang)
 
 
-FORMATS = tuple(RENDERERS)
+FORMATS = FORMAT_NAMES      # stated in report.options, which checks a command's options before rendering
 
 

@@ -12,6 +12,7 @@ from pathlib import Path
 from procure.errors import Diagnostic, InputError
 
 LANGS = ("en", "zh-TW")
+FORMATS = ("pdf", "xlsx", "json", "html")   # the renderers of report/__init__.py (a test checks)
 PAGE_SIZES = ("A4", "Letter")
 
 
@@ -29,7 +30,6 @@ class RenderOptions:
                 templates_dir: Path | None = None, bid_pages: str | None = None,
                 force: bool = False) -> RenderOptions:
         """The options when every one is valid; InputError listing every problem otherwise."""
-        from procure.report import FORMATS
         from procure.report.bid_pages import parse_bid_pages
         from procure.sources.suggest import suggest
 

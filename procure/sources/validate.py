@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import typing
 from collections.abc import Iterable, Sequence
 from typing import Any, TypeVar
@@ -141,7 +143,8 @@ def diagnostics_from(exc: ValidationError, doc: YamlDocument, root: type[BaseMod
         path = _data_path(doc.data, loc)
         code, message, at_key = _message(error, path, root)
         diag = doc.diagnostic(path, code, message, at_key=at_key)
-        found.setdefault((path, code), diag)
+        rule = getattr((error.get("ctx") or {}).get("error"), "rule", "")
+        found.setdefault((path, code), replace(diag, rule=rule) if isinstance(rule, str) and rule else diag)
     if not found:   # every error was a union branch we chose to hide: report them all rather than none
         for error in exc.errors():
             path = _data_path(doc.data, error["loc"])

@@ -43,3 +43,10 @@ def test_a_quote_checks_its_options_once(tmp_path, monkeypatch):
     shutil.copytree(REPO / "tests" / "cases" / "measured-sla", folder, ignore=shutil.ignore_patterns("expected"))
     api.quote(folder / "cluster.yaml", tmp_path / "out", ["json", "html"])
     assert len(calls) == 1
+
+
+def test_the_formats_the_options_know_are_the_renderers():
+    from procure.report import RENDERERS
+    from procure.report.options import FORMATS
+
+    assert tuple(RENDERERS) == FORMATS
