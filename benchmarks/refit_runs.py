@@ -26,7 +26,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from procure.backtest.run_losses import (  # noqa: E402
-    ASYNC_STACKS, ETTR_FIGURES, FITTED_FILE, FitRow, fit_run_losses, stack_era)
+    ETTR_FIGURES, FITTED_FILE, FitRow, checkpoints_asynchronously, fit_run_losses, stack_era)
 from procure.backtest.whole_runs import WholeRun, read_whole_runs  # noqa: E402
 
 INDEX = ROOT / "hardware_catalog" / "whole_runs" / "runs.yaml"
@@ -55,7 +55,7 @@ def fit_row(run: WholeRun, predicted: dict[str, Any]) -> FitRow:
                   compute_gpu_hours=float(predicted["gpu_hours"]) * float(predicted["goodput"]),
                   gpus=int(predicted["gpus"]), gpus_per_node=int(predicted["gpus_per_node"]),
                   params=int(predicted["params"]), stack_era=stack_era(predicted.get("stack"), int(predicted["year"])),
-                  asynchronous=predicted.get("stack") in ASYNC_STACKS)
+                  asynchronous=checkpoints_asynchronously(predicted))
 
 
 def load_fit_rows(index: Path, predict: Predict) -> tuple[list[FitRow], list[str]]:

@@ -410,12 +410,13 @@ def predict_whole_run(cluster: Path, knobs: Knobs) -> tuple[dict[str, Any] | Non
     if run is None:
         return None, "a phase has no feasible plan"
     error = (est.calibration or {}).get("step_time_error") or {}
+    stack = software(inputs, rb)
     return {"gpu_hours": run.gpu_hours, "time_to_train_days": run.time_to_train_days,
             "goodput": run.goodput.fraction, "mfu": run.phases[0].mfu, "step_time_s": est.step_time_s,
             "gpus": rb.bid.gpus, "accelerator": rb.accelerator.id, "plan": dict(est.plan or {}),
             "step_family": error.get("family"),
             "sigma_log": float(error.get("sigma_log", UNCALIBRATED_ERROR.sigma_log)),
-            "params": param_count(inputs.arch), "stack": software(inputs, rb).stack,
+            "params": param_count(inputs.arch), "stack": stack.stack, "stack_features": sorted(stack.features),
             "year": inputs.cluster.as_of.year,
             "gpus_per_node": rb.system.gpus_per_node if rb.system else rb.accelerator.scale_up_domain}, None
 

@@ -36,7 +36,14 @@ SMALL_RUN_GPUS = 128                 # the size at which goodput must stay at SM
 SMALL_RUN_PARAMS = 8_000_000_000
 SMALL_RUN_GOODPUT = 0.99
 MIN_FAMILY_RUNS = 3                  # fewer fit runs in a run family: its band takes the pooled error
-ASYNC_STACKS = frozenset({"megascale", "hai-llm"})    # stacks whose checkpoints the sources call asynchronous
+# The software-catalog feature that says a release checkpoints asynchronously (GPU state copied to
+# host memory, then written in the background). No catalog release states it yet, so every whole
+# run is costed with synchronous checkpoints; MegaScale's ETTR figure is asynchronous by its source.
+ASYNC_CHECKPOINT_FEATURE = "async_checkpoint"
+
+
+def checkpoints_asynchronously(predicted: dict[str, Any]) -> bool:
+    return ASYNC_CHECKPOINT_FEATURE in predicted.get("stack_features", ())
 
 
 @dataclass(frozen=True)
@@ -229,7 +236,7 @@ def apply_run_losses(predicted: dict[str, Any], fitted: FittedRunLosses,
     """A whole-run prediction with the run-level goodput in place of the quote's, and the band's
     sigma: the family's cross-validated error, the unseen stack term, the goodput's spread."""
     p = fitted.params()
-    asynchronous = predicted.get("stack") in ASYNC_STACKS
+    asynchronous = checkpoints_asynchronously(predicted)
     gpus, per_node, params = int(predicted["gpus"]), int(predicted["gpus_per_node"]), int(predicted["params"])
     gp = run_goodput(gpus, per_node, params, p, asynchronous)
     compute_hours = predicted["gpu_hours"] * predicted["goodput"]

@@ -195,3 +195,19 @@ def test_the_fit_rows_take_the_quotes_goodput_out_again():
     assert row.compute_gpu_hours == 100.0
     assert row.stack_era == "mainstream/2023"
     assert math.isclose(row.published_gpu_hours, run.published.hours)
+
+
+def test_an_asynchronous_checkpoint_is_read_from_the_stack_features():
+    from procure.backtest.run_losses import apply_run_losses, checkpoints_asynchronously
+
+    fitted = read_fitted(INDEX.parent / FITTED_FILE)
+    base = {"gpu_hours": 1e6, "goodput": 0.9, "time_to_train_days": 10.0, "gpus": 16_384, "gpus_per_node": 8,
+            "params": 405 * 10**9, "stack": "megatron-core", "year": 2025, "stack_features": ["pp"]}
+    sync = apply_run_losses(base, fitted, "dense-hopper")
+    asyn = apply_run_losses({**base, "stack_features": ["pp", "async_checkpoint"]}, fitted, "dense-hopper")
+    assert not checkpoints_asynchronously(base)
+    assert asyn["goodput"] > sync["goodput"]
+    assert asyn["gpu_hours"] < sync["gpu_hours"]
+    assert sync["gpu_hours"] == pytest.approx(1e6 * 0.9 / sync["goodput"])
+    assert sync["sigma_parts"]["unseen_stack"] == (0.0 if "megatron-core/2025" in fitted.seen_stack_eras
+                                                   else fitted.sigma_unseen_stack)
