@@ -23,6 +23,7 @@ from procure.resources import catalog_dir
 
 INDEX = catalog_dir() / "whole_runs" / "runs.yaml"
 ROOT = Path(__file__).resolve().parents[2]
+FIRST_RUN = read_whole_runs(INDEX)[0][0]
 
 
 def _refit_module():
@@ -134,7 +135,7 @@ def test_a_family_with_too_few_runs_takes_the_pooled_error():
 @given(hours=st.floats(1.0, 1e9), sigma=st.floats(0.0, 2.0), bias=st.floats(-1.0, 1.0),
        published=st.floats(1.0, 1e9))
 def test_a_band_never_excludes_its_own_median(hours, sigma, bias, published):
-    run = read_whole_runs(INDEX)[0][0]
+    run = FIRST_RUN
     run = run.model_copy(update={"published": run.published.model_copy(update={"gpu_hours": published})})
     row = compare_run(run, {"gpu_hours": hours, "sigma_log": sigma, "bias_log": bias}, None)
     assert row["p10_gpu_hours"] <= row["band_median_gpu_hours"] * (1 + 1e-12)
