@@ -137,3 +137,57 @@ BY_KEY = {a.key: a for a in ASSUMPTIONS}
 def default(key: str) -> Number:
     """The documented default of assumption ``key``."""
     return BY_KEY[key].default
+
+
+# Run-level losses of a whole run (the whole-run backtest and its band; procure.economics.goodput
+# run_goodput). Not cluster.yaml settings: the quote's goodput still uses the rows above. Keys marked
+# "fitted" are refitted by benchmarks/refit_runs.py on the whole-run fit split and published ETTR
+# figures; the value here is the prior the fit starts from.
+RSC1_FAILURES_PER_GPU_HOUR = 1 / (1.8 * 16_384)   # job MTTF 1.8 h projected at 16,384 A100
+
+RUN_LOSS_ASSUMPTIONS: tuple[AssumptionDef, ...] = (
+    AssumptionDef("failures_per_gpu_hour", "Interruptions per GPU-hour", "1/GPU-h", LLAMA3_FAILURES_PER_GPU_HOUR,
+                  "Llama 3 Herd of Models, sec 3.3.4: 419 unplanned interruptions in 54 days on 16,384 H100",
+                  "Job interruptions per GPU-hour (the band's low end).", ge=0, le=1, settable=False),
+    AssumptionDef("failures_per_gpu_hour_high", "Interruptions per GPU-hour, research cluster", "1/GPU-h",
+                  RSC1_FAILURES_PER_GPU_HOUR,
+                  "Kokolis et al., Revisiting Reliability in Large-Scale ML Research Clusters (HPCA 2025, "
+                  "arXiv 2410.21680): job MTTF projected 1.8 h at 16,384 A100 (7.9 h measured at 1,024), "
+                  "via the shared reliability fact sheet",
+                  "The band's high end of the interruption rate (an older, research-cluster fleet).",
+                  ge=0, le=1, settable=False),
+    AssumptionDef("restart_min", "Restart cost (fitted)", "min", 15.0,
+                  "prior: MegaScale (NSDI 2024), training catches up within ~15 min; fitted to the Llama 3 "
+                  "(>90% effective training time at 16,384 H100) and MegaScale (>90% ETTR at 12,288 GPUs) figures",
+                  "Minutes lost per interruption on top of the rework since the last checkpoint.",
+                  ge=0, le=10_000, settable=False),
+    AssumptionDef("checkpoint_bytes_per_param", "Checkpoint bytes per parameter", "B", 16.0,
+                  "bf16 weights + fp32 master + Adam m, v (VAST Data via glennklockwood.com)",
+                  "Checkpoint bytes per model parameter.", gt=0, le=64, settable=False),
+    AssumptionDef("node_write_gbs", "Checkpoint write bandwidth per node", "GB/s", 5.0,
+                  "procure assumption, not sourced: a fifth of one 200 Gb/s storage NIC sustained per node",
+                  "What one node writes to shared storage; the aggregate scales with the nodes.",
+                  gt=0, le=1e4, settable=False),
+    AssumptionDef("storage_write_cap_gbs", "Storage aggregate write bandwidth", "GB/s", 2000.0,
+                  "Llama 3 Herd of Models, sec 3.3.4: Tectonic sustains 2 TB/s (peak 7 TB/s), via the "
+                  "shared reliability fact sheet",
+                  "The storage system's aggregate write bandwidth, the cap on the nodes' sum.",
+                  gt=0, le=1e6, settable=False),
+    AssumptionDef("host_copy_gbs", "Device-to-host copy per GPU", "GB/s", 20.0,
+                  "procure assumption, not sourced: a PCIe Gen4 x16 link (~25 GB/s) less overhead",
+                  "What an asynchronous checkpoint blocks on: each GPU's shard copied to host memory "
+                  "(MegaScale's two-stage checkpoint).", gt=0, le=1e4, settable=False),
+    AssumptionDef("eval_fraction", "In-loop evaluations", "of wall-clock", 0.003,
+                  "procure assumption, not sourced: a few hundred evaluation batches every few thousand steps",
+                  "Share of wall-clock spent on evaluations inside the training job.", ge=0, lt=1, settable=False),
+    AssumptionDef("data_stall_fraction", "Data-pipeline stalls", "of wall-clock", 0.002,
+                  "procure assumption, not sourced: prefetching loaders hide most input time",
+                  "Share of wall-clock the GPUs wait for input.", ge=0, lt=1, settable=False),
+    AssumptionDef("instability_fraction", "Early-run instabilities (fitted)", "of wall-clock", 0.0,
+                  "fitted on the whole-run fit split (median log error), capped so a 128-GPU run keeps 99% "
+                  "goodput; loss spikes and rollbacks (MegaScale sec 5; OPT logbook restarts) as context only",
+                  "Share of wall-clock lost to loss spikes, rollbacks and restarts from an earlier checkpoint.",
+                  ge=0, lt=1, settable=False),
+)
+
+RUN_LOSS_BY_KEY = {a.key: a for a in RUN_LOSS_ASSUMPTIONS}

@@ -400,6 +400,7 @@ def predict_whole_run(cluster: Path, knobs: Knobs) -> tuple[dict[str, Any] | Non
     and the step-time error of the run's family (None and the reason when no plan fits)."""
     from procure.catalog.knobs import UNCALIBRATED_ERROR
     from procure.inputs.bundle import load_inputs
+    from procure.model import param_count
 
     inputs = load_inputs(cluster)
     rb = inputs.bids[0]
@@ -409,11 +410,15 @@ def predict_whole_run(cluster: Path, knobs: Knobs) -> tuple[dict[str, Any] | Non
     if run is None:
         return None, "a phase has no feasible plan"
     error = (est.calibration or {}).get("step_time_error") or {}
+    stack = software(inputs, rb)
     return {"gpu_hours": run.gpu_hours, "time_to_train_days": run.time_to_train_days,
             "goodput": run.goodput.fraction, "mfu": run.phases[0].mfu, "step_time_s": est.step_time_s,
             "gpus": rb.bid.gpus, "accelerator": rb.accelerator.id, "plan": dict(est.plan or {}),
             "step_family": error.get("family"),
-            "sigma_log": float(error.get("sigma_log", UNCALIBRATED_ERROR.sigma_log))}, None
+            "sigma_log": float(error.get("sigma_log", UNCALIBRATED_ERROR.sigma_log)),
+            "params": param_count(inputs.arch), "stack": stack.stack, "stack_features": sorted(stack.features),
+            "year": inputs.cluster.as_of.year,
+            "gpus_per_node": rb.system.gpus_per_node if rb.system else rb.accelerator.scale_up_domain}, None
 
 
 def run_whole_backtest(path: Path) -> dict[str, Any]:
@@ -421,6 +426,15 @@ def run_whole_backtest(path: Path) -> dict[str, Any]:
     from procure.backtest.whole_runs import compare_run, grouped, read_whole_runs
     from procure.catalog.calibration import load_knobs
 
+    from procure.backtest.run_losses import apply_run_losses, fitted_next_to
+
     knobs = load_knobs()
-    rows = [compare_run(run, *predict_whole_run(cluster, knobs)) for run, cluster in read_whole_runs(path)]
-    return {"schema": "procure.whole-backtest/v1", "runs": rows, **grouped(rows)}
+    fitted = fitted_next_to(path)           # the run-level losses and band refitted on the fit split
+    rows = []
+    for run, cluster in read_whole_runs(path):
+        predicted, reason = predict_whole_run(cluster, knobs)
+        if predicted is not None and fitted is not None:
+            predicted = apply_run_losses(predicted, fitted, run.family)
+        rows.append(compare_run(run, predicted, reason))
+    out = {"schema": "procure.whole-backtest/v1", "runs": rows, **grouped(rows)}
+    return out if fitted is None else {**out, "run_losses": fitted.summary()}

@@ -890,7 +890,11 @@ COMMAND_NOTES = {
                  "cluster.yaml is estimated as `procure estimate` does and its GPU-hours compared with the "
                  "published figure. JSON: `procure.whole-backtest/v1` with `runs` (`published_gpu_hours`, "
                  "`predicted_gpu_hours`, `p10_gpu_hours`, `p90_gpu_hours`, `ratio`, `mfu`, `goodput`, `plan`), "
-                 "`all`, `by_split` and `groups` (`mape`, `median_ratio`, signed `bias`, band `coverage`)."],
+                 "`all`, `by_split` and `groups` (`mape`, `median_ratio`, signed `bias`, band `coverage`). With "
+                 "a `fitted_run_losses.yaml` next to the index (written by `python benchmarks/refit_runs.py` from "
+                 "the fit split only), the GPU-hours use the run-level goodput (`goodput_terms`: interruptions, "
+                 "checkpoint stalls, evaluations, data stalls, instabilities) and the band its cross-validated "
+                 "error (`band_median_gpu_hours`, `sigma_parts`); `run_losses` names the fitted values."],
     "ingest": ["`procure ingest --list-formats` lists the formats `--log-format` takes.",
                "JSON: `procure.ingest/v1` with one entry per source: `format`, `steps`, `warmup_excluded`, "
                "`step_time_s` (mean, p50, p95, p99, max), `steps_per_sample`, outliers and stragglers."],

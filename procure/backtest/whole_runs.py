@@ -134,9 +134,11 @@ def compare_run(run: WholeRun, predicted: dict[str, Any] | None, reason: str | N
     if predicted is None:
         return {**row, "predicted_gpu_hours": None, "reason": reason}
     hours = predicted["gpu_hours"]
-    p10, p90 = band(hours, predicted["sigma_log"])
+    median = hours * math.exp(predicted.get("bias_log", 0.0))    # the fitted median shift, when there is one
+    p10, p90 = band(median, predicted["sigma_log"])
     ratio = hours / run.published.hours
-    return {**row, **predicted, "predicted_gpu_hours": hours, "p10_gpu_hours": p10, "p90_gpu_hours": p90,
+    return {**row, **predicted, "predicted_gpu_hours": hours, "band_median_gpu_hours": median,
+            "p10_gpu_hours": p10, "p90_gpu_hours": p90,
             "ratio": ratio, "error": ratio - 1.0, "inside_band": p10 <= run.published.hours <= p90}
 
 
