@@ -550,7 +550,7 @@ def sweep(ctx: click.Context, sweep_file: Path, out_dir: Path, formats: str, fmt
         if not state.quiet:
             from procure.report.sweep import print_sweep_terminal
 
-            print_sweep_terminal(run.document.to_data(), state.console())
+            print_sweep_terminal(run.document, state.console())
             seconds = run.timings_s.get("evaluate", 0.0)
             rate = f" ({run.computed_points / seconds:,.0f} points/s)" if seconds and run.computed_points else ""
             resumed = f", {run.points - run.computed_points:,} resumed" if run.computed_points < run.points else ""

@@ -11,7 +11,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from decimal import Decimal
 from io import BytesIO
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from procure.sweep.document import SweepPoint
 
 PLAN_FIELDS = ("tp", "pp", "dp", "cp", "ep", "vpp", "micro_batch", "zero_stage", "recompute",
                "sequence_parallel", "tp_comm_overlap", "overlap_grad_reduce")
@@ -115,6 +118,11 @@ def flatten(row: dict[str, Any]) -> dict[str, Any]:
         for p, v in zip(PERCENTILES, values):
             record[f"band_{short}_{p}"] = v
     return record
+
+
+def flat_point(point: SweepPoint) -> dict[str, Any]:
+    """A typed point of the document as the flat record the Parquet file and the workbook hold."""
+    return flatten(point.model_dump(mode="python"))
 
 
 def nest(record: dict[str, Any]) -> dict[str, Any]:

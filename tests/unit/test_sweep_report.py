@@ -119,7 +119,7 @@ def test_terminal_shows_the_ask_and_the_frontier(document):
         console = Console(record=True, width=width, force_terminal=False)
         from procure.report.sweep import print_sweep_terminal
 
-        print_sweep_terminal(document.to_data(), console)
+        print_sweep_terminal(document, console)
         text = console.export_text()
         assert "Ask for" in text or "No point meets" in text
         assert all(pid in text for pid in document.findings[0].frontier)
@@ -127,6 +127,18 @@ def test_terminal_shows_the_ask_and_the_frontier(document):
 
 
 def test_sweep_html_escapes_user_text(document):
-    data = document.to_data()
-    data["title"] = "<script>alert(1)</script>"
-    assert "<script>alert" not in sweep_html(data)
+    hostile = document.model_copy(update={"title": "<script>alert(1)</script>"})
+    assert "<script>alert" not in sweep_html(hostile)
+
+
+def test_the_sweep_renderers_read_the_typed_document():
+    """Issue 29: the sweep's views and writers take ``SweepDocument`` (mypy checks every field they
+    read); only the JSON writer turns it into plain data."""
+    import re
+    from pathlib import Path
+
+    folder = Path(__file__).resolve().parents[2] / "procure" / "report" / "sweep"
+    for path in sorted(folder.glob("*.py")):
+        text = path.read_text(encoding="utf-8")
+        assert not re.search(r"\b(doc|document|point|findings)\[", text), path.name
+        assert text.count("to_data()") == (1 if path.name == "__init__.py" else 0), path.name

@@ -16,28 +16,28 @@ from procure.errors import input_error
 if TYPE_CHECKING:
     from procure.sweep.document import SweepDocument
 
-Render = Callable[[dict[str, Any], str, "Path | None"], bytes]
+Render = Callable[["SweepDocument", str, "Path | None"], bytes]
 
 
-def _json(doc: dict[str, Any], page_size: str, templates_dir: Path | None) -> bytes:
+def _json(doc: SweepDocument, page_size: str, templates_dir: Path | None) -> bytes:
     from procure.jsontext import to_json_bytes
 
-    return to_json_bytes(doc)
+    return to_json_bytes(doc.to_data())
 
 
-def _parquet(doc: dict[str, Any], page_size: str, templates_dir: Path | None) -> bytes:
-    from procure.sweep.columns import COLUMNS, flatten, parquet_bytes
+def _parquet(doc: SweepDocument, page_size: str, templates_dir: Path | None) -> bytes:
+    from procure.sweep.columns import COLUMNS, flat_point, parquet_bytes
 
-    return parquet_bytes([flatten(p) for p in doc["points"]], COLUMNS)
+    return parquet_bytes([flat_point(p) for p in doc.points], COLUMNS)
 
 
-def _xlsx(doc: dict[str, Any], page_size: str, templates_dir: Path | None) -> bytes:
+def _xlsx(doc: SweepDocument, page_size: str, templates_dir: Path | None) -> bytes:
     from procure.report.sweep.xlsx import render_sweep_xlsx
 
     return render_sweep_xlsx(doc)
 
 
-def sweep_html(doc: dict[str, Any], page_size: str = "A4", templates_dir: Path | None = None) -> str:
+def sweep_html(doc: SweepDocument, page_size: str = "A4", templates_dir: Path | None = None) -> str:
     from procure.report.html_report import make_environment
     from procure.report.sweep.view import build_view
 
@@ -46,16 +46,16 @@ def sweep_html(doc: dict[str, Any], page_size: str = "A4", templates_dir: Path |
     return html
 
 
-def _html(doc: dict[str, Any], page_size: str, templates_dir: Path | None) -> bytes:
+def _html(doc: SweepDocument, page_size: str, templates_dir: Path | None) -> bytes:
     return sweep_html(doc, page_size, templates_dir).encode("utf-8")
 
 
-def _pdf(doc: dict[str, Any], page_size: str, templates_dir: Path | None) -> bytes:
+def _pdf(doc: SweepDocument, page_size: str, templates_dir: Path | None) -> bytes:
     from procure.report.pdf_report import render_report_pdf
     from procure.resources import templates_dir as shipped
 
     return render_report_pdf(sweep_html(doc, page_size, templates_dir), templates_dir=templates_dir,
-                             shipped_dir=shipped(), as_of=str(doc["as_of"]), bids=0)
+                             shipped_dir=shipped(), as_of=str(doc.as_of), bids=0)
 
 
 RENDERERS: dict[str, Render] = {"json": _json, "parquet": _parquet, "xlsx": _xlsx, "html": _html, "pdf": _pdf}
@@ -75,8 +75,7 @@ def check_formats(formats: list[str]) -> list[str]:
 
 def render_sweep_bytes(document: SweepDocument, formats: list[str], *, page_size: str = "A4",
                        templates_dir: Path | None = None) -> dict[str, bytes]:
-    doc = document.to_data()
-    return {fmt: RENDERERS[fmt](doc, page_size, templates_dir) for fmt in check_formats(formats)}
+    return {fmt: RENDERERS[fmt](document, page_size, templates_dir) for fmt in check_formats(formats)}
 
 
 def sweep_targets(out_dir: Path, slug: str, formats: list[str]) -> list[Path]:
@@ -95,7 +94,7 @@ def render_sweep(document: SweepDocument, formats: list[str], out_dir: Path, slu
     return write_all(list(zip(paths, (rendered[f] for f in formats))))
 
 
-def print_sweep_terminal(doc: dict[str, Any], console: Any) -> None:
+def print_sweep_terminal(doc: SweepDocument, console: Any) -> None:
     from procure.report.sweep.text import print_sweep
 
     print_sweep(doc, console)

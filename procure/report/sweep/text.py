@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any, Literal
 
 from procure.report.sweep.view import SweepView
+from procure.sweep.document import SweepDocument
 
 WIDE = 130
 Justify = Literal["left", "right"]
@@ -40,13 +41,13 @@ def _frontier(rows: list[dict[str, str]], console: Any) -> None:
     console.print(table)
 
 
-def print_sweep(doc: dict[str, Any], console: Any) -> None:
+def print_sweep(doc: SweepDocument, console: Any) -> None:
     from rich.markup import escape
 
     view = SweepView(doc)
-    console.print(f"[bold]{escape(doc['title'])}[/] — {escape(view.f.date(doc['as_of']))}: "
-                  f"{view.f.integer(len(doc['points']))} points")
-    for findings in doc["findings"]:
+    console.print(f"[bold]{escape(doc.title)}[/] — {escape(view.f.date(doc.as_of))}: "
+                  f"{view.f.integer(len(doc.points))} points")
+    for findings in doc.findings:
         w = view.workload(findings)
         console.print(f"\n[bold]{escape(w['id'])}[/]  {escape(w['counts'])}")
         console.print(f"[green]{escape(w['ask'])}[/]")
