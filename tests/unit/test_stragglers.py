@@ -85,14 +85,34 @@ def test_stragglers_are_listed_slowest_first():
     assert named(times, [7, 3, 9, 5, 1]) == [1, 5]
 
 
-def test_blocks_of_steps_give_the_same_figures(monkeypatch):
+@pytest.mark.parametrize("ragged", [False, True])
+def test_blocks_of_steps_give_the_same_figures(monkeypatch, ragged):
     rng = np.random.default_rng(9)
     arrays = table((rng.lognormal(0.0, 0.05, (50, 7)) * 4.0).tolist())
+    if ragged:   # one row fewer: not a grid, so the search-and-scatter path
+        arrays = {k: v[1:] for k, v in arrays.items()}
     whole = reduce_arrays(dict(arrays))
     monkeypatch.setattr(ranktable, "_BLOCK_ROWS", 10)
     blocked = reduce_arrays(dict(arrays))
     assert blocked.slow_steps.tolist() == whole.slow_steps.tolist()
     assert blocked.slowdown_ppm.tolist() == whole.slowdown_ppm.tolist()
+
+
+def test_a_grid_and_a_ragged_table_give_the_same_figures():
+    rng = np.random.default_rng(3)
+    arrays = table((rng.lognormal(0.0, 0.01, (30, 6)) * 4.0).tolist())
+    arrays["step_time_s"][arrays["rank"] == 4] *= 1.07
+    per_step = ranktable.reduce_steps(arrays["step"], arrays["rank"], arrays["step_time_s"], arrays["step_time_s"])
+    grid = ranktable.grid_slowdowns(per_step, arrays["step_time_s"])
+    ragged = ranktable.rank_slowdowns(per_step, arrays["rank"], arrays["step_time_s"], np.arange(6))
+    assert grid["slow_steps"].tolist() == ragged["slow_steps"].tolist() and grid["slow_steps"][4] >= 25
+    assert grid["slowdown_ppm"].tolist() == ragged["slowdown_ppm"].tolist()
+
+
+def test_a_step_whose_median_is_zero_slows_no_rank():
+    # an op trace step with no compute ops: busy time 0 on most ranks
+    slow, ppm = ranktable.step_slowdowns(np.array([0.0, 0.0, 1.0]), np.array([0.0, 0.0, 0.0]))
+    assert slow.tolist() == [False, False, False] and ppm.tolist() == [0.0, 0.0, 0.0]
 
 
 # ---------------------------------------------------------------- properties
