@@ -193,11 +193,7 @@ def render_ingest(result: Result, console: Console) -> None:
             print_line(console, (name, "bold"), f": {note}", indent=2)
         strag = src.get("stragglers")
         if strag:
-            slow = ", ".join(f"rank {r['rank']} ({_seconds(r['mean_s'], 3)} s, {_signed(r['vs_median'])} vs median)"
-                             for r in strag.get("slowest_ranks", [])[:3])
-            print_line(console, (name, "bold"), f": {strag.get('ranks')} ranks; stragglers "
-                       f"{strag.get('straggler_ranks') or 'none'}; slowest: {slow}; the slowest rank costs "
-                       f"{_share(strag.get('slowest_rank_cost'))} of the step", indent=2)
+            print_line(console, (name, "bold"), f": {_straggler_text(strag)}", indent=2)
         bw = src.get("bus_bandwidth")
         if bw:
             tables = bw.get("tables") or []
@@ -206,7 +202,34 @@ def render_ingest(result: Result, console: Console) -> None:
                        f"{_seconds(bw.get('large_message_gbs'))} GB/s at large messages ({bw.get('rule')})"
                        + (f"; {sizes} message sizes" if sizes else ""), indent=2)
         if src.get("outliers"):
-            print_line(console, (name, "bold"), f": {len(src['outliers'])} outlier step(s) flagged (kept)", indent=2)
+            print_line(console, (name, "bold"), f": {_outlier_text(src['outliers'])}", indent=2)
+
+
+LISTED_OUTLIERS = 12
+
+
+def _straggler_text(strag: dict[str, Any]) -> str:
+    """Who is slow: the stragglers with how often they were the slowest, else the slowest ranks."""
+    named = strag.get("stragglers") or []
+    if named:
+        who = "; ".join(f"rank {r['rank']} slowest in {_count(r['times_slowest'])} of {_count(r['steps'])} steps, "
+                        f"more than 5% slower than the step's median rank in {_count(r['slow_steps'])}, "
+                        f"{_signed(r['slowdown'])} on average" for r in named[:5])
+        more = strag.get("straggler_count", len(named)) - min(len(named), 5)
+        who += f"; and {more} more" if more > 0 else ""
+        head = f"{strag.get('ranks')} ranks; {strag.get('straggler_count', len(named))} straggler(s): {who}"
+    else:
+        slow = ", ".join(f"rank {r['rank']} ({_seconds(r['mean_s'], 3)} s, {_signed(r['vs_median'])} vs median, "
+                         f"slowest in {_count(r['times_slowest'])} steps)" for r in strag.get("slowest_ranks", [])[:3])
+        head = f"{strag.get('ranks')} ranks; no stragglers; slowest: {slow}"
+    return f"{head}; the slowest rank costs {_share(strag.get('slowest_rank_cost'))} of the step"
+
+
+def _outlier_text(outliers: list[dict[str, Any]]) -> str:
+    steps = ", ".join(f"{'step ' + _count(o['step']) if o.get('step') is not None else 'a step'} "
+                      f"({_seconds(o['step_time_s'])} s)" for o in outliers[:LISTED_OUTLIERS])
+    more = len(outliers) - LISTED_OUTLIERS
+    return f"{len(outliers)} outlier step(s) flagged (kept): {steps}" + (f" and {more} more" if more > 0 else "")
 
 
 # ---------------------------------------------------------------- catalog

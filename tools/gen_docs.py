@@ -916,7 +916,8 @@ COMMAND_NOTES = {
                    "above a P99 of 200), the thresholds (measured mean and P99 at most the committed figures, no "
                    "tolerance: the 15% committed tolerance is about the model, not the contract; scaling "
                    "efficiency against the same job on 1/8 of the GPUs, global batch fixed, when committed; no "
-                   "rank more than 5% slower than the median rank), the log formats accepted as evidence and the "
+                   "rank more than 5% slower than the step's median rank in at least half of its steps or on "
+                   "average), the log formats accepted as evidence and the "
                    "service credit a breach earns (`committed.service_credit`). An existing spec is refused unless "
                    "`--force`. An unknown `--bid` is exit 1 with a suggestion."],
     "accept": ["Exit 0 when every threshold holds; exit 2 when one is breached or cannot be verified from the "

@@ -9,8 +9,10 @@
   commitment with no per-step evidence is ``unverified`` (a failed figure, like a breach);
 - scaling efficiency: logs stating the spec's reference GPU count are the reference run, the rest
   the full run; no reference run leaves the figure ``unverified``;
-- stragglers: ranks more than the spec's excess above the median rank mean (ingest's analysis of
-  per-rank data); the slowest ranks are listed with the steps in which each was the slowest;
+- stragglers: ingest's rule (more than the spec's excess slower than the step's median rank in at
+  least half of its steps or on average); a spec excess other than ingest's is judged on the slowest
+  ranks' means over the median rank mean; the slowest ranks are listed with the steps in which
+  each was the slowest;
 - outlier steps: ingest's outlier rule over the measured steps (flagged and listed, never dropped).
 """
 
@@ -277,7 +279,7 @@ def _stragglers(spec: AcceptanceSpec, sources: list[SourceSummary]
     limit = spec.stragglers.max_straggler_ranks
     ok = count <= limit
     message = (f"stragglers: {count} rank(s) more than {spec.stragglers.max_excess:.0%} slower than the "
-               f"median rank (limit {limit})")
+               f"median rank, in at least half of their steps or on average (limit {limit})")
     if listed:
         message += ": ranks " + ", ".join(str(r) for r in listed[:10]) + (" ..." if len(listed) > 10 else "")
     return slow, listed[:MAX_LISTED], FigureResult(

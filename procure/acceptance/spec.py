@@ -13,8 +13,8 @@ Rules (also in docs/commands.md):
 - scaling efficiency (when committed): the same job at 1/8 of the GPUs (else 1/4, 1/2: the
   largest fraction the plan's data parallelism divides), global batch fixed, as the model's
   scaling curve defines it: per-GPU throughput at full size over the reference's;
-- stragglers (when the logs carry per-rank times): no rank whose mean step time is more than 5%
-  above the median rank's (ingest's straggler rule);
+- stragglers (when the logs carry per-rank times): no rank more than 5% slower than the step's
+  median rank in at least half of its steps or on average over them (ingest's straggler rule);
 - a breach costs ``percent_per_breach`` of the invoice per breached figure, up to the cap.
 """
 
@@ -94,7 +94,7 @@ class Scaling(_Doc):
 
 
 class Stragglers(_Doc):
-    max_excess: float = Field(ge=0, le=10, description="A rank whose mean step time is more than this above the median rank's is a straggler.")
+    max_excess: float = Field(ge=0, le=10, description="A rank more than this slower than the step's median rank (in at least half of its steps or on average; at another value than ingest's 5%, judged on the slowest ranks' means) is a straggler.")
     max_straggler_ranks: int = Field(ge=0)
 
 

@@ -468,7 +468,12 @@ def _measured(measured: MeasuredBid | None) -> B.Measured | None:
                       step_time_s=measured.summary and B.StepTimeSummary.model_validate(measured.summary),
                       histogram=measured.histogram and B.Histogram.model_validate(measured.histogram),
                       busbw_gbs=measured.busbw_gbs, busbw_used=measured.scale_out.busbw_gbs is not None,
-                      busbw_note=measured.scale_out.note)
+                      busbw_note=measured.scale_out.note, ranks_compared=measured.ranks_compared,
+                      stragglers=[B.MeasuredStraggler(source=r.source, rank=r.rank, steps=r.steps,
+                                                      times_slowest=r.times_slowest, slow_steps=r.slow_steps,
+                                                      slowdown=r.slowdown) for r in measured.stragglers],
+                      outlier_steps=[B.OutlierStep(source=o.source, step=o.step, step_time_s=o.step_time_s)
+                                     for o in measured.outlier_steps])
 
 
 def _memory(est: Estimate, hbm_gb: float) -> B.Memory:

@@ -250,6 +250,22 @@ class Histogram(Frozen):
     counts: list[Count]
 
 
+class MeasuredStraggler(Frozen):
+    source: str = Field(description="The log (or the logs of one job's ranks) it was found in.")
+    rank: Count = Field(description="The rank's id in the job (its global rank).")
+    steps: Count = Field(description="Steps the rank ran.")
+    times_slowest: Count = Field(description="Steps in which it was the slowest rank (the step waited for it).")
+    slow_steps: Count = Field(description="Steps in which it was more than 5% slower than the step's median rank.")
+    slowdown: Real = Field(description="Its mean slowdown over the step's median rank (0.06: 6% slower).")
+
+
+class OutlierStep(Frozen):
+    source: str = Field(description="The log it was flagged in.")
+    step: Optional[Count] = Field(description="The step number (null where the log does not number steps).")
+    step_time_s: Real = Field(description="The step's time, s: slower than the median by more than five robust "
+                                          "standard deviations and more than 5% (kept in the statistics).")
+
+
 class Measured(Frozen):
     sources: list[MeasuredSource]
     step_time_s: Optional[StepTimeSummary] = Field(description="Combined statistics of the measured steps.")
@@ -257,6 +273,14 @@ class Measured(Frozen):
     busbw_gbs: Optional[Real] = Field(description="nccl-tests large-message bus bandwidth, GB/s.")
     busbw_used: bool = Field(description="Whether that bandwidth replaced the catalog's inter-node figure.")
     busbw_note: Optional[str]
+    ranks_compared: Optional[Count] = Field(None, description="Ranks the largest per-rank log compares (null: the "
+                                                              "logs carry no per-rank times, so no rank can be named).")
+    stragglers: list[MeasuredStraggler] = Field(
+        default_factory=list, description="Ranks the per-rank logs name as stragglers: more than 5% slower than the "
+                                          "step's median rank in at least half of their steps or on average (the "
+                                          "first 50, slowest first; empty without per-rank data).")
+    outlier_steps: list[OutlierStep] = Field(default_factory=list,
+                                             description="Steps flagged as outliers after the warm-up (the first 50).")
 
 
 class Memory(Frozen):

@@ -9,10 +9,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from procure.measure.errors import LogError
 from procure.sources.bounds import MAX_STEP_S, MIN_STEP_S
+
+if TYPE_CHECKING:
+    from procure.measure.summarise import SourceSummary
 
 # A node's scale-out rate, as nccl-tests reports it for a multi-node all-reduce, shared by its
 # GPUs, cannot much exceed the NICs; a figure far above them was measured inside one node (NVLink).
@@ -23,6 +26,30 @@ SCALE_OUT_PLAUSIBLE_FACTOR = 1.25
 class ScaleOutDecision:
     busbw_gbs: float | None      # the bus bandwidth the model uses for the inter-node tier
     note: str | None             # why it is (not) used
+
+
+MAX_LISTED = 50   # stragglers and outlier steps carried into the quote, each
+
+
+@dataclass(frozen=True)
+class StragglerRank:
+    """A rank ingest names as a straggler (see ``measure.stragglers`` for the rule)."""
+
+    source: str              # the log (or the logs of a rank group) it was found in
+    rank: int
+    steps: int               # steps it ran
+    times_slowest: int       # steps in which it was the slowest rank
+    slow_steps: int          # steps in which it was more than 5% slower than the step's median rank
+    slowdown: float          # its mean slowdown over the step's median rank (0.06: 6% slower)
+
+
+@dataclass(frozen=True)
+class OutlierStep:
+    """A step ingest flags as an outlier (kept in the statistics; rule in ``measure.stats``)."""
+
+    source: str
+    step: int | None         # None where the log does not number its steps
+    step_time_s: float
 
 
 @dataclass(frozen=True)
@@ -37,6 +64,9 @@ class MeasuredBid:
     files: tuple[Path, ...] = ()          # the files parsed (not those skipped as no known format)
     global_batch: int | None = None       # sequences per step, where a log states it
     seq_len: int | None = None            # tokens per sequence, where a log states it
+    ranks_compared: int | None = None     # ranks of the largest per-rank log (None: no per-rank times)
+    stragglers: tuple[StragglerRank, ...] = ()
+    outlier_steps: tuple[OutlierStep, ...] = ()
 
     @property
     def mean_s(self) -> float | None:
@@ -94,4 +124,28 @@ def measure_bid(paths: list[Path], scale_up_domain: int, nic_gbs_per_gpu: float,
                        decide_scale_out(busbw, nodes, gpus, scale_up_domain, nic_gbs_per_gpu, network_id),
                        tuple(Path(s["path"]) for s in listed),
                        max((int(i["global_batch"]) for i in stated if i.get("global_batch")), default=None),
-                       max((int(i["seq_len"]) for i in stated if i.get("seq_len")), default=None))
+                       max((int(i["seq_len"]) for i in stated if i.get("seq_len")), default=None),
+                       max((int(s.stragglers["ranks"]) for s in result.sources if s.stragglers), default=None),
+                       stragglers_of(result.sources), outlier_steps_of(result.sources))
+
+
+def stragglers_of(sources: list[SourceSummary]) -> tuple[StragglerRank, ...]:
+    """The stragglers each source's per-rank data names (a rank group's once), slowest first."""
+    named: list[StragglerRank] = []
+    seen: set[tuple[str, ...]] = set()
+    for s in sources:
+        section = s.stragglers
+        key = tuple(Path(p).name for p in section.get("sources") or [s.path]) if section else ()
+        if not section or key in seen:
+            continue
+        seen.add(key)
+        named += [StragglerRank(", ".join(key), int(e["rank"]), int(e["steps"]), int(e["times_slowest"]),
+                                int(e["slow_steps"]), float(e["slowdown"])) for e in section.get("stragglers") or []]
+    return tuple(sorted(named, key=lambda r: (-r.slowdown, r.source, r.rank))[:MAX_LISTED])
+
+
+def outlier_steps_of(sources: list[SourceSummary]) -> tuple[OutlierStep, ...]:
+    """The outlier steps each source flags, in file then step order."""
+    steps = [OutlierStep(Path(s.path).name, o["step"] if isinstance(o.get("step"), int) else None,
+                         float(o["step_time_s"])) for s in sources for o in s.outliers]
+    return tuple(steps[:MAX_LISTED])

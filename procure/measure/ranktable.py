@@ -23,7 +23,7 @@ import numpy as np
 
 from procure.measure.errors import LogError
 from procure.measure.quantiles import column_sums_whole_us, row_medians
-from procure.measure.samples import MAX_STEP_TIME_S, RankReduction
+from procure.measure.samples import MAX_STEP_TIME_S, STRAGGLER_EXCESS, RankReduction
 
 STEP_NAMES = ("step", "iteration", "iter", "global_step", "step_id", "train_step")
 RANK_NAMES = ("rank", "global_rank", "rank_id", "worker", "worker_id", "gpu", "device")
@@ -485,6 +485,58 @@ def reduce_ranks(rank: np.ndarray, basis_us: np.ndarray) -> dict[str, np.ndarray
             "count": np.bincount(inverse, minlength=ranks.size)}
 
 
+_BLOCK_ROWS = 1 << 19
+_MAX_SLOWDOWN_PPM = 1e9   # a step 1,000x its median counts as 1,000x: per-rank sums stay exact (< 2**53)
+
+
+def step_slowdowns(basis_s: np.ndarray, step_median_s: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per (step, rank) row: slow (more than STRAGGLER_EXCESS above its step's median rank) and the
+    slowdown ``basis / median - 1`` in whole parts per million, clipped (integer-valued float64, so
+    per-rank sums are exact in any order and both backends agree to the bit). ``step_median_s`` is
+    the row's step median; a step whose median is 0 (no busy time) slows no rank."""
+    counted = step_median_s > 0
+    ratio = np.divide(basis_s, step_median_s, out=np.ones_like(basis_s), where=counted)
+    slow: np.ndarray = ratio > 1.0 + STRAGGLER_EXCESS
+    ppm = np.rint((ratio - 1.0) * 1e6)
+    np.clip(ppm, -_MAX_SLOWDOWN_PPM, _MAX_SLOWDOWN_PPM, out=ppm)
+    return slow, ppm
+
+
+def rank_slowdowns(per_step: dict[str, np.ndarray], rank: np.ndarray, basis_s: np.ndarray,
+                   ranks: np.ndarray) -> dict[str, np.ndarray]:
+    """Per rank of ``ranks`` (sorted): steps it was slow in and its summed slowdown (ppm), from rows
+    sorted by (step, rank) with unique keys."""
+    counts, medians = per_step["ranks_per_step"], per_step["basis_median_s"]
+    ends = np.cumsum(counts)
+    slow_steps, slowdown = np.zeros(ranks.size), np.zeros(ranks.size)
+    first = 0
+    while first < counts.size:          # whole steps, about _BLOCK_ROWS rows at a time (bounded memory)
+        last = max(first + 1, int(np.searchsorted(ends, ends[first] - counts[first] + _BLOCK_ROWS, "right")))
+        lo, hi = int(ends[first] - counts[first]), int(ends[last - 1])
+        slow, ppm = step_slowdowns(basis_s[lo:hi], np.repeat(medians[first:last], counts[first:last]))
+        where = np.searchsorted(ranks, rank[lo:hi])
+        slow_steps += np.bincount(where, weights=slow, minlength=ranks.size)
+        slowdown += np.bincount(where, weights=ppm, minlength=ranks.size)
+        first = last
+    return {"slow_steps": slow_steps.astype(np.int64), "slowdown_ppm": slowdown}
+
+
+def grid_slowdowns(per_step: dict[str, np.ndarray], basis_s: np.ndarray) -> dict[str, np.ndarray]:
+    """``rank_slowdowns`` for a grid (every step holds the same ranks in the same order): column
+    sums of a steps x ranks view in blocks, no search or scatter. The same whole numbers."""
+    medians = per_step["basis_median_s"]
+    rows = medians.size
+    table = basis_s.reshape(rows, -1)
+    slow_steps, slowdown = np.zeros(table.shape[1]), np.zeros(table.shape[1])
+    block = max(1, _BLOCK_ROWS // max(table.shape[1], 1))
+    for start in range(0, rows, block):
+        stop = min(start + block, rows)
+        slow, ppm = step_slowdowns(table[start:stop], medians[start:stop, None])
+        slow_steps += slow.sum(axis=0)
+        slowdown += ppm.sum(axis=0)
+    return {"slow_steps": slow_steps.astype(np.int64), "slowdown_ppm": slowdown}
+
+
 def build_reduction(per_step: dict[str, np.ndarray], per_rank: dict[str, np.ndarray],
                     basis: str, rows: int, duplicates: int, invalid: int = 0) -> RankReduction:
     """Assemble a RankReduction from the per-step and per-rank parts (either backend)."""
@@ -501,6 +553,8 @@ def build_reduction(per_step: dict[str, np.ndarray], per_rank: dict[str, np.ndar
         basis_sum_s=per_rank["sum_us"].astype(np.float64) / 1e6,
         basis_count=per_rank["count"].astype(np.int64),
         times_slowest=times_slowest,
+        slow_steps=per_rank["slow_steps"].astype(np.int64),
+        slowdown_ppm=per_rank["slowdown_ppm"].astype(np.float64),
         basis=basis,
         rows=rows,
         duplicates=duplicates,
@@ -519,8 +573,10 @@ def reduce_arrays(arrays: dict[str, np.ndarray], invalid: int = 0,
     basis_key = "busy_s" if "busy_s" in arrays else "step_time_s"
     per_step = reduce_steps(arrays["step"], arrays["rank"], arrays["step_time_s"],
                             arrays[basis_key])
-    per_rank = _grid_ranks(per_step, arrays["rank"], arrays[basis_key]) or \
-        reduce_ranks(arrays["rank"], whole_us(arrays[basis_key]))
+    grid = _grid_ranks(per_step, arrays["rank"], arrays[basis_key])
+    per_rank = grid or reduce_ranks(arrays["rank"], whole_us(arrays[basis_key]))
+    per_rank.update(grid_slowdowns(per_step, arrays[basis_key]) if grid else
+                    rank_slowdowns(per_step, arrays["rank"], arrays[basis_key], per_rank["ranks"]))
     return build_reduction(per_step, per_rank, basis_key, rows, duplicates, invalid)
 
 

@@ -12,6 +12,9 @@ AGGREGATIONS = ("per-step", "interval-mean", "whole-run", "cumulative")
 MAX_STEP_TIME_S = 1e6  # 11.6 days: anything slower is a corrupt value, not a step
 MAX_RANK = 2**31 - 1   # ranks and GPU counts beyond this are corrupt fields (they must fit int64 maths)
 MAX_GPUS = 10_000_000  # the schema's bound on a bid's GPUs
+# A rank is slow in a step when its time is more than this above the step's median rank (the
+# acceptance spec's "stragglers over 5%"); see ``stragglers`` for the rule built on it.
+STRAGGLER_EXCESS = 0.05
 
 
 def _finite(value: float | None) -> float | None:
@@ -109,6 +112,8 @@ class RankReduction:
     basis_sum_s: np.ndarray      # per rank: sum of the basis over steps
     basis_count: np.ndarray      # per rank: steps seen
     times_slowest: np.ndarray    # per rank: steps in which this rank had the max basis
+    slow_steps: np.ndarray       # per rank: steps more than STRAGGLER_EXCESS above the step's median rank
+    slowdown_ppm: np.ndarray     # per rank: sum over steps of (basis / step median - 1), parts per million
     basis: str = "step_time_s"
     rows: int = 0
     duplicates: int = 0

@@ -17,7 +17,7 @@ import numpy as np
 from procure.errors import ProcureError
 from procure.measure import readers
 from procure.measure.ranktable import (COMPUTE_SUFFIX, TableSchema, build_reduction,
-                                       reduce_steps)
+                                       rank_slowdowns, reduce_steps)
 from procure.measure.samples import MAX_STEP_TIME_S, RankReduction
 
 _STEP_COLUMNS = ("steps", "step_time_max_s", "ranks_per_step", "basis_max_s", "basis_median_s",
@@ -85,16 +85,20 @@ def reduce_table(path: Path, schema: TableSchema, scheduler: str,
         rows = frame.map_partitions(len).sum()
         keyed, valid = _keyed(frame, schema)
         per_rank = _per_rank(keyed)
-        per_step = _per_step(keyed)
+        by_step = keyed.shuffle(on="step", shuffle_method="tasks")
+        per_step, slowdowns = _per_step(by_step), _slowdowns(by_step)
         # dask.base.compute is unannotated
-        rows_n, valid_n, keyed_n, ranks_df, steps_df = compute(  # type: ignore[no-untyped-call]
-            rows, valid, keyed.shape[0], per_rank, per_step, scheduler=c.get)
+        rows_n, valid_n, keyed_n, ranks_df, steps_df, slow_df = compute(  # type: ignore[no-untyped-call]
+            rows, valid, keyed.shape[0], per_rank, per_step, slowdowns, scheduler=c.get)
     steps_df = steps_df.sort_values("steps", kind="stable")
     ranks_df = ranks_df.sort_index()
     per_step_arrays = {k: steps_df[k].to_numpy() for k in _STEP_COLUMNS}
     per_rank_arrays = {"ranks": ranks_df.index.to_numpy(np.int64),
                        "sum_us": ranks_df["sum_us"].to_numpy(np.int64),
                        "count": ranks_df["count"].to_numpy(np.int64)}
+    slow_df = slow_df.reindex(ranks_df.index, fill_value=0)
+    per_rank_arrays["slow_steps"] = slow_df["slow_steps"].to_numpy(np.int64)
+    per_rank_arrays["slowdown_ppm"] = slow_df["slowdown_ppm"].to_numpy(np.float64)
     basis = "busy_s" if schema.kind == "op" else "step_time_s"
     duplicates = 0 if schema.kind == "op" else int(valid_n) - int(keyed_n)
     return build_reduction(per_step_arrays, per_rank_arrays, basis, int(rows_n), duplicates,
@@ -184,7 +188,7 @@ def _per_rank(keyed: Any) -> Any:
     return us.groupby("rank").agg(sum_us=("basis_us", "sum"), count=("basis_us", "count"))
 
 
-def _per_step(keyed: Any) -> Any:
+def _per_step(by_step: Any) -> Any:
     import pandas as pd
 
     meta = pd.DataFrame({"steps": pd.Series(dtype="int64"),
@@ -193,8 +197,32 @@ def _per_step(keyed: Any) -> Any:
                          "basis_max_s": pd.Series(dtype="float64"),
                          "basis_median_s": pd.Series(dtype="float64"),
                          "slowest_rank": pd.Series(dtype="int64")})
-    return keyed.shuffle(on="step", shuffle_method="tasks").map_partitions(
-        _partition_steps, meta=meta)
+    return by_step.map_partitions(_partition_steps, meta=meta)
+
+
+def _slowdowns(by_step: Any) -> Any:
+    """Per rank: steps it was slow in and its summed slowdown (whole ppm: exact sums), from
+    partitions that hold every rank of their steps."""
+    import pandas as pd
+
+    meta = pd.DataFrame({"rank": pd.Series(dtype="int64"), "slow_steps": pd.Series(dtype="int64"),
+                         "slowdown_ppm": pd.Series(dtype="float64")})
+    return by_step.map_partitions(_partition_slowdowns, meta=meta).groupby("rank").sum()
+
+
+def _partition_slowdowns(part: Any) -> Any:
+    import pandas as pd
+
+    if len(part) == 0:
+        return pd.DataFrame({"rank": pd.Series(dtype="int64"), "slow_steps": pd.Series(dtype="int64"),
+                             "slowdown_ppm": pd.Series(dtype="float64")})
+    part = part.sort_values(["step", "rank"], kind="stable")
+    rank = part["rank"].to_numpy(np.int64)
+    basis = part["basis_s"].to_numpy(np.float64)
+    per_step = reduce_steps(part["step"].to_numpy(np.int64), rank, part["step_time_s"].to_numpy(np.float64), basis)
+    ranks = np.unique(rank)
+    out = rank_slowdowns(per_step, rank, basis, ranks)
+    return pd.DataFrame({"rank": ranks, **out})
 
 
 def _partition_steps(part: Any) -> Any:

@@ -11,6 +11,7 @@ from procure.report.commercial_view import bid_commercial, pricing_rows
 from procure.report.formatting import Formatter
 from procure.report.model_view import model_basis
 from procure.report.moe_view import workload_structure
+from procure.report.straggler_view import bid_stragglers
 from procure.report.target_view import bid_target
 
 # additive parts of a step (they sum to the modeled step time); the subtotals are shown apart
@@ -31,7 +32,7 @@ def bid_section(bid: dict[str, Any], doc: dict[str, Any], f: Formatter) -> dict[
         "plan": _plan(bid, f), "plan_origin": _plan_origin(bid, f), "model_basis": model_basis(bid, f),
         "structure": workload_structure(bid, f),
         "memory": _memory(bid, f), "step": _step(bid, f), "scaling": _scaling(bid, f),
-        "comparison": _comparison(bid, f), "measured": _measured(bid, f),
+        "comparison": _comparison(bid, f), "stragglers": bid_stragglers(bid, f), "measured": _measured(bid, f),
         "economics": _economics(bid, doc, f), "costs": _costs(bid, f),
         "commercial": bid_commercial(bid, doc, f, _line_row), "target": bid_target(bid, f),
         "flags": [{"code": f.text(fl.get("code")), "severity": fl.get("severity") or "info",

@@ -56,7 +56,7 @@ def generated(tmp_path: Path) -> Path:
     return path
 
 
-@pytest.mark.parametrize("name", ["rank_steps_ms.csv", "rank_spans.csv", "trace-ops.csv"])
+@pytest.mark.parametrize("name", ["rank_steps_ms.csv", "rank_spans.csv", "trace-ops.csv", "rank_burnin_2048.csv"])
 def test_fixture_tables_match_in_process(scheduler, name):
     path = FIXTURES / name
     assert comparable(ingest([path], scheduler=scheduler)) == comparable(ingest([path]))

@@ -84,8 +84,9 @@ def test_step_time_is_the_slowest_rank_per_step():
     assert section["skew_s"]["max"] == pytest.approx(1.0)
     # mean over steps of (max - median) / max
     assert section["slowest_rank_cost"] == pytest.approx(((3 - 2) / 3 + (2.5 - 2) / 2.5) / 2)
+    # rank 1: 3/2 - 1 = 0.5 and 2.5/2 - 1 = 0.25 over the step medians, both above 5%: 0.375 on average
     assert section["slowest_ranks"][0] == {"rank": 1, "mean_s": 2.75, "vs_median": 0.375,
-                                           "times_slowest": 2, "steps": 2}
+                                           "times_slowest": 2, "slow_steps": 2, "slowdown": 0.375, "steps": 2}
 
 
 def test_ties_for_the_slowest_rank_go_to_the_lower_rank():
