@@ -337,9 +337,11 @@ def build_grid(pb: Problem, gpus: int, spec: PlanSpec, gpn: int,
     if spec.a2a_overlap is None and not complete and float(pb.experts) > 0 and _feature(software, "ep_a2a_overlap"):
         # Megatron's EP A2A overlap runs the combined 1F1B schedule: no pipeline, or interleaved.
         # It hides one micro-batch's all-to-all under another's compute: one micro-batch per
-        # step has nothing to hide it under.
+        # step has nothing to hide it under. Not with full recomputation ("Full recompute is not
+        # a good companion for the overlap path": Megatron-Bridge docs, MoE Communication Overlap).
         micro = int(pb.batch) // np.maximum(grid["b"] * grid["d"], 1)
-        grid["ao"] = ((grid["e"] > 1) & ((grid["p"] == 1) | (grid["v"] > 1)) & (micro >= 2)).astype(np.int64)
+        grid["ao"] = ((grid["e"] > 1) & ((grid["p"] == 1) | (grid["v"] > 1)) & (micro >= 2)
+                      & (grid["rc"] != RECOMPUTE.index("full"))).astype(np.int64)
     return grid, None
 
 

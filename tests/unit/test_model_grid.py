@@ -119,7 +119,7 @@ def test_a_stack_that_splits_any_layer_count_may_pipeline_without_dividing_the_l
     assert np.all(grid["v"][uneven] == 1)             # without interleaving
 
 
-def test_ep_all_to_all_overlap_needs_a_second_micro_batch():
+def test_ep_all_to_all_overlap_needs_a_second_micro_batch_and_no_full_recompute():
     from test_model_fixtures import H100 as h100
 
     from procure.catalog.load import default_catalog
@@ -131,3 +131,5 @@ def test_ep_all_to_all_overlap_needs_a_second_micro_batch():
     single = 64 // (grid["b"] * grid["d"]) == 1
     assert np.any(single & (grid["e"] > 1)) and not np.any(grid["ao"][single])
     assert np.any(grid["ao"][~single])
+    full = grid["rc"] == 2
+    assert np.any(full & ~single & (grid["e"] > 1)) and not np.any(grid["ao"][full])
