@@ -64,7 +64,7 @@ def _is_sweep_file(path: Path) -> bool:
 @each_file_once
 def estimate(path: Path | str, bid_id: str | None = None, allow_paths: list[Path] | None = None) -> dict[str, Any]:
     from procure.catalog.calibration import load_knobs
-    from procure.pipeline import critical_batch, estimate_run
+    from procure.pipeline import TunedRecipes, critical_batch, estimate_run
 
     inputs = load_inputs(path, allow_paths)
     bids = [b for b in inputs.bids if bid_id is None or b.bid.id == bid_id]
@@ -72,6 +72,7 @@ def estimate(path: Path | str, bid_id: str | None = None, allow_paths: list[Path
         known = ", ".join(b.bid.id for b in inputs.bids)
         raise input_error(str(path), "unknown-bid", f"no bid {bid_id!r} (bids: {known})")
     out, critical, knobs = [], critical_batch(inputs), load_knobs()
+    recipes = TunedRecipes(inputs, knobs)
     for rb in bids:
         est, batch, run = estimate_run(inputs, rb, knobs, critical)
         entry: dict[str, Any] = {"id": rb.bid.id, "accelerator": rb.accelerator.id, "gpus": rb.bid.gpus,
@@ -80,6 +81,9 @@ def estimate(path: Path | str, bid_id: str | None = None, allow_paths: list[Path
         entry.update(est.to_dict())
         # the run the quote would cost: the model's step time (logs are the quote's), goodput, phases
         entry["run"] = run.to_dict() if run else None
+        # the nearest published tuned recipe of this model: its plan and measured step time next to
+        # the search's best plan at the recipe's own scale (the quote prints the same comparison)
+        entry["tuned_recipe"] = recipes.compare(rb, est)
         out.append(entry)
     return {"schema": "procure.estimate/v1", "bids": out}
 

@@ -83,7 +83,52 @@ def render_estimate(result: Result, console: Console) -> None:
                 for key, value in bid["terms"].items()]
         print_table(console, TERM_COLUMNS, rows)
         print_line(console, _search_line(bid.get("search")), indent=2)
+        _render_recipe(bid.get("tuned_recipe"), console)
         _render_run(bid.get("run"), console)
+
+
+# How far below a tuned recipe's measured step time the search's best may fall before the two plans
+# are called out: the search claiming to beat a vendor's tuning by more than the model's own error.
+FAR_FROM_RECIPE = 0.9
+
+
+def _degrees(plan: Mapping[str, Any] | None) -> str:
+    """The parallel degrees of a plan: tp, pp and dp always, the others where above 1."""
+    if not plan:
+        return EN.na
+    keys = ("tp", "pp", "dp", "cp", "ep", "vpp")
+    return " ".join(f"{k}{plan[k]}" for k in keys if plan.get(k) is not None and (k in keys[:3] or plan[k] > 1))
+
+
+def _settings(plan: Mapping[str, Any] | None) -> str:
+    if not plan:
+        return EN.na
+    parts = [f"micro-batch {plan.get('micro_batch', 1)}"]
+    if plan.get("zero_stage"):
+        parts.append(f"ZeRO-{plan['zero_stage']}")
+    if plan.get("recompute") not in (None, "none"):
+        parts.append(f"{plan['recompute']} recompute")
+    return ", ".join(parts)
+
+
+def _render_recipe(recipe: Result | None, console: Console) -> None:
+    """The nearest published tuned recipe and the search's best plan at the recipe's scale, both
+    plans spelled out, and a warning where the search claims to beat the recipe by 10% or more."""
+    if not recipe:
+        return
+    ratio = recipe.get("search_to_measured")
+    ours, theirs = recipe.get("search_plan_at_recipe_scale"), recipe.get("recipe_plan")
+    print_pairs(console, [("tuned recipe", str(recipe["recipe_id"])),
+                          ("recipe GPUs", f"{EN.integer(recipe['recipe_gpus'])} × {recipe['recipe_accelerator']}"),
+                          ("recipe plan", _degrees(theirs)), ("recipe settings", _settings(theirs)),
+                          ("measured step", f"{_seconds(recipe.get('recipe_measured_step_time_s'))} s"),
+                          ("model on the recipe", f"{_seconds(recipe.get('recipe_predicted_step_time_s'))} s"),
+                          ("search plan", _degrees(ours)), ("search settings", _settings(ours)),
+                          ("search step", f"{_seconds(recipe.get('search_step_time_at_recipe_scale_s'))} s "
+                                          f"({_ratio(ratio)} of measured)")], indent=2)
+    if ratio is not None and ratio < FAR_FROM_RECIPE:
+        print_line(console, ("note: ", "bold"), "the search claims to beat this tuned recipe by more than "
+                   f"{EN.percent(1 - FAR_FROM_RECIPE)}; compare both plans before relying on it", indent=2)
 
 
 def _render_run(run: Result | None, console: Console) -> None:

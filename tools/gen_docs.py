@@ -882,7 +882,12 @@ COMMAND_NOTES = {
                  "JSON: `procure.estimate/v1`, one entry per bid with `plan`, `step_time_s`, `terms`, "
                  "`memory_gib`, `feasible`, `search`, `runners_up` and `run` (`time_to_train_days`, `gpu_hours`, "
                  "`goodput`, and per phase `name`, `step_time_s`, `mfu`, `time_to_train_days`, `gpu_hours`; null "
-                 "when no plan fits)."],
+                 "when no plan fits) and `tuned_recipe`: the nearest published tuned recipe of the same model, "
+                 "sequence and precision (`recipe_id`, `recipe_plan`, `recipe_measured_step_time_s`, "
+                 "`recipe_predicted_step_time_s`) with the search's best plan at the recipe's own scale "
+                 "(`search_plan_at_recipe_scale`, `search_step_time_at_recipe_scale_s`, `search_to_measured`); "
+                 "null when the corpus has none. The terminal view prints both plans, and a note where the "
+                 "search claims to beat the recipe by more than 10%."],
     "backtest": ["JSON: `procure.backtest/v1` with `runs` (each `predicted_step_time_s`, `measured_step_time_s`, "
                  "signed `error`, `terms`; a run that cannot be predicted has `predicted_step_time_s: null` and a "
                  "`reason`) and `mape`.",

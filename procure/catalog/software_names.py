@@ -18,8 +18,9 @@ FEATURES = (
     # issue 11: MoE dispatchers (DeepEP, HybridEP), EP all-to-all overlap, fp8 dispatch, and
     # all-to-all (Ulysses-style) context parallelism
     "deepep", "hybridep", "ep_a2a_overlap", "fp8_dispatch", "cp_a2a",
-    # issue 27: DeepSeek's bidirectional pipeline schedule (DualPipe)
-    "dualpipe",
+    # issue 27: DeepSeek's bidirectional pipeline schedule (DualPipe); a pipeline engine that
+    # splits any layer count over the stages (the largest stage sets the pace)
+    "dualpipe", "pp_any_split",
 )
 FP8_RECIPES = ("mxfp8", "fp8_current", "fp8_delayed", "fp8_blockwise")   # preference order
 ATTENTION_KERNELS = ("fa2", "fa3", "cudnn", "ck", "unfused")

@@ -14,8 +14,16 @@ share: all-reduce ``2(n-1)/n * S / (g * bw_nic)``, pipelined with the NVLink hop
 two-level reduce -> all-reduce across nodes -> broadcast would move ``2(k-1)/k`` instead of
 ``2(n-1)/n``; NCCL's large-message ring does not, which matters for groups spanning 2-4 nodes.)
 
-Latency: NCCL's ring model: a base latency per collective plus one hop latency per ring step,
-intra-node hops at ``lat_up`` and inter-node hops at ``lat_net``.
+Latency: NCCL's ring model (src/graph/tuning.cc, ncclTopoTuneModel): a base latency per
+collective plus one hop latency per ring step. A ring all-gather or reduce-scatter over ``n``
+ranks on ``k`` nodes takes n - 1 steps, k - 1 of them across nodes (``lat_net``) and the other
+n - k inside them: the ring latency grows with the RANKS, not the nodes, which is what makes
+per-layer ZeRO-3/FSDP gathers of small layers slow on 1,000+ ranks. A ring all-reduce is a
+reduce-scatter then an all-gather: twice the steps.
+
+A group whose ranks do not tile the scale-up domain (tp 3 or 6 on 8-GPU nodes) has members on
+two nodes in some of its copies, and the slowest copy paces the step: that copy crosses the NIC
+with only gcd(group span, node) of its ranks on one side.
 """
 
 from __future__ import annotations
@@ -39,9 +47,21 @@ def group_layout(n: Any, gpn: Any, stride: Any) -> tuple[Vec, Vec]:
     """(ranks per node g, nodes k) of a group of ``n`` ranks whose members sit ``stride`` global
     ranks apart (Megatron order tp, cp, dp/ep, pp), on nodes of ``gpn`` GPUs."""
     n = np.asarray(n, dtype=float)
-    per_node = np.maximum(1.0, np.floor(np.asarray(gpn, dtype=float) / np.maximum(stride, 1)))
+    stride = np.maximum(np.asarray(stride, dtype=float), 1.0)
+    gpn = np.asarray(gpn, dtype=float)
+    per_node = np.maximum(1.0, np.floor(gpn / stride))
     g = np.minimum(n, per_node)
     k = np.ceil(n / g)
+    # A group that fits in a node but does not tile it (span n x stride not dividing the node):
+    # some copy straddles two nodes with gcd(span, node) / stride of its ranks on one side. Jobs
+    # place power-of-two blocks in a larger domain (MLPerf's GB200 runs use 64 of each NVL72
+    # rack's 72 GPUs: 2,496 = 39 x 64), so the domain tiled is the largest power of two in it.
+    span = (n * stride).astype(np.int64)
+    node = (2.0 ** np.floor(np.log2(np.maximum(gpn, 1.0)))).astype(np.int64)
+    straddles = (n > 1) & (span < node) & (node % np.maximum(span, 1) != 0)
+    split = np.maximum(1.0, np.floor(np.gcd(span, node) / stride))
+    g = np.where(straddles, np.minimum(split, g), g)
+    k = np.where(straddles, np.maximum(k, 2.0), k)
     return np.asarray(g, dtype=float), np.asarray(k, dtype=float)
 
 
@@ -56,7 +76,7 @@ def all_reduce_s(size_b: Any, n: Any, g: Any, k: Any, bw_up: Any, bw_nic: Any, l
     intra = vol / bw_up
     inter = np.where(k > 1, vol / (g * bw_nic), 0.0)
     bw_term = np.where(n > 1, np.maximum(intra, inter), 0.0)
-    return np.asarray(bw_term + _latency(2.0 * (g - 1.0), 2.0 * (k - 1.0), lat_net, n), dtype=float)
+    return np.asarray(bw_term + _latency(2.0 * (n - k), 2.0 * (k - 1.0), lat_net, n), dtype=float)
 
 
 def reduce_scatter_s(size_b: Any, n: Any, g: Any, k: Any, bw_up: Any, bw_nic: Any, lat_net: Any) -> Vec:
@@ -65,7 +85,7 @@ def reduce_scatter_s(size_b: Any, n: Any, g: Any, k: Any, bw_up: Any, bw_nic: An
     intra = vol / bw_up
     inter = np.where(k > 1, vol / (g * bw_nic), 0.0)
     bw_term = np.where(n > 1, np.maximum(intra, inter), 0.0)
-    return np.asarray(bw_term + _latency(g - 1.0, k - 1.0, lat_net, n), dtype=float)
+    return np.asarray(bw_term + _latency(n - k, k - 1.0, lat_net, n), dtype=float)
 
 
 all_gather_s = reduce_scatter_s

@@ -162,15 +162,20 @@ def _choices(pb: Problem, gpus: int, gpn: int, experts: int,
     }
 
 
-def _layers_rule(layers: Any, uneven: bool) -> Callable[[dict[str, Any]], Any]:
+def _layers_rule(layers: Any, uneven: bool, any_split: bool) -> Callable[[dict[str, Any]], Any]:
     """pp x vpp divides the layers; or, where the stack places the first and last stages' layers
     freely (Megatron --decoder-first/last-pipeline-num-layers, pipeline layouts), the middle stages
     hold n layers (a multiple of vpp, n = ceil(L/pp) rounded up) and the first and last stages
-    share what is left (DeepSeek-V3's 61 layers on pp16)."""
+    share what is left (DeepSeek-V3's 61 layers on pp16). A stack whose pipeline engine splits
+    any layer count (``pp_any_split``: DeepSpeed's PipelineModule, the undescribed stack) but
+    cannot lay out end stages puts ceil(L/pp) or fewer layers on each stage, without
+    interleaving; the largest stage sets the pace (core._slowest_stage), so a depth that does not
+    divide the layers is slower, not impossible (Llama 3.1 405B's 126 layers on pp16, not pp63
+    with 256 GPUs idle). Megatron without uneven stages asserts the division."""
     def rule(g: dict[str, Any]) -> Any:
         even = layers % (g["p"] * g["v"]) == 0
         if not uneven:
-            return even
+            return even | ((g["v"] == 1) & any_split)
         per_stage = -(-layers // g["p"])
         middle = -(-per_stage // g["v"]) * g["v"]
         return even | ((g["p"] > 2) & (middle * (g["p"] - 2) <= layers))
@@ -214,7 +219,8 @@ def search_rules(pb: Problem, software: SoftwareStack | None, stated: PlanSpec |
     layers, batch, seq = pb.layers, pb.batch, pb.seq
     z3_pp = software is None or software.has("zero3_with_pp")
     return [
-        (("p", "v"), "pp x vpp must divide the layers", _layers_rule(layers, _feature(software, "uneven_pp"))),
+        (("p", "v"), "pp x vpp must divide the layers", _layers_rule(layers, _feature(software, "uneven_pp"),
+                                                                      _feature(software, "pp_any_split"))),
         (("p", "v"), "vpp > 1 needs the layers of a stage divisible by vpp",
          lambda g: (g["v"] == 1) | (-(-layers // g["p"]) % g["v"] == 0)),
         (("p", "v", "b", "d"), "interleaving needs micro-batches divisible by pp",
@@ -330,7 +336,12 @@ def build_grid(pb: Problem, gpus: int, spec: PlanSpec, gpn: int,
             return _empty(), uneven or _message(reason, pb, gpus)
     if spec.a2a_overlap is None and not complete and float(pb.experts) > 0 and _feature(software, "ep_a2a_overlap"):
         # Megatron's EP A2A overlap runs the combined 1F1B schedule: no pipeline, or interleaved.
-        grid["ao"] = ((grid["e"] > 1) & ((grid["p"] == 1) | (grid["v"] > 1))).astype(np.int64)
+        # It hides one micro-batch's all-to-all under another's compute: one micro-batch per
+        # step has nothing to hide it under. Not with full recomputation ("Full recompute is not
+        # a good companion for the overlap path": Megatron-Bridge docs, MoE Communication Overlap).
+        micro = int(pb.batch) // np.maximum(grid["b"] * grid["d"], 1)
+        grid["ao"] = ((grid["e"] > 1) & ((grid["p"] == 1) | (grid["v"] > 1)) & (micro >= 2)
+                      & (grid["rc"] != RECOMPUTE.index("full"))).astype(np.int64)
     return grid, None
 
 

@@ -204,3 +204,24 @@ def test_a_bid_is_compared_with_the_nearest_published_tuned_recipe(cat):
     assert out["recipe_id"] == recipe["id"] and out["recipe_measured_step_time_s"] > 0
     assert out["search_to_measured"] is not None and 0.5 < out["search_to_measured"] < 1.5
     assert nearest_tuned_recipe(cat.models["gpt3-175b"], accel, 64, Workload(seq_len=4096, global_batch=8), runs) is None
+
+
+def test_the_search_meets_the_fastest_recipe_of_each_job(cat):
+    from procure.backtest.recipes import job_key, search_vs_tuned
+
+    runs = [r for r in read_runs(CORPUS / "moe_longctx.yaml")
+            if r["id"].startswith("mz_qwen3_235b_h100_bf16_256gpu_tp") and r.get("tuned_recipe")]
+    assert len(runs) >= 4 and len({job_key(r) for r in runs}) == 1
+    result = search_vs_tuned(runs, cat.accelerators, load_knobs())
+    fastest = min(result["runs"], key=lambda r: r["measured_step_time_s"])
+    assert result["jobs"] == 1 and result["median_ratio_per_job"] == fastest["ratio"]
+    assert result["median_ratio_per_job"] >= result["median_ratio"]
+
+
+def test_a_recipe_that_states_no_software_is_searched_with_its_years_stack(cat):
+    from procure.backtest.recipes import search_software
+
+    accel = cat.accelerators["a100-sxm4-80gb"]
+    old = search_software({"id": "korthikanti2022_x", "source": "2022 paper"}, None, accel)
+    assert old is not None and old.released.isoformat() <= "2022-12-31"
+    assert search_software({"id": "undated"}, None, accel) is None

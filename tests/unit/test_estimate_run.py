@@ -39,3 +39,28 @@ def test_estimate_matches_the_quote_where_the_quote_uses_the_model(both):
         assert bid["run"]["time_to_train_days"] == pytest.approx(doc_bid.time_to_train_days, rel=1e-5)
         assert bid["run"]["goodput"]["fraction"] == pytest.approx(doc_bid.goodput.fraction, rel=1e-5)  # the document keeps 6 digits
     assert compared >= 3
+
+
+def test_estimate_shows_the_tuned_recipe_and_the_searched_plan_side_by_side(tmp_path):
+    """Issue 27 item 2: where a published tuned recipe of the model exists, `procure estimate`
+    prints its plan and measured step next to the search's best plan at the recipe's scale."""
+    from rich.console import Console
+
+    from procure.cli_views import render_estimate
+
+    cluster = tmp_path / "cluster.yaml"
+    cluster.write_text(
+        "schema: procure/v1\ntitle: recipe check\nas_of: 2025-06-01\n"
+        "workload: {model: llama3-70b, seq_len: 8192, global_batch: 128, train_tokens: 1e12, precision: fp8}\n"
+        "bids:\n  - {id: h100, vendor: x, accelerator: h100-sxm5-80gb, gpus: 96, network: ib-ndr400,\n"
+        "     pricing: {kind: rental, usd_per_gpu_hour: 2}}\n", encoding="utf-8")
+    result = api.estimate(cluster)
+    recipe = result["bids"][0]["tuned_recipe"]
+    assert recipe["recipe_plan"]["tp"] >= 1 and recipe["search_plan_at_recipe_scale"]["tp"] >= 1
+    assert recipe["search_to_measured"] == pytest.approx(
+        recipe["search_step_time_at_recipe_scale_s"] / recipe["recipe_measured_step_time_s"])
+    console = Console(record=True, width=160, color_system=None)
+    render_estimate(result, console)
+    shown = console.export_text()
+    assert f"tuned recipe {recipe['recipe_id']}" in shown and "recipe plan" in shown
+    assert "search plan" in shown and "of measured" in shown

@@ -71,3 +71,36 @@ def test_send_recv_picks_the_tier():
 def test_group_layout(n, gpn, stride, g, k):
     got_g, got_k = col.group_layout(np.array(n), gpn, stride)
     assert (float(got_g), float(got_k)) == (g, k)
+
+
+def test_a_ring_gather_pays_one_hop_per_rank_not_per_node():
+    # NCCL's ring model (src/graph/tuning.cc): n - 1 steps, k - 1 of them across nodes. 1,024 ranks
+    # on 128 nodes of 8, an empty message: 8.4 us + (1024 - 128) x 2 us + 127 x 5 us = 2,435.4 us.
+    got = col.all_gather_s(0.0, 1024, 8, 128, NVLINK, NIC, LAT)
+    assert float(got) == pytest.approx(8.4e-6 + 896 * 2e-6 + 127 * 5e-6)
+    assert float(got) == pytest.approx(2435.4e-6)
+    # the ring all-reduce is its reduce-scatter and all-gather: twice the hops
+    ar = col.all_reduce_s(0.0, 1024, 8, 128, NVLINK, NIC, LAT)
+    assert float(ar) == pytest.approx(8.4e-6 + 2 * 896 * 2e-6 + 2 * 127 * 5e-6)
+
+
+@pytest.mark.parametrize("n, gpn, stride, want", [
+    (3, 8, 1, (1.0, 2.0)),    # tp3 on 8-GPU nodes: ranks 6, 7 | 8 -> one rank on one side
+    (6, 8, 1, (2.0, 2.0)),    # tp6: ranks 6, 7 | 8-11 -> gcd(6, 8) = 2
+    (4, 8, 1, (4.0, 1.0)),    # tiles the node
+    (8, 8, 1, (8.0, 1.0)),
+    (64, 72, 1, (64.0, 1.0)),  # NVL72: jobs place 64 of 72 GPUs per rack
+    (16, 8, 1, (8.0, 2.0)),   # spans whole nodes
+])
+def test_a_group_that_does_not_tile_its_node_straddles_two(n, gpn, stride, want):
+    g, k = col.group_layout(n, gpn, stride)
+    assert (float(g), float(k)) == want
+
+
+def test_tp3_pays_the_nic_where_tp4_stays_on_nvlink():
+    size = 64e6
+    g3, k3 = col.group_layout(3, 8, 1)
+    g4, k4 = col.group_layout(4, 8, 1)
+    tp3 = col.all_reduce_s(size, 3, g3, k3, NVLINK, NIC, LAT)
+    tp4 = col.all_reduce_s(size, 4, g4, k4, NVLINK, NIC, LAT)
+    assert float(tp3) > 3 * float(tp4)

@@ -180,3 +180,19 @@ def test_scaling_curve_keeps_the_shape_and_the_batch(best_70b):
     assert curve["curve"][0]["efficiency"] == 1.0
     assert 0.5 < curve["efficiency"] <= 1.05
     assert "global batch fixed" in curve["note"]
+
+
+def test_an_undescribed_stack_pipelines_126_layers_over_16_stages_not_63():
+    """Llama 3.1 405B on 16,384 H100 (2,048 x 8K sequences) on a stack that splits any layer count
+    but cannot lay out end stages: pp16 with 8 or 7 layers a stage, every GPU used (it was pp63
+    with 256 GPUs idle when pp had to divide the 126 layers)."""
+    from procure.catalog.calibration import load_knobs
+    from procure.catalog.load import default_catalog
+    from procure.catalog.software import resolve_software
+
+    cat = default_catalog()
+    accel = cat.accelerators["h100-sxm5-80gb"]
+    est = estimate(cat.models["llama3-405b"], accel, cat.networks["roce-400g"], 16384,
+                   Workload(seq_len=8192, global_batch=2048), knobs=load_knobs(),
+                   software=resolve_software("other", when="2024-04-01", accel=accel))
+    assert est.feasible and est.plan["pp"] == 16 and est.idle_gpus == 0

@@ -104,3 +104,32 @@ def test_huge_gpu_counts_build_quickly_enough_to_be_vectorised():
     # search leaves some idle (81,920 used at best) instead of refusing the bid.
     assert np.all(used <= 100_000) and np.all(16000 % grid["d"] == 0) and used.max() >= 80_000
     assert math.gcd(100_000, 16000) > 1
+
+
+def test_a_stack_that_splits_any_layer_count_may_pipeline_without_dividing_the_layers():
+    from procure.catalog.software import resolve_software
+
+    arch = gpt(30, 4096, 32, vocab=32000)
+    wl = Workload(seq_len=4096, global_batch=256)
+    other = resolve_software("other", when="2024-01-01")
+    assert other.has("pp_any_split") and not other.has("uneven_pp")
+    grid, _ = build_grid(_pb(arch, 64, wl), 64, PlanSpec(), 8, other)
+    uneven = 30 % grid["p"] != 0
+    assert np.any(uneven & (grid["p"] == 4))          # 8 + 8 + 7 + 7 layers
+    assert np.all(grid["v"][uneven] == 1)             # without interleaving
+
+
+def test_ep_all_to_all_overlap_needs_a_second_micro_batch_and_no_full_recompute():
+    from test_model_fixtures import H100 as h100
+
+    from procure.catalog.load import default_catalog
+
+    arch = default_catalog().models["mixtral-8x7b"]
+    wl = Workload(seq_len=4096, global_batch=64)
+    pb = build_problem(arch, h100, NDR, 64, wl).as_arrays()
+    grid, _ = build_grid(pb, 64, PlanSpec(), 8)
+    single = 64 // (grid["b"] * grid["d"]) == 1
+    assert np.any(single & (grid["e"] > 1)) and not np.any(grid["ao"][single])
+    assert np.any(grid["ao"][~single])
+    full = grid["rc"] == 2
+    assert np.any(full & ~single & (grid["e"] > 1)) and not np.any(grid["ao"][full])
