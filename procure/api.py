@@ -63,6 +63,7 @@ def _is_sweep_file(path: Path) -> bool:
 
 @each_file_once
 def estimate(path: Path | str, bid_id: str | None = None, allow_paths: list[Path] | None = None) -> dict[str, Any]:
+    from procure.backtest.tuned import tuned_recipes
     from procure.catalog.calibration import load_knobs
     from procure.pipeline import TunedRecipes, critical_batch, estimate_run
 
@@ -72,7 +73,7 @@ def estimate(path: Path | str, bid_id: str | None = None, allow_paths: list[Path
         known = ", ".join(b.bid.id for b in inputs.bids)
         raise input_error(str(path), "unknown-bid", f"no bid {bid_id!r} (bids: {known})")
     out, critical, knobs = [], critical_batch(inputs), load_knobs()
-    recipes = TunedRecipes(inputs, knobs)
+    recipes = TunedRecipes(inputs, knobs, tuple(tuned_recipes()))
     for rb in bids:
         est, batch, run = estimate_run(inputs, rb, knobs, critical)
         entry: dict[str, Any] = {"id": rb.bid.id, "accelerator": rb.accelerator.id, "gpus": rb.bid.gpus,
