@@ -75,6 +75,8 @@ def estimate_at(inputs: Inputs, rb: ResolvedBid, measured: MeasuredBid | None, k
     # the per-GPU variation, or the tail would be counted twice.
     busbw_gbs, cv, stack = (measured.scale_out.busbw_gbs if measured else None,
                             inputs.cluster.assumptions.step_time_cv, software(inputs, rb))
+    if stack.attention_kernel == "unfused":    # a stack without a fused kernel materialises the scores
+        workload = replace(workload, attention="unfused")
     return memoised("estimate", problem_key(rb.accelerator, rb.network, rb.bid.gpus, workload, plan, busbw_gbs, cv,
                                             stack),
                     lambda: estimate(inputs.arch, rb.accelerator, rb.network, rb.bid.gpus, workload, plan=plan,

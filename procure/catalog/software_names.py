@@ -6,7 +6,7 @@ Its own module because both the release schema (``software_schema``) and the loa
 from __future__ import annotations
 
 STACKS = ("megatron-core", "megatron-lm", "nemo", "megatron-bridge", "torchtitan", "deepspeed",
-          "fsdp", "maxtext", "primus", "hai-llm", "other")
+          "fsdp", "maxtext", "primus", "hai-llm", "metaseq", "llm-foundry", "other")
 # Names that run another stack's engine: NeMo 2 and Megatron-Bridge drive Megatron-Core; the
 # Megatron-LM repository ships it.
 ALIASES = {"megatron-lm": "megatron-core"}
@@ -23,4 +23,6 @@ FEATURES = (
     "dualpipe", "pp_any_split",
 )
 FP8_RECIPES = ("mxfp8", "fp8_current", "fp8_delayed", "fp8_blockwise")   # preference order
-ATTENTION_KERNELS = ("fa2", "fa3", "cudnn", "ck", "unfused")
+# fa1: FlashAttention's first version (2022); fa2, fa3: its successors; unfused: batched matmuls and
+# a separate softmax (Megatron 2020-22, fairseq/metaseq before November 2022)
+ATTENTION_KERNELS = ("fa1", "fa2", "fa3", "cudnn", "ck", "unfused")

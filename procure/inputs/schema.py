@@ -26,7 +26,7 @@ class SoftwareSpec(Strict):
     """The training stack a bid runs (hardware_catalog/software/); default: the mainstream stack of
     the accelerator's vendor, its newest release on or before ``date`` (else the quote's as_of)."""
 
-    stack: Optional[str] = Field(None, description="A stack of `hardware_catalog/software/`: megatron-core (megatron-lm), nemo, megatron-bridge, torchtitan, deepspeed, fsdp, maxtext, primus or other; unset means the vendor's mainstream stack.")
+    stack: Optional[str] = Field(None, description="A stack of `hardware_catalog/software/`: megatron-core (megatron-lm), nemo, megatron-bridge, torchtitan, deepspeed, fsdp, maxtext, primus, hai-llm, metaseq, llm-foundry or other; unset means the vendor's mainstream stack.")
     version: Optional[str] = Field(None, description="A release of that stack in the catalog (e.g. `25.09` for NeMo); unset means the newest released on or before `date`.")
     date: Optional[str] = Field(None, pattern=r"^\d{4}-\d{2}(-\d{2})?$", description="`YYYY-MM` or `YYYY-MM-DD`: pick the newest release on or before it; unset means the quote's `as_of`.")
 

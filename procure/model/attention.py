@@ -53,6 +53,10 @@ REFERENCE_HEAD_DIM = 128.0
 # Kernel throughput relative to the part's reference kernel (FlashAttention-3 paper figures).
 HOPPER_PLUS_KERNELS = {"cudnn": 1.0, "fa3": 1.09, "fa2": 0.62, "ck": 1.0, "unfused": 1.0}
 PRE_HOPPER = frozenset({"volta", "turing", "ampere", "ada lovelace"})
+# FlashAttention's first version against FlashAttention-2 on the same part: half the throughput
+# (flash-attention README, changelog "2.0: Complete rewrite, 2x faster").
+FA1_OVER_FA2 = 0.5
+HOPPER_PLUS_KERNELS["fa1"] = HOPPER_PLUS_KERNELS["fa2"] * FA1_OVER_FA2
 
 
 def kernel_factor(kernel: str | None, accel: Accelerator) -> float:
@@ -60,7 +64,7 @@ def kernel_factor(kernel: str | None, accel: Accelerator) -> float:
     if kernel is None or accel.vendor.upper() != "NVIDIA":
         return 1.0
     if accel.architecture.strip().lower() in PRE_HOPPER:
-        return 1.0                      # FlashAttention-2 is the reference there
+        return FA1_OVER_FA2 if kernel == "fa1" else 1.0    # FlashAttention-2 is the reference there
     return HOPPER_PLUS_KERNELS.get(kernel, 1.0)
 
 

@@ -175,3 +175,51 @@ def test_deepspeed_releases_of_2020_to_2022_carry_their_features():
     old = resolve_software("deepspeed", when=date(2021, 6, 1))
     assert old.has("zero3") and old.attention_kernel == "unfused" and not old.has("selective_recompute")
     assert resolve_software("deepspeed", when=date(2023, 2, 1)).version == "0.8"
+
+
+def test_metaseq_and_llm_foundry_carry_their_dated_features_and_kernels():
+    """Issue 27 item 4: the stacks of OPT (metaseq) and of MosaicML's MPT runs (LLM Foundry)."""
+    opt = resolve_software("metaseq", when=date(2022, 6, 1))
+    assert opt.version == "2022.05" and opt.attention_kernel == "unfused"
+    assert opt.has("tp") and opt.has("zero3") and not opt.has("pp")
+    assert resolve_software("metaseq", when=date(2022, 12, 1)).attention_kernel == "fa1"
+    assert resolve_software("llm-foundry", when=date(2023, 6, 1)).attention_kernel == "fa1"
+    assert resolve_software("llm-foundry", when=date(2024, 1, 1)).attention_kernel == "fa2"
+    assert not resolve_software("llm-foundry", when=date(2024, 1, 1)).has("tp")
+
+
+def test_flashattention_1_runs_at_half_the_throughput_of_flashattention_2():
+    from procure.model.attention import kernel_factor
+
+    assert kernel_factor("fa1", A100) == 0.5 and kernel_factor("fa2", A100) == 1.0
+    assert kernel_factor("fa1", H100) == pytest.approx(0.5 * kernel_factor("fa2", H100))
+
+
+def test_a_quoted_bid_on_a_stack_without_a_fused_kernel_materialises_the_scores(tmp_path):
+    """The quote path, not only the backtest: a bid on Megatron-LM of 2021 (unfused attention) is
+    timed with the full s x s scores, slower than the same plan on a 2023 release."""
+    from procure.catalog.calibration import load_knobs
+    from procure.inputs.bundle import load_inputs
+    from procure.pipeline import estimate_bid
+
+    def step(stack: str, when: str) -> float:
+        path = tmp_path / f"{stack}-{when}.yaml"
+        path.write_text(f"""schema: procure/v1
+title: t
+as_of: 2026-11-01
+workload: {{model: llama3-8b, seq_len: 8192, global_batch: 256, train_tokens: 1.0e12}}
+bids:
+- id: a
+  vendor: v
+  accelerator: a100-sxm4-80gb
+  gpus: 64
+  pricing: {{usd_per_gpu_hour: 2}}
+  software: {{stack: {stack}, date: {when}}}
+  plan: {{tp: 8, pp: 1, dp: 8, micro_batch: 1, zero_stage: 0, recompute: full, sequence_parallel: false}}
+""", encoding="utf-8")
+        inputs = load_inputs(path)
+        est = estimate_bid(inputs, inputs.bids[0], None, load_knobs())
+        assert est.feasible, est.reason
+        return float(est.step_time_s)
+
+    assert step("megatron-lm", "2021-10") > 1.05 * step("megatron-core", "2023-06")
