@@ -91,6 +91,8 @@ class WorkloadSummary(Frozen):
     critical_batch: Optional[CriticalBatch] = None
     phases: list[PhaseSummary] = Field(default_factory=list, description="The main phase and the further ones "
                                        "(empty for a single-phase workload).")
+    horizon_months: Optional[Count] = Field(None, description="`workload.horizon_months` as given (unset: the "
+                                            "horizon is the longest commitment or run among the bids).")
 
 
 class AssumptionRow(Frozen):

@@ -27,7 +27,7 @@ BASIS_CHOICES = ["modeled", "measured", "committed"]
 CHAIN_ASSUMPTIONS = ("failures_per_gpu_hour", "restart_min", "checkpoint_bytes_per_param", "checkpoint_write_gbs",
                      "checkpoint_interval_min", "gpu_utilisation_power", "power_usd_per_kwh", "pue", "months_hours",
                      "cost_of_capital", "resale_decline_per_year", "resale_haircut", "resale_transaction_cost",
-                     "value_of_time_per_day")
+                     "resale_months_to_sell", "leftover_hours_reuse_share", "value_of_time_per_day")
 MONEY_TERMS = {"price_per_gpu_hour": 4, "storage_per_gpu_hour": 4, "network_per_gpu_hour": 4, "capex_per_gpu": 2,
                "network_capex_per_gpu": 2, "support_per_gpu_year": 2, "power_per_kwh": 4, "colo_per_kw_month": 2,
                "setup_fee": 2, "egress_per_tb": 2, "capex_per_node": 2, "network_capex": 2, "staff_per_year": 2}
@@ -219,6 +219,9 @@ def workload_rows(doc: dict[str, Any]) -> list[InputRow]:
                  model_source, as_of, FMT["int"]),
         InputRow(Names.global_("deadline_days"), "Deadline", "", number_or_none(w.get("deadline_days")), "days",
                  "cluster.yaml workload.deadline_days (blank: none)", as_of, FMT["days"]),
+        InputRow(Names.global_("horizon_months"), "Horizon of the cash view", "", w.get("horizon_months"), "months",
+                 "cluster.yaml workload.horizon_months (blank: the longest commitment or run among the bids)", as_of,
+                 "0"),
         InputRow(Names.global_("max_lost_fraction"), "Largest lost fraction the goodput formula is trusted to", "",
                  D(MAX_LOST_FRACTION), "fraction",
                  "procure: beyond this the first-order formula means nothing; the loss is clamped", as_of, FMT["pct"]),
@@ -256,7 +259,7 @@ def _assumption_format(key: str) -> str:
     if key == "failures_per_gpu_hour":
         return FMT["sci"]
     if key in ("gpu_utilisation_power", "cost_of_capital", "resale_decline_per_year", "resale_haircut",
-               "resale_transaction_cost"):
+               "resale_transaction_cost", "leftover_hours_reuse_share"):
         return FMT["pct"]
     return "General"
 

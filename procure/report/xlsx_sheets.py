@@ -70,7 +70,7 @@ def readme_sheet(book: Book, doc: dict[str, Any], result: CheckResult, counts: d
     lines += [("", NOTE), ("This workbook", SECTION),
               (f"{counts['formulas']} formulas; {counts['inputs']} named inputs; {counts['names']} defined names. "
                "Numbers in formulas are unit conversions only (24, 60, 3,600, 86,400, 1,000, 10^6, 10^9, 10^12, "
-               "8,760 h per year), 0, 1 and 2 of the formulas themselves, and rounding digits (money policy: "
+               "8,760 h per year, 12 months per year), 0, 1 and 2 of the formulas themselves, and rounding digits (money policy: "
                "cents, 1e-4 per million tokens, 1e-6 for a converted price, FX rates at a named number of "
                "significant digits); hours per month is a named input.", NOTE)]
     for row, (text, cell_style) in enumerate(lines):

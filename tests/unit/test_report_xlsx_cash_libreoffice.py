@@ -1,0 +1,136 @@
+"""The Cash flow sheet recalculated by LibreOffice (headless): its present value, nominal total,
+upfront and peak cash equal the document's after recalculation, and an edited input (the cost of
+capital both ways, the resale haircut, an FX rate) moves them, the Summary's totals and both
+ranks exactly as a fresh quote on the correspondingly edited inputs does (to 0.01%). Skipped with
+a reason where soffice is not installed.
+"""
+
+from __future__ import annotations
+
+import io
+from decimal import Decimal
+from pathlib import Path
+
+import openpyxl
+import pytest
+
+from procure import api
+from procure.report.xlsx_report import render_xlsx
+from test_report_xlsx_libreoffice import (CASES, SOFFICE, _books_with, _case_copy, fresh_quote, libreoffice, summary,
+                                          with_inputs)
+
+REL_TOL = Decimal("1e-4")           # 0.01 %
+pytestmark = [pytest.mark.slow, pytest.mark.skipif(SOFFICE is None, reason="LibreOffice (soffice) is not installed")]
+CASH_CASES = ("example", "eur-and-missing", "own-deal-twd", "time-to-target")
+TABLE = {"Nominal total": "nominal_total", "Present value": "present_value", "Upfront cash": "upfront_cash",
+         "Peak cash out": "peak_cash_out"}
+
+
+def _assumption(tmp: Path, case: str, key: str, value: str) -> Path:
+    cluster = _case_copy(tmp / f"{key}-{value}", case)
+    text = cluster.read_text(encoding="utf-8")
+    line = f"  {key}: {value}\n"
+    text = text.replace("assumptions:\n", "assumptions:\n" + line) if "assumptions:\n" in text else \
+        text.replace("\nbids:\n", f"\nassumptions:\n{line}bids:\n")
+    cluster.write_text(text, encoding="utf-8")
+    return cluster
+
+
+def _fx(tmp: Path):
+    def edit(fx: dict) -> None:
+        table = next(t for t in fx["tables"] if str(t["as_of"]) == "2026-06-30")
+        table["rates"]["TWD"] = "28.5"
+    books = _books_with(tmp / "fx", "fx.yaml", edit)
+    return "eur-and-missing", {"fx_TWD": 28.5}, fresh_quote(CASES / "eur-and-missing" / "cluster.yaml", books)
+
+
+EDITS = {
+    "coc-up": lambda tmp: ("example", {"in_cost_of_capital": 0.14},
+                           fresh_quote(_assumption(tmp, "example", "cost_of_capital", "0.14"))),
+    "coc-down": lambda tmp: ("example", {"in_cost_of_capital": 0.02},
+                             fresh_quote(_assumption(tmp, "example", "cost_of_capital", "0.02"))),
+    "haircut": lambda tmp: ("example", {"in_resale_haircut": 0.45},
+                            fresh_quote(_assumption(tmp, "example", "resale_haircut", "0.45"))),
+    "fx": _fx,
+}
+
+
+@pytest.fixture(scope="module")
+def recalculated(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("xlsx-cash-lo")
+    originals = {case: api.quote_document(CASES / case / "cluster.yaml").to_data() for case in CASH_CASES}
+    files = {f"original-{case}": render_xlsx(doc) for case, doc in originals.items()}
+    edits = {}
+    for name, make in EDITS.items():
+        case, values, fresh = make(tmp)
+        edits[name] = (case, values, fresh)
+        files[f"edit-{name}"] = with_inputs(files[f"original-{case}"], values)
+    src, out = tmp / "src", tmp / "out"
+    src.mkdir()
+    for name, data in files.items():
+        (src / f"{name}.xlsx").write_bytes(data)
+    libreoffice(sorted(src.iterdir()), out, tmp)
+    return {"originals": originals, "edits": edits, "out": out}
+
+
+def cash_table(path: Path) -> dict[str, dict[str, object]]:
+    ws = openpyxl.load_workbook(path, data_only=True)["Cash flow"]
+    head = [c.value for c in ws[1]]
+    rows = {}
+    for r in range(2, ws.max_row + 1):
+        bid = ws.cell(r, 1).value
+        if not bid:
+            break
+        rows[bid] = {h: ws.cell(r, i + 1).value for i, h in enumerate(head)}
+    return rows
+
+
+def rel_diff(got: object, want: object) -> Decimal:
+    g, w = Decimal(str(got)), Decimal(str(want))
+    return abs(g - w) / max(abs(w), Decimal("0.01"))
+
+
+def pv_ranks(doc: dict) -> dict[str, int]:
+    costed = sorted((b["cash"]["present_value"], b["id"]) for b in doc["bids"] if b.get("cash"))
+    return {bid: 1 + sum(1 for pv, _ in costed if pv < value) for value, bid in costed}
+
+
+@pytest.mark.parametrize("case", CASH_CASES)
+def test_the_cash_sheet_equals_the_document_after_libreoffice(recalculated, case):
+    doc = recalculated["originals"][case]
+    table = cash_table(recalculated["out"] / f"original-{case}.xlsx")
+    cash_bids = [b for b in doc["bids"] if b.get("cash")]
+    assert cash_bids and set(table) == {b["id"] for b in cash_bids}
+    for bid in cash_bids:
+        for column, key in TABLE.items():
+            assert rel_diff(table[bid["id"]][column], bid["cash"][key]) <= REL_TOL, (case, bid["id"], column)
+        assert table[bid["id"]]["Rank on present value"] == pv_ranks(doc)[bid["id"]]
+
+
+@pytest.mark.parametrize("edit", sorted(EDITS))
+def test_an_edited_input_moves_cash_totals_and_ranks_like_a_fresh_quote(recalculated, edit):
+    case, _, fresh = recalculated["edits"][edit]
+    before = {b["id"]: b for b in recalculated["originals"][case]["bids"]}
+    out = recalculated["out"] / f"edit-{edit}.xlsx"
+    table, rows = cash_table(out), summary(out)
+    moved = 0
+    for bid in fresh["bids"]:
+        if bid.get("cash"):
+            for column, key in TABLE.items():
+                assert rel_diff(table[bid["id"]][column], bid["cash"][key]) <= REL_TOL, (edit, bid["id"], column)
+            assert table[bid["id"]]["Rank on present value"] == pv_ranks(fresh)[bid["id"]], (edit, bid["id"])
+            moved += bid["cash"]["present_value"] != before[bid["id"]]["cash"]["present_value"]
+        assert rows[bid["id"]]["Rank"] == bid["rank"], (edit, bid["id"])
+        if bid["total_cost"] is not None:
+            assert rel_diff(rows[bid["id"]]["Total cost"], bid["total_cost"]) <= REL_TOL, (edit, bid["id"])
+    assert moved, edit                  # the edit moved some present value: the test can fail
+
+
+def test_the_workbook_opens_with_its_own_cached_values(recalculated):
+    """Without recalculation (openpyxl reads the cached values) the sheet already shows the document's figures."""
+    doc = recalculated["originals"]["example"]
+    wb = openpyxl.load_workbook(io.BytesIO(render_xlsx(doc)), data_only=True)
+    ws = wb["Cash flow"]
+    pv = {ws.cell(r, 1).value: ws.cell(r, 3).value for r in range(2, 2 + len(doc["bids"]))}
+    for bid in doc["bids"]:
+        assert Decimal(str(pv[bid["id"]])) == bid["cash"]["present_value"]
