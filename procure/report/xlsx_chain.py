@@ -34,6 +34,8 @@ class Context:
     base: dict[str, Expr] = field(default_factory=dict)
     scenario: dict[str, Expr] = field(default_factory=dict)
     scenario_case: bool = False
+    target: dict[str, Expr] = field(default_factory=dict)
+    target_case: bool = False                             # at the target tokens: the token factor left out
     currencies: set[str] = field(default_factory=set)     # quoted currencies converted (FX rows needed)
 
     @property
@@ -62,6 +64,8 @@ class Context:
         """This case's cell for ``key``; a scenario falls back to the base where it does not differ."""
         if self.scenario_case and key in self.scenario:
             return self.scenario[key]
+        if self.target_case and key in self.target:
+            return self.target[key]
         return self.b(key)
 
     def b(self, key: str) -> Expr:
@@ -196,7 +200,7 @@ def _phases_s(c: Context) -> Expr:
 def _training_s(c: Context) -> Expr:
     tokens = c.g("train_tokens")
     factor = c.optional(c.inp, "token_factor")      # the main phase's batch: its statistical efficiency
-    if factor is not None:
+    if factor is not None and not c.target_case:
         tokens = tokens * factor
     main = tokens / c.m("tokens_per_s") / c.b("goodput")
     if not further_phases(c.doc):
@@ -449,10 +453,13 @@ class Chain:
     scenario: dict[str, Expr]
     formulas: dict[tuple[str, str], Expr]      # (case, key) -> formula
     currencies: frozenset[str] = frozenset()   # quoted currencies this bid converts
+    target: dict[str, Expr] = field(default_factory=dict)   # at the target tokens (a token factor of its own)
 
     def get(self, case: str, key: str) -> Expr | None:
         if case == "scenario" and key in self.scenario:
             return self.scenario[key]
+        if case == "target" and key in self.target:
+            return self.target[key]
         return self.base.get(key)
 
     @property
@@ -477,4 +484,28 @@ def plan_chain(doc: dict[str, Any], bid: dict[str, Any], names: Names, defined: 
             formulas[(case, row.key)] = expr
             chain = c.base if case == "base" else c.scenario
             chain[row.key] = Name(names.base(c.id, row.key) if case == "base" else names.scenario(c.id, row.key))
-    return Chain(bid, dict(c.base), dict(c.scenario), formulas, frozenset(c.currencies))
+    c.scenario_case = False
+    _plan_target(c, formulas)
+    return Chain(bid, dict(c.base), dict(c.scenario), formulas, frozenset(c.currencies), dict(c.target))
+
+
+# what moves when the run stops at the target tokens (Time to target: the cost at the target tokens)
+TARGET_KEYS = ("training_s", "time_to_train_days", "used_hours", "days_to_finish", "billed_hours", "idle_hours",
+               "depreciated_hours", "resale_fraction")
+
+
+def target_name(names: Names, bid_id: str, key: str) -> str:
+    return names.base(bid_id, "target_" + key)
+
+
+def _plan_target(c: Context, formulas: dict[tuple[str, str], Expr]) -> None:
+    """A bid with a token factor of its own: the chain again at the target tokens alone (factor 1)."""
+    if c.optional(c.inp, "token_factor") is None:
+        return
+    c.target_case = True
+    for row in ROWS:
+        if row.key not in TARGET_KEYS or row.key not in c.base or row.base is None:
+            continue
+        formulas[("target", row.key)] = row.base(c)
+        c.target[row.key] = Name(target_name(c.names, c.id, row.key))
+    c.target_case = False

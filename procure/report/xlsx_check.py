@@ -77,6 +77,11 @@ def check(book: Book, doc: dict[str, Any], chains: list[Chain], blocks: Blocks, 
                           ("billed", "billed_hours")):
             if bid.get(path) is not None:
                 compare(path, bid_id, book.value(SUMMARY_SHEET, row, lay.col(key)), bid.get(path), EXACT)
+        ttt = bid.get("time_to_target") or {}
+        for key, path in (("cost_to_target", "cost"), ("cost_at_target_tokens", "cost_at_target_tokens")):
+            if ttt.get(path) is not None and names.base(bid_id, key) in book.names:
+                compare(f"time_to_target {path}", bid_id, book.value(*book.names[names.base(bid_id, key)]), ttt[path],
+                        EXACT)
         for key, path, tol in CASH_FIGURES:
             name = f"cash_{names.slug(bid_id)}_table_{key}"
             if (bid.get("cash") or {}).get(path) is not None and name in book.names:

@@ -51,7 +51,7 @@ def build_book(doc: dict[str, Any]) -> tuple[Book, CheckResult]:
     build_cash(book, doc, chains, names, defined)
     step_time_sheet(book, chains, names)
     ratios_sheet(book, chains, names, term_keys(bids))
-    target_sheet(book, doc, chains, names)
+    target_sheet(book, doc, chains, names, blocks)
     measurements_sheet(book, bids, names)
     negotiation_sheet(book, bids, doc)
     sensitivity_sheet(book, bids, doc)
