@@ -465,8 +465,9 @@ workload:
 price_books: [my-books]              # optional: folders of your own price books, next to this file
 
 assumptions:                         # optional; every key has a default
-  power_usd_per_kwh: 0.08            # purchase bids: electricity price
-  pue: 1.3                           # purchase bids: facility overhead
+  power_usd_per_kwh: 0.08            # purchase bids that state no power price of their own
+  pue: 1.3                           # purchase bids that state no PUE: your facility's overhead
+  rental_pue: 1.3                    # rentals whose price book states no PUE (assumed provider overhead)
   failures_per_gpu_hour: 0.00002     # interruptions per GPU-hour (Llama 3: about 2e-5)
   restart_min: 15                    # minutes lost per interruption
   checkpoint_write_gbs: 100          # aggregate write bandwidth to storage, GB/s

@@ -151,7 +151,10 @@ def _assumptions(inputs: Inputs, effective: Assumptions) -> list[Q.AssumptionRow
         if not hasattr(effective, spec.key):
             continue                 # a model assumption (step_time_cv): reported with the knobs
         set_here = spec.key in given
-        rows.append(Q.AssumptionRow(key=spec.key, label=spec.label, value=getattr(effective, spec.key),
+        value = getattr(effective, spec.key)
+        if spec.key == "power_usd_per_kwh" and set_here:     # as given, in USD (the economics converted it)
+            value = inputs.cluster.assumptions.power_usd_per_kwh
+        rows.append(Q.AssumptionRow(key=spec.key, label=spec.label, value=value,
                                     unit=spec.unit, origin=origin if set_here else "default",
                                     source="given in the input" if set_here else spec.source))
     return rows

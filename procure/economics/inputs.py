@@ -123,7 +123,8 @@ class Assumptions:
     checkpoint_interval_min: float | None = None          # None -> Young's optimum
     gpu_utilisation_power: float = _float("gpu_utilisation_power")
     power_usd_per_kwh: Decimal | None = None              # None -> the purchase book's figure
-    pue: Decimal | None = None
+    pue: Decimal | None = None                            # the buyer's facility (purchases)
+    rental_pue: Decimal = cast(Decimal, default("rental_pue"))   # a provider's, when its book states none
     mfu_ceiling: float = _float("mfu_ceiling")            # the large-run MFU record
     cost_of_capital: Decimal = cast(Decimal, default("cost_of_capital"))
     resale_decline_per_year: Decimal = cast(Decimal, default("resale_decline_per_year"))

@@ -269,6 +269,7 @@ class AssumptionsSpec(Strict):
 
     power_usd_per_kwh: Optional[Money] = _assumption("power_usd_per_kwh")
     pue: Optional[Finite] = _assumption("pue")
+    rental_pue: Optional[Money] = _assumption("rental_pue")
     failures_per_gpu_hour: Optional[Finite] = _assumption("failures_per_gpu_hour")
     restart_min: Optional[Finite] = _assumption("restart_min")
     checkpoint_write_gbs: Optional[Finite] = _assumption("checkpoint_write_gbs")
@@ -327,8 +328,8 @@ class PricingSpec(Strict):
     life_years: Optional[LifeYears] = Field(None, description="Purchase: depreciation life (the run basis depreciates over it).")
     residual_fraction: Optional[Fraction] = Field(None, description="Purchase: book value at the end of the life, as a fraction of capex (straight-line depreciation).")
     resale_decline_per_year: Optional[FractionBelowOne] = Field(None, description="Purchase: market resale value falls as (1 − this)^years (the commitment basis credits it at the end of the run); unset: the assumption.")
-    power_per_kwh: Optional[Money] = Field(None, description="Purchase: electricity price per kWh (the workload's `power_usd_per_kwh` still wins).")
-    pue: Optional[Pue] = Field(None, description="Purchase: facility PUE, applied once, to power (the workload's `pue` still wins).")
+    power_per_kwh: Optional[Money] = Field(None, description="Purchase: electricity price per kWh, in the pricing's currency (wins over the workload's `power_usd_per_kwh`; both given and different: a note names both).")
+    pue: Optional[Pue] = Field(None, description="Purchase: facility PUE, applied once, to power (wins over the workload's `pue`; both given and different: a note names both).")
     colo_per_kw_month: Optional[Money] = Field(None, description="Purchase: colocation per kW of IT load per month (no PUE).")
     kw_per_gpu: Optional[Money] = Field(None, gt=0, le=100, description="IT power per GPU in kW, instead of the catalog system's (node power / GPUs + fabric share).")
     staff_per_year: Optional[Money] = Field(None, description="Purchase: people to run the cluster, per year.")

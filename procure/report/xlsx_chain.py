@@ -336,17 +336,37 @@ def _kw(c: Context) -> Expr:
 
 
 def _pue(c: Context) -> Expr:
+    """The bid's own PUE (inline or its price book's) wins; else a purchase takes the workload's
+    (the buyer's facility) and a rental the assumed PUE of a rented cluster; else 1 (IT only)."""
     c.b("kw_per_gpu")
-    book = c.optional(c.inp, "pue")
-    fallback: Expr = Num(Decimal(1)) if book is None else call("IF", call("ISNUMBER", book), book, 1)
-    given = c.optional(c.g, "pue")
-    return fallback if given is None else call("IF", call("ISNUMBER", given), given, fallback)
+    fallback: Expr = Num(Decimal(1))
+    if c.kind == "rental":
+        fallback = c.optional(c.g, "rental_pue") or fallback
+    else:
+        given = c.optional(c.g, "pue")
+        if given is not None:
+            fallback = call("IF", call("ISNUMBER", given), given, fallback)
+    own = c.optional(c.inp, "pue")
+    return fallback if own is None else call("IF", call("ISNUMBER", own), own, fallback)
 
 
 def _power_price(c: Context) -> Expr:
-    book = _converted("power_per_kwh")(c)
-    given = c.optional(c.g, "power_usd_per_kwh")      # reported in the report currency already
-    return book if given is None else call("IF", call("ISNUMBER", given), given, book)
+    """The bid's own price (inline or its price book's) × FX wins; else the workload's, given in
+    USD, × the USD rate (both converted as the economics converts them: ROUND(price × FX, 6))."""
+    try:
+        return _converted("power_per_kwh")(c)
+    except Missing:
+        pass
+    given = _given_assumption(c, "power_usd_per_kwh")
+    if given is None:
+        raise Missing("power_per_kwh")
+    return c.to_report(given, "USD")
+
+
+def _given_assumption(c: Context, key: str) -> Expr | None:
+    """An assumption's input cell, when the document gives it a value."""
+    row = next((a for a in c.doc.get("assumptions") or [] if a.get("key") == key), None)
+    return None if row is None or row.get("value") is None else c.optional(c.g, key)
 
 
 def _energy(c: Context) -> Expr:
@@ -432,9 +452,11 @@ ROWS: tuple[Row, ...] = (
         _converted("staff_per_year")),
     Row("kw_per_gpu", "IT power per GPU", "kW", "0.0000",
         "node power / GPUs per node + fabric W / 1,000 (system spec), else the given kW, else TDP / 1,000", _kw),
-    Row("pue", "PUE", "", "0.00", "the workload's PUE, else the price book's, else 1 (IT energy only)", _pue),
+    Row("pue", "PUE", "", "0.00", "the bid's own (inline or its price book's), else the workload's for a purchase "
+        "or the assumed PUE of a rented cluster for a rental, else 1 (IT energy only)", _pue),
     Row("power_per_kwh", "Power price", "{ccy}/kWh", "money6",
-        "the workload's price (converted from USD by procure), else the price book's × FX", _power_price),
+        "ROUND(the bid's own price (inline or its price book's) × FX, 6), else ROUND(the workload's USD price × "
+        "the USD rate, 6)", _power_price),
     Row("colo_per_kw_month", "Colocation per kW-month", "{ccy}/kW-month", "money2", "ROUND(quoted × FX, 6)",
         _converted("colo_per_kw_month")),
     Row("energy_mwh", "Energy", "MWh", FMT["num3"], "GPUs × IT kW × average draw × PUE × hours used / 1,000",

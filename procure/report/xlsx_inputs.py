@@ -25,7 +25,8 @@ VALUE_COL = 3
 BASIS_CHOICES = ["modeled", "measured", "committed"]
 # the assumptions the chain reads (the others drive flags and bands, computed by procure only)
 CHAIN_ASSUMPTIONS = ("failures_per_gpu_hour", "restart_min", "checkpoint_bytes_per_param", "checkpoint_write_gbs",
-                     "checkpoint_interval_min", "gpu_utilisation_power", "power_usd_per_kwh", "pue", "months_hours",
+                     "checkpoint_interval_min", "gpu_utilisation_power", "power_usd_per_kwh", "pue", "rental_pue",
+                     "months_hours",
                      "cost_of_capital", "resale_decline_per_year", "resale_haircut", "resale_transaction_cost",
                      "resale_months_to_sell", "leftover_hours_reuse_share", "value_of_time_per_day")
 MONEY_TERMS = {"price_per_gpu_hour": 4, "storage_per_gpu_hour": 4, "network_per_gpu_hour": 4, "capex_per_gpu": 2,
@@ -246,8 +247,8 @@ def assumption_rows(doc: dict[str, Any]) -> list[InputRow]:
         if a is None:
             continue
         value, unit = a.get("value"), str(a.get("unit") or "")
-        if key == "power_usd_per_kwh":    # given in USD; procure reports it converted (to 1e-6)
-            unit = f"{doc['currency']}/kWh" + ("" if doc["currency"] == "USD" else ", converted from USD")
+        if key == "power_usd_per_kwh":    # given in USD: the Model converts it with the FX cells
+            unit = "USD/kWh"
         given = a.get("origin") != "default"
         rows.append(InputRow(Names.global_(key), str(a.get("label") or key), "", number_or_none(value), unit,
                              f"{a.get('source')}" + (f" ({a.get('origin')})" if given else ""),
@@ -423,6 +424,7 @@ def used_terms(bid: dict[str, Any]) -> set[str]:
         used |= LINE_TERMS.get(key, set())
         if key == "support":
             used.add("support_per_gpu_year" if purchase else "support_fraction")
+    used.add("pue")                  # energy: the bid's own PUE (a rental's provider, a purchase's facility)
     if purchase and used & CAPEX_TERMS:
         quoted = {str(q.get("key")) for q in (bid.get("pricing") or {}).get("quoted") or []}
         used |= (CAPEX_TERMS & quoted) | DEPRECIATION_TERMS     # capex, financing and resale read them all

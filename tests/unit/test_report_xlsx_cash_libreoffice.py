@@ -44,6 +44,29 @@ def _fx(tmp: Path):
     return "eur-and-missing", {"fx_TWD": 28.5}, fresh_quote(CASES / "eur-and-missing" / "cluster.yaml", books)
 
 
+OWN_H200 = """  - id: own-h200
+    vendor: Own cluster
+    accelerator: h200-sxm-141gb
+    gpus: 256
+    network: roce-400g
+    lead_time_days: 30
+    pricing: {kind: purchase, capex_per_gpu: 32000, currency: USD, life_years: 5, colo_per_kw_month: 150}
+"""
+
+
+def _power_fx(tmp: Path):
+    """A EUR report, a workload power price in USD and a purchase that states none: the workbook keeps
+    the USD price and converts it with the FX cell, so editing the EUR rate moves the power line too."""
+    cluster = _case_copy(tmp / "power-fx", "eur-and-missing")
+    text = cluster.read_text(encoding="utf-8").replace("\nbids:\n", "\nassumptions:\n  power_usd_per_kwh: 0.10\nbids:\n")
+    cluster.write_text(text + OWN_H200, encoding="utf-8")
+    original = fresh_quote(cluster)
+
+    def edit(fx: dict) -> None:
+        next(t for t in fx["tables"] if str(t["as_of"]) == "2026-06-30")["rates"]["EUR"] = "0.95"
+    return original, {"fx_EUR": 0.95}, fresh_quote(cluster, _books_with(tmp / "power-fx-books", "fx.yaml", edit))
+
+
 EDITS = {
     "coc-up": lambda tmp: ("example", {"in_cost_of_capital": 0.14},
                            fresh_quote(_assumption(tmp, "example", "cost_of_capital", "0.14"))),
@@ -59,11 +82,13 @@ EDITS = {
 def recalculated(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("xlsx-cash-lo")
     originals = {case: api.quote_document(CASES / case / "cluster.yaml").to_data() for case in CASH_CASES}
+    power_doc, power_values, power_fresh = _power_fx(tmp)
+    originals["power-fx"] = power_doc
     files = {f"original-{case}": render_xlsx(doc) for case, doc in originals.items()}
-    edits = {}
+    edits = {"power-fx": ("power-fx", power_values, power_fresh)}
     for name, make in EDITS.items():
-        case, values, fresh = make(tmp)
-        edits[name] = (case, values, fresh)
+        edits[name] = make(tmp)
+    for name, (case, values, _) in edits.items():
         files[f"edit-{name}"] = with_inputs(files[f"original-{case}"], values)
     src, out = tmp / "src", tmp / "out"
     src.mkdir()
@@ -95,7 +120,7 @@ def pv_ranks(doc: dict) -> dict[str, int]:
     return {bid: 1 + sum(1 for pv, _ in costed if pv < value) for value, bid in costed}
 
 
-@pytest.mark.parametrize("case", CASH_CASES)
+@pytest.mark.parametrize("case", CASH_CASES + ("power-fx",))
 def test_the_cash_sheet_equals_the_document_after_libreoffice(recalculated, case):
     doc = recalculated["originals"][case]
     table = cash_table(recalculated["out"] / f"original-{case}.xlsx")
@@ -107,7 +132,7 @@ def test_the_cash_sheet_equals_the_document_after_libreoffice(recalculated, case
         assert table[bid["id"]]["Rank on present value"] == pv_ranks(doc)[bid["id"]]
 
 
-@pytest.mark.parametrize("edit", sorted(EDITS))
+@pytest.mark.parametrize("edit", sorted(EDITS) + ["power-fx"])
 def test_an_edited_input_moves_cash_totals_and_ranks_like_a_fresh_quote(recalculated, edit):
     case, _, fresh = recalculated["edits"][edit]
     before = {b["id"]: b for b in recalculated["originals"][case]["bids"]}
@@ -124,6 +149,21 @@ def test_an_edited_input_moves_cash_totals_and_ranks_like_a_fresh_quote(recalcul
         if bid["total_cost"] is not None:
             assert rel_diff(rows[bid["id"]]["Total cost"], bid["total_cost"]) <= REL_TOL, (edit, bid["id"])
     assert moved, edit                  # the edit moved some present value: the test can fail
+
+
+def test_the_workload_power_price_follows_the_fx_cell(recalculated):
+    """The USD power price is an input in USD; the purchase's power line moves with the EUR rate exactly."""
+    _, _, fresh = recalculated["edits"]["power-fx"]
+    own = next(b for b in fresh["bids"] if b["id"] == "own-h200")
+    power = next(line for line in own["cost_lines"] if line["key"] == "power")
+    before = next(b for b in recalculated["originals"]["power-fx"]["bids"] if b["id"] == "own-h200")
+    assert power["rate"] != next(line for line in before["cost_lines"] if line["key"] == "power")["rate"]
+    ws = openpyxl.load_workbook(recalculated["out"] / "edit-power-fx.xlsx", data_only=True)["Cost lines"]
+    rows = [r for r in range(2, ws.max_row + 1) if ws.cell(r, 1).value == "own-h200" and ws.cell(r, 3).value == "Power"
+            and str(ws.cell(r, 2).value).startswith("Base")]
+    assert rows
+    for r in rows:
+        assert rel_diff(ws.cell(r, 6).value, power["rate"]) <= Decimal("1e-9")
 
 
 def test_the_workbook_opens_with_its_own_cached_values(recalculated):
