@@ -261,7 +261,7 @@ def with_cash(econ: BidEconomics, assumptions: Assumptions, horizon: Decimal) ->
     if econ.terms is None or econ.used_hours is None or not econ.has_cost:
         return econ
     return replace(econ, cash=cash_summary(econ.terms, econ.lead_time_days, econ.used_hours, horizon,
-                                           leftover(assumptions)))
+                                           leftover(assumptions), assumptions.tax))
 
 
 def evaluate_core(case: BidCase, assumptions: Assumptions, basis: str = DEFAULT_BASIS, *,

@@ -14,6 +14,7 @@ from typing import cast
 from procure.assumptions import default
 from procure.economics.commitment import StatedCommitment
 from procure.economics.statistical import BatchChoice
+from procure.economics.tax import Tax
 
 
 @dataclass(frozen=True)
@@ -133,6 +134,7 @@ class Assumptions:
     resale_months_to_sell: int = int(cast(int, default("resale_months_to_sell")))
     leftover_hours_reuse_share: Decimal = cast(Decimal, default("leftover_hours_reuse_share"))
     horizon_months: int | None = None                     # None -> the longest commitment or run
+    tax: Tax | None = None                                # workload.tax; None: no tax flows
     value_of_time_per_day: Decimal | None = None          # report currency per day earlier
     step_time_sigma_calibrated: float = _float("step_time_sigma_calibrated")
     step_time_sigma_uncalibrated: float = _float("step_time_sigma_uncalibrated")

@@ -29,13 +29,16 @@ TABLE_HEADER = ["Bid", "Nominal total", "Present value", "Upfront cash", "Peak c
                 "Cost of capital", "Horizon (months)"]
 ITEM_COL, TOTAL_COL, FIRST_MONTH_COL = 1, 2, 3
 HOURS_PER_YEAR = Num(Decimal(8760))            # a unit conversion, the economics' year
-UPFRONT = ("capex", "prepayment", "setup")
+UPFRONT = ("capex", "prepayment", "setup", "import-duty", "vat")
 FLOW_LABELS = {
     "capex": "Capex at order", "setup": "One-time setup fee", "prepayment": "Prepayment at signing",
     "invoice": "Usage invoices (GPU-hours, support, storage, network; less the prepaid share)",
     "egress": "Data egress", "leftover-hours": "Reserved hours left over, reused (credit)",
     "power": "Power", "colocation": "Colocation", "support": "Support", "staff": "Staff",
-    "resale": "Resale at the horizon end (net of haircut and transaction cost)"}
+    "resale": "Resale at the horizon end (net of haircut and transaction cost)",
+    "import-duty": "Import duty on capex", "vat": "VAT/GST on capex and expenses",
+    "vat-refund": "VAT recovered (credit)", "tax-shield": "Income-tax shield of costs and depreciation (credit)",
+    "tax-on-sale": "Income tax on the sale over the book value", "depreciation": "Tax depreciation (not cash)"}
 Zero = Num(Decimal(0))
 
 
@@ -44,6 +47,7 @@ class Block:
     """One bid's rows: named scalars, then one row per kind of flow."""
 
     chain: Chain
+    doc: dict[str, Any]
     names: Names
     defined: set[str]
     book: Book
@@ -100,7 +104,7 @@ def build_cash(book: Book, doc: dict[str, Any], chains: list[Chain], names: Name
     _month_header(sheet, grid, months)
     row, blocks = grid + 1, []
     for chain in bids:
-        block = Block(chain, names, defined, book)
+        block = Block(chain, doc, names, defined, book)
         row = _write_block(sheet, row, block, months, grid, money)
         blocks.append((block, row))
         row += 1
@@ -174,18 +178,34 @@ def _write_block(sheet: Sheet, row: int, block: Block, months: int, grid: int, m
         row = _scalar(sheet, row, block, "sale_month", "Sold in month", sale, "0")
         row = _scalar(sheet, row, block, "resale_fraction", "Resale cash, fraction of capex", _resale_fraction(block),
                       "0.000000")
+    tax = (block.doc.get("workload") or {}).get("tax")
+    depreciation = None
+    if tax and not rental:
+        row = _scalar(sheet, row, block, "tax_base", "Tax depreciation base: capex + import duty (+ VAT not recovered)",
+                      _tax_base(block, tax), FMT["num2"])
+        depreciation = row
+        row = _flow_row(sheet, row, block, "depreciation", _depreciation(block), months, grid, money)
     first_flow = row
     for kind, cell in flows:
-        sheet.put(row, 0, block.bid_id)
-        sheet.put(row, ITEM_COL, FLOW_LABELS[kind])
-        for k in range(months + 1):
-            col = FIRST_MONTH_COL + k
-            sheet.put(row, col, cell(Ref(CASH_SHEET, grid, col), k == months), money)
-        sheet.put(row, TOTAL_COL, call("SUM", Range(CASH_SHEET, row, FIRST_MONTH_COL, row, FIRST_MONTH_COL + months)),
-                  money)
-        block.flows.append((kind, row))
-        row += 1
+        row = _flow_row(sheet, row, block, kind, cell, months, grid, money)
+    if tax:
+        for kind, cell in tax_cells(block, tax, rental, depreciation):
+            row = _flow_row(sheet, row, block, kind, cell, months, grid, money)
     return _totals(sheet, row, block, first_flow, months, grid, money)
+
+
+def _flow_row(sheet: Sheet, row: int, block: Block, kind: str, cell: Cell, months: int, grid: int,
+              money: Style) -> int:
+    sheet.put(row, 0, block.bid_id)
+    sheet.put(row, ITEM_COL, FLOW_LABELS[kind], NOTE if kind == "depreciation" else Style())
+    for k in range(months + 1):
+        col = FIRST_MONTH_COL + k
+        sheet.put(row, col, cell(Ref(CASH_SHEET, grid, col), k == months), money)
+    sheet.put(row, TOTAL_COL, call("SUM", Range(CASH_SHEET, row, FIRST_MONTH_COL, row, FIRST_MONTH_COL + months)),
+              money)
+    if kind != "depreciation":
+        block.flows.append((kind, row))
+    return row + 1
 
 
 def _totals(sheet: Sheet, row: int, block: Block, first_flow: int, months: int, grid: int, money: Style) -> int:
@@ -325,6 +345,101 @@ def _resale_fraction(block: Block) -> Expr:
     market = (1 - decline).power(age / HOURS_PER_YEAR)
     return call("ROUND", market * (1 - _opt(block.g("resale_haircut"))) * (1 - _opt(block.g("resale_transaction_cost"))),
                 6)
+
+
+# --- taxes (economics.tax, by formula) ----------------------------------------------------------
+
+def _tax_rate(key: str) -> Expr:
+    return Name(Names.global_(f"tax_{key}"))
+
+
+def _tax_base(block: Block, tax: dict[str, Any]) -> Expr:
+    capex = block.m("capex_total")
+    assert capex is not None
+    base = capex + call("ROUND", capex * _tax_rate("import_duty_rate"), 2)
+    if tax.get("vat_recovered_after_months") is None:
+        base = base + call("ROUND", capex * _tax_rate("vat_rate"), 2)
+    return base
+
+
+def _depreciation(block: Block) -> Cell:
+    """Straight line to zero over the life, by the hours held in each month (not cash: the shield reads it)."""
+    mh = Name(Names.global_("months_hours"))
+    life = block.m("life_hours")
+    assert life is not None
+    lead, base = block.scalars["lead_hours"], block.scalars["tax_base"]
+    end = call("MIN", lead + life, Name(block.name("hold_end")))
+    return lambda k, last: call("ROUND", base * span_hours(lead, end, k, mh, last) / life, 2)
+
+
+def tax_cells(block: Block, tax: dict[str, Any], rental: bool, depreciation: int | None) -> list[tuple[str, Cell]]:
+    """Import duty, VAT (and its refund), the tax shield and the tax on the sale, per month, over the
+    flow rows already written: the month's expenses are every flow but capex and resale."""
+    expense_rows = [r for kind, r in block.flows if kind not in ("capex", "resale")]
+    capex_row = next((r for kind, r in block.flows if kind == "capex"), None)
+
+    def expenses(k: Expr) -> Expr:
+        assert isinstance(k, Ref)
+        refs: list[Expr] = [Ref(CASH_SHEET, r, k.col) for r in expense_rows]
+        return call("SUM", *refs) if refs else Zero
+
+    vat, rate = _tax_rate("vat_rate"), _tax_rate("rate")
+    cells: list[tuple[str, Cell]] = []
+    if capex_row is not None:
+        capex = block.m("capex_total")
+        assert capex is not None
+        cells.append(("import-duty", lambda k, last: at_month(Zero, k, False,
+                                                              call("ROUND", capex * _tax_rate("import_duty_rate"), 2))))
+
+    def vat_cell(k: Expr, last: bool) -> Expr:
+        assert isinstance(k, Ref)
+        base = expenses(k)
+        if capex_row is not None and k.col == FIRST_MONTH_COL:
+            base = base + Ref(CASH_SHEET, capex_row, k.col)
+        return call("ROUND", base * vat, 2)
+    cells.append(("vat", vat_cell))
+    after = tax.get("vat_recovered_after_months")
+    if after is not None:
+        cells.append(("vat-refund", _refund(block, int(after))))
+    cost = after is None
+
+    def shield(k: Expr, last: bool) -> Expr:
+        assert isinstance(k, Ref)
+        deductible = expenses(k)
+        if depreciation is not None:
+            deductible = deductible + Ref(CASH_SHEET, depreciation, k.col)
+        if cost:
+            deductible = deductible + call("ROUND", expenses(k) * vat, 2)
+        return -call("ROUND", deductible * rate, 2)
+    cells.append(("tax-shield", shield))
+    if depreciation is not None and not rental:
+        cells.append(("tax-on-sale", _tax_on_sale(block, depreciation)))
+    return cells
+
+
+def _refund(block: Block, after: int) -> Cell:
+    """Minus the VAT paid ``after`` months earlier (the last column: every refund from then on)."""
+    def cell(k: Expr, last: bool) -> Expr:
+        assert isinstance(k, Ref)
+        vat_row = next(r for kind, r in block.flows if kind == "vat")
+        first = k.col - after
+        if first < FIRST_MONTH_COL:
+            return Zero
+        if last:
+            return -call("SUM", Range(CASH_SHEET, vat_row, first, vat_row, k.col))
+        return -Ref(CASH_SHEET, vat_row, first)
+    return cell
+
+
+def _tax_on_sale(block: Block, depreciation: int) -> Cell:
+    """Tax at the income-tax rate on the sale's cash less the book value left, in the month of the sale."""
+    capex = block.m("capex_total")
+    assert capex is not None
+    sale_cash = call("ROUND", capex * Name(block.name("resale_fraction")), 2)
+
+    book = block.scalars["tax_base"] - Ref(CASH_SHEET, depreciation, TOTAL_COL)
+    return lambda k, last: at_month(Name(block.name("sale_month")), k, last,
+                                    call("ROUND", (sale_cash - book) * _tax_rate("rate"), 2))
 
 
 # --- the table at the top ----------------------------------------------------------------------

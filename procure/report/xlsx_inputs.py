@@ -226,7 +226,25 @@ def workload_rows(doc: dict[str, Any]) -> list[InputRow]:
         InputRow(Names.global_("max_lost_fraction"), "Largest lost fraction the goodput formula is trusted to", "",
                  D(MAX_LOST_FRACTION), "fraction",
                  "procure: beyond this the first-order formula means nothing; the loss is clamped", as_of, FMT["pct"]),
-    ] + phase_rows(doc)
+    ] + phase_rows(doc) + tax_rows(doc)
+
+
+TAX_RATES = (("rate", "Income tax rate (the shield of costs and depreciation)"), ("vat_rate", "VAT/GST rate"),
+             ("import_duty_rate", "Import duty on capex"))
+
+
+def tax_rows(doc: dict[str, Any]) -> list[InputRow]:
+    """workload.tax, when given: its rates are inputs of the Cash flow sheet's tax rows."""
+    tax, as_of = (doc.get("workload") or {}).get("tax"), str(doc["as_of"])
+    if not tax:
+        return []
+    rows = [InputRow(Names.global_(f"tax_{key}"), label, "", number_or_none(tax.get(key)), "fraction",
+                     f"cluster.yaml workload.tax.{key}", as_of, FMT["pct"]) for key, label in TAX_RATES]
+    after = tax.get("vat_recovered_after_months")
+    rows.append(InputRow(None, "VAT recovered after (the layout of the Cash flow sheet)", "",
+                         "not recovered: a cost" if after is None else after, "months",
+                         "cluster.yaml workload.tax.vat_recovered_after_months", as_of))
+    return rows
 
 
 def basis_rows(doc: dict[str, Any]) -> list[InputRow]:
