@@ -67,6 +67,17 @@ def _power_fx(tmp: Path):
     return original, {"fx_EUR": 0.95}, fresh_quote(cluster, _books_with(tmp / "power-fx-books", "fx.yaml", edit))
 
 
+TAX = "{rate: 0.25, vat_rate: 0.1, vat_recovered_after_months: 2, import_duty_rate: 0.02}"
+
+
+def _taxed(tmp: Path, rate: str) -> dict:
+    cluster = _case_copy(tmp / f"tax-{rate}", "example")
+    text = cluster.read_text(encoding="utf-8")
+    cluster.write_text(text.replace("  cost_basis: commitment", f"  tax: {TAX.replace('0.25', rate)}\n  cost_basis: "
+                                    "commitment", 1), encoding="utf-8")
+    return fresh_quote(cluster)
+
+
 EDITS = {
     "coc-up": lambda tmp: ("example", {"in_cost_of_capital": 0.14},
                            fresh_quote(_assumption(tmp, "example", "cost_of_capital", "0.14"))),
@@ -84,8 +95,10 @@ def recalculated(tmp_path_factory):
     originals = {case: api.quote_document(CASES / case / "cluster.yaml").to_data() for case in CASH_CASES}
     power_doc, power_values, power_fresh = _power_fx(tmp)
     originals["power-fx"] = power_doc
+    originals["tax"] = _taxed(tmp, "0.25")
     files = {f"original-{case}": render_xlsx(doc) for case, doc in originals.items()}
-    edits = {"power-fx": ("power-fx", power_values, power_fresh)}
+    edits = {"power-fx": ("power-fx", power_values, power_fresh),
+             "tax-rate": ("tax", {"in_tax_rate": 0.35}, _taxed(tmp, "0.35"))}
     for name, make in EDITS.items():
         edits[name] = make(tmp)
     for name, (case, values, _) in edits.items():
@@ -120,7 +133,7 @@ def pv_ranks(doc: dict) -> dict[str, int]:
     return {bid: 1 + sum(1 for pv, _ in costed if pv < value) for value, bid in costed}
 
 
-@pytest.mark.parametrize("case", CASH_CASES + ("power-fx",))
+@pytest.mark.parametrize("case", CASH_CASES + ("power-fx", "tax"))
 def test_the_cash_sheet_equals_the_document_after_libreoffice(recalculated, case):
     doc = recalculated["originals"][case]
     table = cash_table(recalculated["out"] / f"original-{case}.xlsx")
@@ -132,7 +145,7 @@ def test_the_cash_sheet_equals_the_document_after_libreoffice(recalculated, case
         assert table[bid["id"]]["Rank on present value"] == pv_ranks(doc)[bid["id"]]
 
 
-@pytest.mark.parametrize("edit", sorted(EDITS) + ["power-fx"])
+@pytest.mark.parametrize("edit", sorted(EDITS) + ["power-fx", "tax-rate"])
 def test_an_edited_input_moves_cash_totals_and_ranks_like_a_fresh_quote(recalculated, edit):
     case, _, fresh = recalculated["edits"][edit]
     before = {b["id"]: b for b in recalculated["originals"][case]["bids"]}
