@@ -43,6 +43,10 @@ def readme_sheet(book: Book, doc: dict[str, Any], result: CheckResult, counts: d
     ] + _phase_lines(doc) + [
         ("Cost lines: every line as amount = ROUND(quantity × rate × factors / divisor, 2), for each basis, "
          "Base and Scenario; the totals on Summary add them up.", Style()),
+        ("Cash flow: every bid as dated cash, one column per month (capex, prepayment, invoices, power, "
+         "colocation, support, staff, egress, resale, reused hours; and taxes when the workload gives them), each "
+         "a formula over Inputs and Model; present value at the cost of capital, (1 + rate)^(−month / 12), "
+         "nominal total, upfront and peak cash out, and the rank on present value.", Style()),
         ("Step time, Measurements, Negotiation, Sensitivity, Sources: the breakdown, the logs, the negotiator's "
          "figures, procure's stress tests and band (values: they do not follow edits), and where every number "
          "comes from.", Style()),
