@@ -16,8 +16,8 @@ import pytest
 
 from procure import api
 from procure.report.xlsx_report import render_xlsx
-from test_report_xlsx_libreoffice import (CASES, SOFFICE, _books_with, _case_copy, fresh_quote, libreoffice, summary,
-                                          with_inputs)
+from test_report_xlsx_libreoffice import (CASES, SOFFICE, _books_with, _case_copy, _line, fresh_quote, libreoffice,
+                                          summary, with_inputs)
 
 REL_TOL = Decimal("1e-4")           # 0.01 %
 pytestmark = [pytest.mark.slow, pytest.mark.skipif(SOFFICE is None, reason="LibreOffice (soffice) is not installed")]
@@ -78,6 +78,15 @@ def _taxed(tmp: Path, rate: str) -> dict:
     return fresh_quote(cluster)
 
 
+def _target_price(tmp: Path):
+    """Every AWS H100 bid of the time-to-target case at 3.00 per GPU-hour (the book's line edited)."""
+    books = _books_with(tmp / "target-price", "aws-2026q3.yaml",
+                        lambda b: _line(b, "h100-sxm5-80gb", "on-demand").update(price_per_gpu_hour="3.00"))
+    values = {f"bid_{bid}_price_per_gpu_hour": 3.0 for bid in ("h100_100k", "h100_4m_commit", "h100_32k_commit",
+                                                               "h100_far_commit")}
+    return "time-to-target", values, fresh_quote(CASES / "time-to-target" / "cluster.yaml", books)
+
+
 EDITS = {
     "coc-up": lambda tmp: ("example", {"in_cost_of_capital": 0.14},
                            fresh_quote(_assumption(tmp, "example", "cost_of_capital", "0.14"))),
@@ -86,6 +95,7 @@ EDITS = {
     "haircut": lambda tmp: ("example", {"in_resale_haircut": 0.45},
                             fresh_quote(_assumption(tmp, "example", "resale_haircut", "0.45"))),
     "fx": _fx,
+    "target-price": _target_price,
 }
 
 
@@ -162,6 +172,25 @@ def test_an_edited_input_moves_cash_totals_and_ranks_like_a_fresh_quote(recalcul
         if bid["total_cost"] is not None:
             assert rel_diff(rows[bid["id"]]["Total cost"], bid["total_cost"]) <= REL_TOL, (edit, bid["id"])
     assert moved, edit                  # the edit moved some present value: the test can fail
+
+
+def test_an_edited_price_moves_the_cost_at_target_tokens_without_a_phantom_penalty(recalculated):
+    """Cost to target, cost at the target tokens and the penalty follow a price edit like a fresh quote:
+    a bid at the workload's batch keeps a zero penalty, the one at a batch of its own its true penalty."""
+    _, _, fresh = recalculated["edits"]["target-price"]
+    ws = openpyxl.load_workbook(recalculated["out"] / "edit-target-price.xlsx", data_only=True)["Time to target"]
+    head = [c.value for c in ws[1]]
+    rows = {ws.cell(r, 1).value: {h: ws.cell(r, i + 1).value for i, h in enumerate(head)}
+            for r in range(2, ws.max_row + 1) if ws.cell(r, 1).value}
+    penalties = 0
+    for bid in fresh["bids"]:
+        ttt = bid["time_to_target"]
+        row = rows[bid["id"]]
+        for column, key in (("Cost to target", "cost"), ("Cost at target tokens", "cost_at_target_tokens"),
+                            ("Penalty cost", "penalty_cost")):
+            assert abs(Decimal(str(row[column])) - ttt[key]) <= Decimal("0.01"), (bid["id"], column)
+        penalties += ttt["penalty_cost"] != 0
+    assert penalties == 1
 
 
 def test_the_workload_power_price_follows_the_fx_cell(recalculated):
