@@ -300,6 +300,7 @@ def evaluate_core(case: BidCase, assumptions: Assumptions, basis: str = DEFAULT_
     if not ranking_only:
         found.append(checks.misses_deadline(days, case.deadline_days, case.lead_time_days))
         found.append(checks.batch_beyond_critical(case.batch))
+        found.append(checks.facility_conflict(t.power.conflicts))
     return BidEconomics(
         id=case.id, vendor=case.vendor, currency=case.pricing.currency,
         step_time_basis=perf.basis, step_time_s=perf.step_time_s, throughput=tp, goodput=gp,

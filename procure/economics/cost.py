@@ -77,7 +77,7 @@ class PowerBasis:
     pue: Decimal
     pue_given: bool                          # False: the assumed rental PUE, or 1 (IT energy only)
     price_per_kwh: Decimal | None
-    conflicts: tuple[str, ...] = ()          # the workload's figures the bid's own replaced, both named
+    conflicts: tuple[str, ...] = ()          # the workload's figures the bid's own replaced (a flag names both)
 
 
 def power_basis(pricing: Pricing, assumptions: Assumptions) -> PowerBasis:
@@ -379,7 +379,6 @@ def cost_notes(t: Terms) -> list[str]:
     if power.kw_per_gpu is not None and not power.pue_given:
         notes.append(f"the provider states no PUE: energy uses the assumed PUE {power.pue} of a rented cluster"
                      if t.pricing.kind == "rental" else f"no PUE given: energy uses PUE {power.pue} (IT energy only)")
-    notes += list(power.conflicts)
     if t.pricing.kind == "purchase" and power.kw_per_gpu is not None:
         if power.price_per_kwh is None:
             notes.append("no power price given: no power line")

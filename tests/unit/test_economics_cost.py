@@ -150,9 +150,10 @@ def test_the_bids_own_power_price_and_pue_win_over_the_workloads_and_the_conflic
     econ = evaluate_core(one_hour_per_thousand(ex.purchase(), hours=1000), assumptions)
     assert amounts(econ, "run")["power"] == Decimal("465.92")
     assert econ.energy_mwh == Decimal("5.824")
-    assert "power price: the bid's 0.08 USD/kWh is used, not the workload's 0.1 USD/kWh (converted from USD)" \
-        in econ.notes
-    assert "PUE: the bid's 1.3 is used, not the workload's 1.5" in econ.notes
+    flag = next(f for f in econ.flags if f.code == "facility-conflict")
+    assert flag.severity == "warning"
+    assert flag.reason == ("power price: the bid's 0.08 USD/kWh is used, not the workload's 0.1 USD/kWh (converted "
+                           "from USD); PUE: the bid's 1.3 is used, not the workload's 1.5")
 
 
 def test_the_workload_power_price_and_pue_serve_a_bid_that_states_none():
@@ -161,7 +162,7 @@ def test_the_workload_power_price_and_pue_serve_a_bid_that_states_none():
     pricing = ex.purchase(power_per_kwh=None, pue=None)
     econ = evaluate_core(one_hour_per_thousand(pricing, hours=1000), assumptions)
     assert amounts(econ, "run")["power"] == Decimal("672.00")
-    assert not [n for n in econ.notes if "is used, not the workload's" in n]
+    assert "facility-conflict" not in [f.code for f in econ.flags]
 
 
 def test_rented_and_owned_hours_give_the_same_energy_at_the_same_pue():
