@@ -56,13 +56,21 @@ ASSUMPTIONS: tuple[AssumptionDef, ...] = (
                   "Average power draw as a fraction of the system's maximum IT power per GPU (node power "
                   "/ GPUs plus the fabric's share; the GPU TDP where no system spec is known); energy "
                   "and power cost.", gt=0, le=1),
-    AssumptionDef("power_usd_per_kwh", "Power price", "per kWh", None,
+    AssumptionDef("power_usd_per_kwh", "Power price", "USD per kWh", None,
                   "purchase price book facility figure when not given",
                   "Electricity price per kWh, given in USD and converted to the report currency "
-                  "(purchase bids).", kind="money", ge=0, default_text="the purchase book's facility figure"),
+                  "(purchase bids whose pricing states no power price; a bid's own, inline or from its price "
+                  "book, wins).", kind="money", ge=0, default_text="the purchase book's facility figure"),
     AssumptionDef("pue", "PUE", "", None, "purchase price book facility figure when not given",
-                  "Power usage effectiveness of the facility (purchase bids).", kind="money", ge=1.0, le=3.0,
+                  "Power usage effectiveness of the buyer's facility (purchase bids whose pricing states no PUE; "
+                  "a bid's own PUE, inline or from its price book, wins).", kind="money", ge=1.0, le=3.0,
                   default_text="the purchase book's facility figure"),
+    AssumptionDef("rental_pue", "PUE of a rented cluster (assumed)", "", Decimal("1.3"),
+                  "procure assumption: the shipped purchase book's facility figure, typical modern data center "
+                  "1.2-1.3 (Uptime Institute 2024 survey, via price_books/purchase-2026.yaml)",
+                  "Power usage effectiveness of a provider whose price book states none: rental energy counts "
+                  "the facility like an owned cluster's, so the same hours give comparable MWh.",
+                  kind="money", ge=1.0, le=3.0),
     AssumptionDef("mfu_ceiling", "Large-run MFU record (implausible above)", "", 0.65,
                   "largest published runs stay below ~0.55-0.6",
                   "The MFU large published runs have reached; a commitment implying more is "

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, replace
+from decimal import Decimal
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
@@ -329,8 +330,19 @@ def economics_assumptions(inputs: Inputs) -> Assumptions:
 
     known = set(Assumptions.__dataclass_fields__)
     found = Assumptions(**assumption_overrides(inputs.cluster, inputs.catalog, known))
-    horizon = inputs.cluster.workload.horizon_months
+    horizon, tax = inputs.cluster.workload.horizon_months, inputs.cluster.workload.tax
+    if tax is not None:
+        found = replace(found, tax=economics_tax(tax.model_dump()))
     return found if horizon is None else replace(found, horizon_months=horizon)
+
+
+def economics_tax(spec: dict[str, Any]) -> Any:
+    """workload.tax as the economics' Tax (rates exact, as Decimal)."""
+    from procure.economics.tax import Tax
+
+    return Tax(rate=Decimal(str(spec["rate"])), vat_rate=Decimal(str(spec["vat_rate"])),
+               import_duty_rate=Decimal(str(spec["import_duty_rate"])),
+               vat_recovered_after_months=spec.get("vat_recovered_after_months"))
 
 
 def ranking_basis(inputs: Inputs, basis: str | None) -> str:

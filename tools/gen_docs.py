@@ -450,6 +450,12 @@ workload:
   # deadline: 2027-03-31             # ... or the deadline as a date
   cost_basis: commitment             # commitment (terms committed to, to the end of the run) | run (what this job consumes)
   horizon_months: 36                 # optional: months every bid is costed over as dated cash
+  tax:                               # optional, off unless given: taxes as dated flows of the cash view
+    rate: 0.21                       # income tax: the shield of costs and depreciation, the tax on the sale
+    vat_rate: 0.2                    # VAT/GST on capex and on the expenses
+    vat_recovered_after_months: 2    # unset: VAT is not recovered (a cost)
+    import_duty_rate: 0.025          # on capex
+    depreciation: straight_line      # over each purchase's life_years, from delivery
   budget: 400_000_000                # optional: largest peak cash out; bids above it are flagged over-budget
   max_net_cost: 300_000_000          # optional: largest total cost on the ranking basis (over-net-cost)
   software: {stack: megatron-core, date: 2026-10}   # optional: the stack, its newest release by then
@@ -465,8 +471,9 @@ workload:
 price_books: [my-books]              # optional: folders of your own price books, next to this file
 
 assumptions:                         # optional; every key has a default
-  power_usd_per_kwh: 0.08            # purchase bids: electricity price
-  pue: 1.3                           # purchase bids: facility overhead
+  power_usd_per_kwh: 0.08            # purchase bids that state no power price of their own
+  pue: 1.3                           # purchase bids that state no PUE: your facility's overhead
+  rental_pue: 1.3                    # rentals whose price book states no PUE (assumed provider overhead)
   failures_per_gpu_hour: 0.00002     # interruptions per GPU-hour (Llama 3: about 2e-5)
   restart_min: 15                    # minutes lost per interruption
   checkpoint_write_gbs: 100          # aggregate write bandwidth to storage, GB/s
@@ -1569,8 +1576,10 @@ function of it, and `procure render result.json` re-renders a saved one. Rendere
 nothing: every figure they print is a field here (formatting is theirs, arithmetic is not). The
 XLSX workbook is the one live model: its cost lines, totals, `Ratios` (over the `Step time`
 sheet's term cells) and `Time to target` (token factor from `batch.critical_batch_tokens`,
-equivalent tokens, days and the statistical-efficiency penalty) are formulas that a spreadsheet
-recalculates to these fields' values.
+equivalent tokens, days, the cost at the target tokens and the statistical-efficiency penalty) and
+`Cash flow` (every bid's `cash.flows` month by month, their present value, nominal total, upfront
+and peak cash, and the rank on present value) are formulas that a spreadsheet recalculates to these
+fields' values.
 
 Conventions: times in seconds unless the name says otherwise; money fields are JSON numbers
 written from `Decimal` with exact digits (cents for amounts, 4 decimals for rates); every other

@@ -138,7 +138,8 @@ def _workload(inputs: Inputs, critical: CriticalBatch | None = None) -> Q.Worklo
         precision=w.precision, phases=phases if w.phases else [],
         deadline_days=w.deadline_days, model_flops_per_token=model_flops_per_token(arch, w.seq_len),
         attention_flops_convention=ATTENTION_CONVENTION, global_batch_range=_batch_range(inputs),
-        critical_batch=_critical(critical))
+        critical_batch=_critical(critical), horizon_months=w.horizon_months,
+        tax=None if w.tax is None else Q.TaxSummary.model_validate(w.tax.model_dump()))
 
 
 def _assumptions(inputs: Inputs, effective: Assumptions) -> list[Q.AssumptionRow]:
@@ -149,7 +150,10 @@ def _assumptions(inputs: Inputs, effective: Assumptions) -> list[Q.AssumptionRow
         if not hasattr(effective, spec.key):
             continue                 # a model assumption (step_time_cv): reported with the knobs
         set_here = spec.key in given
-        rows.append(Q.AssumptionRow(key=spec.key, label=spec.label, value=getattr(effective, spec.key),
+        value = getattr(effective, spec.key)
+        if spec.key == "power_usd_per_kwh" and set_here:     # as given, in USD (the economics converted it)
+            value = inputs.cluster.assumptions.power_usd_per_kwh
+        rows.append(Q.AssumptionRow(key=spec.key, label=spec.label, value=value,
                                     unit=spec.unit, origin=origin if set_here else "default",
                                     source="given in the input" if set_here else spec.source))
     return rows

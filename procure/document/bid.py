@@ -409,7 +409,9 @@ class CashFlow(Frozen):
     paid_on: date = Field(description="`as_of` plus the month's hours: the day the flow is paid.")
     amount: Amount = Field(description="Report currency; cash out positive, cash in (resale, reused hours) negative.")
     kind: Literal["capex", "prepayment", "setup", "invoice", "egress", "leftover-hours", "power", "colocation",
-                  "support", "staff", "resale"]
+                  "support", "staff", "resale", "import-duty", "vat", "vat-refund", "tax-shield", "tax-on-sale"] = Field(
+        description="What the flow is; the tax kinds (import duty, VAT and its refund, the income-tax shield of "
+                    "costs and depreciation, the tax on the sale) appear only with `workload.tax`.")
 
 
 class Cash(Frozen):
@@ -420,7 +422,8 @@ class Cash(Frozen):
     cost_of_capital: Amount = Field(description="Annual rate the flows are discounted at, compounded monthly.")
     nominal_total: Amount = Field(description="Sum of the flows, undiscounted.")
     present_value: Amount = Field(description="Sum of amount × (1 + cost of capital)^(−month / 12), each to the cent.")
-    upfront_cash: Amount = Field(description="Cash at signing: capex, prepayment, setup fee.")
+    upfront_cash: Amount = Field(description="Cash at signing: capex, prepayment, setup fee (and import duty and VAT "
+                                             "at signing, with `workload.tax`).")
     peak_cash_out: Amount = Field(description="The largest cumulative net cash out at the end of any month.")
     resale_fraction: Optional[Amount] = Field(description="Purchase: the sale's cash over capex, after market "
                                                           "decline, used-market haircut and transaction cost.")

@@ -76,6 +76,14 @@ class PhaseSummary(Frozen):
     train_tokens: Tokens = Field(description="Tokens the phase trains on (exact, not rounded).")
 
 
+class TaxSummary(Frozen):
+    rate: Amount = Field(description="Income tax rate of the shield and of the tax on the sale.")
+    vat_rate: Amount
+    vat_recovered_after_months: Optional[Count] = Field(description="Unset: VAT is a cost.")
+    import_duty_rate: Amount
+    depreciation: Literal["straight_line"]
+
+
 class WorkloadSummary(Frozen):
     model: ModelSummary
     seq_len: Count
@@ -91,6 +99,9 @@ class WorkloadSummary(Frozen):
     critical_batch: Optional[CriticalBatch] = None
     phases: list[PhaseSummary] = Field(default_factory=list, description="The main phase and the further ones "
                                        "(empty for a single-phase workload).")
+    horizon_months: Optional[Count] = Field(None, description="`workload.horizon_months` as given (unset: the "
+                                            "horizon is the longest commitment or run among the bids).")
+    tax: Optional[TaxSummary] = Field(None, description="`workload.tax` as given (unset: no tax flows).")
 
 
 class AssumptionRow(Frozen):

@@ -261,7 +261,7 @@ def with_cash(econ: BidEconomics, assumptions: Assumptions, horizon: Decimal) ->
     if econ.terms is None or econ.used_hours is None or not econ.has_cost:
         return econ
     return replace(econ, cash=cash_summary(econ.terms, econ.lead_time_days, econ.used_hours, horizon,
-                                           leftover(assumptions)))
+                                           leftover(assumptions), assumptions.tax))
 
 
 def evaluate_core(case: BidCase, assumptions: Assumptions, basis: str = DEFAULT_BASIS, *,
@@ -300,6 +300,7 @@ def evaluate_core(case: BidCase, assumptions: Assumptions, basis: str = DEFAULT_
     if not ranking_only:
         found.append(checks.misses_deadline(days, case.deadline_days, case.lead_time_days))
         found.append(checks.batch_beyond_critical(case.batch))
+        found.append(checks.facility_conflict(t.power.conflicts))
     return BidEconomics(
         id=case.id, vendor=case.vendor, currency=case.pricing.currency,
         step_time_basis=perf.basis, step_time_s=perf.step_time_s, throughput=tp, goodput=gp,

@@ -32,10 +32,11 @@ from decimal import Decimal, localcontext
 from typing import Any, Iterable
 
 from procure.economics.cost import Terms, capex_total
+from procure.economics.tax import Tax, bid_tax_flows
 from procure.money import CONVERTED_QUANTUM, MONEY_CONTEXT, D, cents, money_sum, quantize
 
 HOURS_PER_YEAR = Decimal(8760)
-UPFRONT_KINDS = ("capex", "prepayment", "setup")
+UPFRONT_KINDS = ("capex", "prepayment", "setup", "import-duty", "vat")
 OPEX_KINDS = ("power", "colocation", "support", "staff")
 
 
@@ -223,7 +224,7 @@ def peak_cash_out(flows: Iterable[CashFlow]) -> Decimal:
 
 
 def cash_summary(t: Terms, lead_time_days: float, used_hours: Decimal, horizon_hours: Decimal,
-                 leftover: Leftover) -> CashSummary:
+                 leftover: Leftover, tax: Tax | None = None) -> CashSummary:
     """The bid's dated cash over the horizon, its nominal total, present value and cash needs."""
     with localcontext(MONEY_CONTEXT):
         lead_hours = D(lead_time_days) * 24
@@ -231,6 +232,10 @@ def cash_summary(t: Terms, lead_time_days: float, used_hours: Decimal, horizon_h
         flows, fraction = rental_flows(t, lead_hours, used_hours, leftover), None
     else:
         flows, fraction = purchase_flows(t, lead_hours, used_hours, horizon_hours, leftover)
+    if tax is not None:                  # economics.tax: duty, VAT and the tax shield as more flows
+        life = t.life_hours if t.pricing.kind == "purchase" else None
+        flows += [CashFlow(f.month, f.amount, f.kind) for f in bid_tax_flows(
+            flows, tax, t.months_hours, lead_hours, max(horizon_hours, lead_hours + used_hours), life)]
     ordered = tuple(sorted(flows, key=lambda f: f.month))
     return CashSummary(
         horizon_months=horizon_months(horizon_hours, t.months_hours), cost_of_capital=t.cost_of_capital,

@@ -69,30 +69,50 @@ def make_line(key: str, label: str, quantity: Decimal, unit: str, rate: Decimal,
 
 @dataclass(frozen=True)
 class PowerBasis:
-    """What energy and the facility lines need; resolved once from the book and the workload."""
+    """What energy and the facility lines need; resolved once from the bid and the workload."""
 
     kw_per_gpu: Decimal | None               # IT power per GPU; None: neither system spec nor TDP
     source: str                              # "system:<id>", "given" or "tdp"
     utilisation: Decimal                     # average draw / maximum IT power
     pue: Decimal
-    pue_given: bool
+    pue_given: bool                          # False: the assumed rental PUE, or 1 (IT energy only)
     price_per_kwh: Decimal | None
-
-    def usable(self) -> bool:
-        return self.kw_per_gpu is not None
+    conflicts: tuple[str, ...] = ()          # the workload's figures the bid's own replaced (a flag names both)
 
 
 def power_basis(pricing: Pricing, assumptions: Assumptions) -> PowerBasis:
-    """The workload's power price and PUE override the price book's facility figures."""
-    pue = assumptions.pue if assumptions.pue is not None else pricing.pue
-    price = (assumptions.power_usd_per_kwh if assumptions.power_usd_per_kwh is not None
-             else pricing.power_per_kwh)
+    """A bid's own power price and PUE (inline, or its price book's) win over the workload's. A
+    rental's PUE is its provider's: the book's, else the assumed ``rental_pue`` (the workload's
+    PUE is the buyer's own facility, for purchases)."""
+    workload_pue = None if pricing.kind == "rental" else assumptions.pue
+    pue = pricing.pue if pricing.pue is not None else workload_pue
+    pue_given = pue is not None
+    if pue is None and pricing.kind == "rental":
+        pue = assumptions.rental_pue
+    price = pricing.power_per_kwh if pricing.power_per_kwh is not None else assumptions.power_usd_per_kwh
     kw = pricing.it_kw_per_gpu
     source = pricing.power_source or ("tdp" if kw is not None else "")
     return PowerBasis(
         kw_per_gpu=kw, source=source, utilisation=D(assumptions.gpu_utilisation_power),
-        pue=DEFAULT_PUE if pue is None else D(pue), pue_given=pue is not None,
-        price_per_kwh=None if price is None else D(price))
+        pue=DEFAULT_PUE if pue is None else D(pue), pue_given=pue_given,
+        price_per_kwh=None if price is None else D(price),
+        conflicts=_conflicts(pricing, workload_pue, assumptions.power_usd_per_kwh))
+
+
+def _conflicts(pricing: Pricing, workload_pue: Any, workload_price: Any) -> tuple[str, ...]:
+    """Where the bid and the workload both state a figure and they differ: both, and which is used."""
+    found = []
+    if pricing.power_per_kwh is not None and workload_price is not None \
+            and D(pricing.power_per_kwh) != D(workload_price):
+        found.append(f"power price: the bid's {_plain(pricing.power_per_kwh)} {pricing.currency}/kWh is used, "
+                     f"not the workload's {_plain(workload_price)} {pricing.currency}/kWh (converted from USD)")
+    if pricing.pue is not None and workload_pue is not None and D(pricing.pue) != D(workload_pue):
+        found.append(f"PUE: the bid's {_plain(pricing.pue)} is used, not the workload's {_plain(workload_pue)}")
+    return tuple(found)
+
+
+def _plain(value: Any) -> str:
+    return format(D(value).normalize(), "f")
 
 
 def hours_from_seconds(seconds: float) -> Decimal:
@@ -357,7 +377,8 @@ def cost_notes(t: Terms) -> list[str]:
         notes.append("no system power spec for this accelerator: IT power is the GPU's TDP only, "
                      "which leaves out CPUs, NICs, fans and switches")
     if power.kw_per_gpu is not None and not power.pue_given:
-        notes.append(f"no PUE given: energy uses PUE {power.pue} (IT energy only)")
+        notes.append(f"the provider states no PUE: energy uses the assumed PUE {power.pue} of a rented cluster"
+                     if t.pricing.kind == "rental" else f"no PUE given: energy uses PUE {power.pue} (IT energy only)")
     if t.pricing.kind == "purchase" and power.kw_per_gpu is not None:
         if power.price_per_kwh is None:
             notes.append("no power price given: no power line")

@@ -11,7 +11,8 @@ from procure.economics.statistical import PENALTY_FLAG, BatchChoice
 from procure.economics.throughput import flops_utilisation, physical_floor_s
 
 FLAG_CODES = ("impossible", "implausible", "optimistic", "conservative", "not-comparable", "misses-deadline",
-              "over-budget", "over-net-cost", "batch-beyond-critical", "infeasible", "sla-breach", "price-missing", "uncalibrated")
+              "over-budget", "over-net-cost", "batch-beyond-critical", "infeasible", "sla-breach", "price-missing", "uncalibrated",
+              "facility-conflict")
 ERROR_CODES = frozenset({"impossible", "infeasible", "price-missing"})
 
 
@@ -221,6 +222,14 @@ def commitment_flags(perf: Performance, commitment: Commitment,
              versus_model(perf, commitment, assumptions), sla_breach(perf, commitment), not_comparable(commitment),
              measured_elsewhere(perf)]
     return [flag for flag in found if flag is not None]
+
+
+def facility_conflict(conflicts: tuple[str, ...]) -> Flag | None:
+    """The bid and the workload both state a power price or a PUE and they differ: the bid's own is
+    used; the flag names both so the reader can see which."""
+    if not conflicts:
+        return None
+    return make_flag("facility-conflict", "; ".join(conflicts))
 
 
 def in_order(flags: list[Flag | None]) -> tuple[Flag, ...]:

@@ -14,6 +14,7 @@ from typing import cast
 from procure.assumptions import default
 from procure.economics.commitment import StatedCommitment
 from procure.economics.statistical import BatchChoice
+from procure.economics.tax import Tax
 
 
 @dataclass(frozen=True)
@@ -123,7 +124,8 @@ class Assumptions:
     checkpoint_interval_min: float | None = None          # None -> Young's optimum
     gpu_utilisation_power: float = _float("gpu_utilisation_power")
     power_usd_per_kwh: Decimal | None = None              # None -> the purchase book's figure
-    pue: Decimal | None = None
+    pue: Decimal | None = None                            # the buyer's facility (purchases)
+    rental_pue: Decimal = cast(Decimal, default("rental_pue"))   # a provider's, when its book states none
     mfu_ceiling: float = _float("mfu_ceiling")            # the large-run MFU record
     cost_of_capital: Decimal = cast(Decimal, default("cost_of_capital"))
     resale_decline_per_year: Decimal = cast(Decimal, default("resale_decline_per_year"))
@@ -132,6 +134,7 @@ class Assumptions:
     resale_months_to_sell: int = int(cast(int, default("resale_months_to_sell")))
     leftover_hours_reuse_share: Decimal = cast(Decimal, default("leftover_hours_reuse_share"))
     horizon_months: int | None = None                     # None -> the longest commitment or run
+    tax: Tax | None = None                                # workload.tax; None: no tax flows
     value_of_time_per_day: Decimal | None = None          # report currency per day earlier
     step_time_sigma_calibrated: float = _float("step_time_sigma_calibrated")
     step_time_sigma_uncalibrated: float = _float("step_time_sigma_uncalibrated")

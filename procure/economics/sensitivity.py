@@ -95,6 +95,9 @@ def perturb(case: BidCase, assumptions: Assumptions, factor: str,
     if factor == "failure_rate":
         rate = assumptions.failures_per_gpu_hour * (1.0 + change)
         return case, replace(assumptions, failures_per_gpu_hour=rate)
+    if case.pricing.power_per_kwh is not None:      # the bid's own price wins over the workload's
+        return replace(case, pricing=replace(case.pricing, power_per_kwh=D(case.pricing.power_per_kwh) * scale)), \
+            assumptions
     price = power_basis(case.pricing, assumptions).price_per_kwh
     if price is None:
         return case, assumptions

@@ -7,6 +7,7 @@ has a documented default (see ``procure.economics.inputs.Assumptions``).
 from __future__ import annotations
 
 import re
+from decimal import Decimal
 from typing import TYPE_CHECKING, Any, Literal, Optional, Union
 
 from pydantic import Field, field_validator, model_validator
@@ -192,6 +193,16 @@ class BatchRangeSpec(Strict):
         return self
 
 
+class TaxSpec(Strict):
+    """Taxes in the cash view (docs/economics.md, "Taxes"): off unless `workload.tax` is given."""
+
+    rate: FractionBelowOne = Field(Decimal(0), description="Income tax rate: the tax shield of deductible costs (rental invoices, opex) and of the depreciation of owned hardware, in the month they arise; the sale's gain over the book value is taxed at it.")
+    vat_rate: FractionBelowOne = Field(Decimal(0), description="VAT/GST on capex and on the expenses (rental invoices, opex), paid with them.")
+    vat_recovered_after_months: Optional[int] = Field(None, ge=0, le=24, description="Months after payment when VAT is refunded as input tax; unset: VAT is not recovered (a cost, deductible and depreciated).")
+    import_duty_rate: FractionBelowOne = Field(Decimal(0), description="Import duty on capex, paid with it; depreciated with it.")
+    depreciation: Literal["straight_line"] = Field("straight_line", description="Tax depreciation of owned hardware: straight line to zero over the bid's `life_years`, from delivery, for the months held.")
+
+
 class Workload(_BatchRule, Strict):
     model: Optional[str] = Field(None, description="A model preset id from `hardware_catalog/models/` (e.g. `llama3-70b`). Give this or `architecture`.")
     architecture: Optional[ArchitectureSpec] = Field(None, description="An inline model architecture instead of a preset.")
@@ -207,6 +218,7 @@ class Workload(_BatchRule, Strict):
         None, description="The cost basis that ranks the bids: `commitment` (the terms committed to, to the end of the run: a reservation in full, or capex + opex + financing − resale at the end of the run) or `run` (what this job consumes: rented hours used, or depreciation, financing and opex for the hours used). Both are always computed and shown; `procure quote --basis` overrides this.")
     budget: Optional[Money] = Field(None, gt=0, description="Largest cash out, in the report currency: a bid whose peak of cumulative cash out (capex, prepayments and deposits at signing included) is above it gets the `over-budget` flag, with the excess.")
     max_net_cost: Optional[Money] = Field(None, gt=0, description="Largest total cost on the ranking basis, in the report currency (a separate limit from the cash `budget`): a bid above it gets the `over-net-cost` flag, with the excess.")
+    tax: Optional[TaxSpec] = Field(None, description="Taxes as dated flows of the cash view: import duty and VAT/GST as rates, the income-tax shield of costs and of straight-line depreciation. Off unless given.")
     horizon_months: Optional[int] = Field(
         None, ge=1, le=240, description="Months from `as_of` over which every bid is costed as dated cash (present value, upfront and peak cash): owned hardware is held to its end and then sold, reservations run their term. Unset: the longest commitment among the bids (a reservation's term after its delivery), or the latest end of a run where none is longer.")
     global_batch_range: Optional[BatchRangeSpec] = Field(
@@ -264,6 +276,7 @@ class AssumptionsSpec(Strict):
 
     power_usd_per_kwh: Optional[Money] = _assumption("power_usd_per_kwh")
     pue: Optional[Finite] = _assumption("pue")
+    rental_pue: Optional[Money] = _assumption("rental_pue")
     failures_per_gpu_hour: Optional[Finite] = _assumption("failures_per_gpu_hour")
     restart_min: Optional[Finite] = _assumption("restart_min")
     checkpoint_write_gbs: Optional[Finite] = _assumption("checkpoint_write_gbs")
@@ -317,8 +330,8 @@ class PricingSpec(Strict):
     life_years: Optional[LifeYears] = Field(None, description="Purchase: depreciation life (the run basis depreciates over it).")
     residual_fraction: Optional[Fraction] = Field(None, description="Purchase: book value at the end of the life, as a fraction of capex (straight-line depreciation).")
     resale_decline_per_year: Optional[FractionBelowOne] = Field(None, description="Purchase: market resale value falls as (1 − this)^years (the commitment basis credits it at the end of the run); unset: the assumption.")
-    power_per_kwh: Optional[Money] = Field(None, description="Purchase: electricity price per kWh (the workload's `power_usd_per_kwh` still wins).")
-    pue: Optional[Pue] = Field(None, description="Purchase: facility PUE, applied once, to power (the workload's `pue` still wins).")
+    power_per_kwh: Optional[Money] = Field(None, description="Purchase: electricity price per kWh, in the pricing's currency (wins over the workload's `power_usd_per_kwh`; both given and different: a note names both).")
+    pue: Optional[Pue] = Field(None, description="Purchase: facility PUE, applied once, to power (wins over the workload's `pue`; both given and different: a note names both).")
     colo_per_kw_month: Optional[Money] = Field(None, description="Purchase: colocation per kW of IT load per month (no PUE).")
     kw_per_gpu: Optional[Money] = Field(None, gt=0, le=100, description="IT power per GPU in kW, instead of the catalog system's (node power / GPUs + fabric share).")
     staff_per_year: Optional[Money] = Field(None, description="Purchase: people to run the cluster, per year.")

@@ -34,6 +34,8 @@ class Context:
     base: dict[str, Expr] = field(default_factory=dict)
     scenario: dict[str, Expr] = field(default_factory=dict)
     scenario_case: bool = False
+    target: dict[str, Expr] = field(default_factory=dict)
+    target_case: bool = False                             # at the target tokens: the token factor left out
     currencies: set[str] = field(default_factory=set)     # quoted currencies converted (FX rows needed)
 
     @property
@@ -62,6 +64,8 @@ class Context:
         """This case's cell for ``key``; a scenario falls back to the base where it does not differ."""
         if self.scenario_case and key in self.scenario:
             return self.scenario[key]
+        if self.target_case and key in self.target:
+            return self.target[key]
         return self.b(key)
 
     def b(self, key: str) -> Expr:
@@ -196,7 +200,7 @@ def _phases_s(c: Context) -> Expr:
 def _training_s(c: Context) -> Expr:
     tokens = c.g("train_tokens")
     factor = c.optional(c.inp, "token_factor")      # the main phase's batch: its statistical efficiency
-    if factor is not None:
+    if factor is not None and not c.target_case:
         tokens = tokens * factor
     main = tokens / c.m("tokens_per_s") / c.b("goodput")
     if not further_phases(c.doc):
@@ -332,17 +336,37 @@ def _kw(c: Context) -> Expr:
 
 
 def _pue(c: Context) -> Expr:
+    """The bid's own PUE (inline or its price book's) wins; else a purchase takes the workload's
+    (the buyer's facility) and a rental the assumed PUE of a rented cluster; else 1 (IT only)."""
     c.b("kw_per_gpu")
-    book = c.optional(c.inp, "pue")
-    fallback: Expr = Num(Decimal(1)) if book is None else call("IF", call("ISNUMBER", book), book, 1)
-    given = c.optional(c.g, "pue")
-    return fallback if given is None else call("IF", call("ISNUMBER", given), given, fallback)
+    fallback: Expr = Num(Decimal(1))
+    if c.kind == "rental":
+        fallback = c.optional(c.g, "rental_pue") or fallback
+    else:
+        given = c.optional(c.g, "pue")
+        if given is not None:
+            fallback = call("IF", call("ISNUMBER", given), given, fallback)
+    own = c.optional(c.inp, "pue")
+    return fallback if own is None else call("IF", call("ISNUMBER", own), own, fallback)
 
 
 def _power_price(c: Context) -> Expr:
-    book = _converted("power_per_kwh")(c)
-    given = c.optional(c.g, "power_usd_per_kwh")      # reported in the report currency already
-    return book if given is None else call("IF", call("ISNUMBER", given), given, book)
+    """The bid's own price (inline or its price book's) × FX wins; else the workload's, given in
+    USD, × the USD rate (both converted as the economics converts them: ROUND(price × FX, 6))."""
+    try:
+        return _converted("power_per_kwh")(c)
+    except Missing:
+        pass
+    given = _given_assumption(c, "power_usd_per_kwh")
+    if given is None:
+        raise Missing("power_per_kwh")
+    return c.to_report(given, "USD")
+
+
+def _given_assumption(c: Context, key: str) -> Expr | None:
+    """An assumption's input cell, when the document gives it a value."""
+    row = next((a for a in c.doc.get("assumptions") or [] if a.get("key") == key), None)
+    return None if row is None or row.get("value") is None else c.optional(c.g, key)
 
 
 def _energy(c: Context) -> Expr:
@@ -428,9 +452,11 @@ ROWS: tuple[Row, ...] = (
         _converted("staff_per_year")),
     Row("kw_per_gpu", "IT power per GPU", "kW", "0.0000",
         "node power / GPUs per node + fabric W / 1,000 (system spec), else the given kW, else TDP / 1,000", _kw),
-    Row("pue", "PUE", "", "0.00", "the workload's PUE, else the price book's, else 1 (IT energy only)", _pue),
+    Row("pue", "PUE", "", "0.00", "the bid's own (inline or its price book's), else the workload's for a purchase "
+        "or the assumed PUE of a rented cluster for a rental, else 1 (IT energy only)", _pue),
     Row("power_per_kwh", "Power price", "{ccy}/kWh", "money6",
-        "the workload's price (converted from USD by procure), else the price book's × FX", _power_price),
+        "ROUND(the bid's own price (inline or its price book's) × FX, 6), else ROUND(the workload's USD price × "
+        "the USD rate, 6)", _power_price),
     Row("colo_per_kw_month", "Colocation per kW-month", "{ccy}/kW-month", "money2", "ROUND(quoted × FX, 6)",
         _converted("colo_per_kw_month")),
     Row("energy_mwh", "Energy", "MWh", FMT["num3"], "GPUs × IT kW × average draw × PUE × hours used / 1,000",
@@ -449,10 +475,13 @@ class Chain:
     scenario: dict[str, Expr]
     formulas: dict[tuple[str, str], Expr]      # (case, key) -> formula
     currencies: frozenset[str] = frozenset()   # quoted currencies this bid converts
+    target: dict[str, Expr] = field(default_factory=dict)   # at the target tokens (a token factor of its own)
 
     def get(self, case: str, key: str) -> Expr | None:
         if case == "scenario" and key in self.scenario:
             return self.scenario[key]
+        if case == "target" and key in self.target:
+            return self.target[key]
         return self.base.get(key)
 
     @property
@@ -477,4 +506,28 @@ def plan_chain(doc: dict[str, Any], bid: dict[str, Any], names: Names, defined: 
             formulas[(case, row.key)] = expr
             chain = c.base if case == "base" else c.scenario
             chain[row.key] = Name(names.base(c.id, row.key) if case == "base" else names.scenario(c.id, row.key))
-    return Chain(bid, dict(c.base), dict(c.scenario), formulas, frozenset(c.currencies))
+    c.scenario_case = False
+    _plan_target(c, formulas)
+    return Chain(bid, dict(c.base), dict(c.scenario), formulas, frozenset(c.currencies), dict(c.target))
+
+
+# what moves when the run stops at the target tokens (Time to target: the cost at the target tokens)
+TARGET_KEYS = ("training_s", "time_to_train_days", "used_hours", "days_to_finish", "billed_hours", "idle_hours",
+               "depreciated_hours", "resale_fraction")
+
+
+def target_name(names: Names, bid_id: str, key: str) -> str:
+    return names.base(bid_id, "target_" + key)
+
+
+def _plan_target(c: Context, formulas: dict[tuple[str, str], Expr]) -> None:
+    """A bid with a token factor of its own: the chain again at the target tokens alone (factor 1)."""
+    if c.optional(c.inp, "token_factor") is None:
+        return
+    c.target_case = True
+    for row in ROWS:
+        if row.key not in TARGET_KEYS or row.key not in c.base or row.base is None:
+            continue
+        formulas[("target", row.key)] = row.base(c)
+        c.target[row.key] = Name(target_name(c.names, c.id, row.key))
+    c.target_case = False

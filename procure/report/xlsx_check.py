@@ -22,6 +22,10 @@ FLOAT_REL_TOL = Decimal("5e-6")      # half a unit in the sixth significant digi
 MFU_REL_TOL = Decimal("2e-5")        # MFU is rebuilt from model FLOPs kept at six digits
 RATE_REL_TOL = Decimal("1e-15")      # converted rates: 28 digits in the document, 34 here
 EXACT = Decimal(0)
+# the Cash flow sheet discounts each month's net cash to the cent, the economics each flow: a cent a flow
+PV_REL_TOL = Decimal("1e-6")
+CASH_FIGURES = (("nominal_total", "nominal_total", EXACT), ("present_value", "present_value", PV_REL_TOL),
+                ("upfront", "upfront_cash", EXACT), ("peak", "peak_cash_out", EXACT))
 CHAIN_FIGURES = (("step_time_s", "step_time_s", FLOAT_REL_TOL), ("tokens_per_s", "tokens_per_s", FLOAT_REL_TOL),
                  ("mfu", "mfu", MFU_REL_TOL), ("goodput", "goodput.fraction", FLOAT_REL_TOL),
                  ("time_to_train_days", "time_to_train_days", FLOAT_REL_TOL), ("billed_hours", "billed_hours", EXACT),
@@ -73,6 +77,15 @@ def check(book: Book, doc: dict[str, Any], chains: list[Chain], blocks: Blocks, 
                           ("billed", "billed_hours")):
             if bid.get(path) is not None:
                 compare(path, bid_id, book.value(SUMMARY_SHEET, row, lay.col(key)), bid.get(path), EXACT)
+        ttt = bid.get("time_to_target") or {}
+        for key, path in (("cost_to_target", "cost"), ("cost_at_target_tokens", "cost_at_target_tokens")):
+            if ttt.get(path) is not None and names.base(bid_id, key) in book.names:
+                compare(f"time_to_target {path}", bid_id, book.value(*book.names[names.base(bid_id, key)]), ttt[path],
+                        EXACT)
+        for key, path, tol in CASH_FIGURES:
+            name = f"cash_{names.slug(bid_id)}_table_{key}"
+            if (bid.get("cash") or {}).get(path) is not None and name in book.names:
+                compare(f"cash {path}", bid_id, book.value(*book.names[name]), bid["cash"][path], tol)
         for basis, _ in cost_bases(bid):
             basis_doc = (bid.get("cost_bases") or {}).get(basis) or {}
             for key, path in (("total", "total_cost"), ("per_mtok", "cost_per_million_tokens")):

@@ -25,9 +25,10 @@ VALUE_COL = 3
 BASIS_CHOICES = ["modeled", "measured", "committed"]
 # the assumptions the chain reads (the others drive flags and bands, computed by procure only)
 CHAIN_ASSUMPTIONS = ("failures_per_gpu_hour", "restart_min", "checkpoint_bytes_per_param", "checkpoint_write_gbs",
-                     "checkpoint_interval_min", "gpu_utilisation_power", "power_usd_per_kwh", "pue", "months_hours",
+                     "checkpoint_interval_min", "gpu_utilisation_power", "power_usd_per_kwh", "pue", "rental_pue",
+                     "months_hours",
                      "cost_of_capital", "resale_decline_per_year", "resale_haircut", "resale_transaction_cost",
-                     "value_of_time_per_day")
+                     "resale_months_to_sell", "leftover_hours_reuse_share", "value_of_time_per_day")
 MONEY_TERMS = {"price_per_gpu_hour": 4, "storage_per_gpu_hour": 4, "network_per_gpu_hour": 4, "capex_per_gpu": 2,
                "network_capex_per_gpu": 2, "support_per_gpu_year": 2, "power_per_kwh": 4, "colo_per_kw_month": 2,
                "setup_fee": 2, "egress_per_tb": 2, "capex_per_node": 2, "network_capex": 2, "staff_per_year": 2}
@@ -219,10 +220,31 @@ def workload_rows(doc: dict[str, Any]) -> list[InputRow]:
                  model_source, as_of, FMT["int"]),
         InputRow(Names.global_("deadline_days"), "Deadline", "", number_or_none(w.get("deadline_days")), "days",
                  "cluster.yaml workload.deadline_days (blank: none)", as_of, FMT["days"]),
+        InputRow(Names.global_("horizon_months"), "Horizon of the cash view", "", w.get("horizon_months"), "months",
+                 "cluster.yaml workload.horizon_months (blank: the longest commitment or run among the bids)", as_of,
+                 "0"),
         InputRow(Names.global_("max_lost_fraction"), "Largest lost fraction the goodput formula is trusted to", "",
                  D(MAX_LOST_FRACTION), "fraction",
                  "procure: beyond this the first-order formula means nothing; the loss is clamped", as_of, FMT["pct"]),
-    ] + phase_rows(doc)
+    ] + phase_rows(doc) + tax_rows(doc)
+
+
+TAX_RATES = (("rate", "Income tax rate (the shield of costs and depreciation)"), ("vat_rate", "VAT/GST rate"),
+             ("import_duty_rate", "Import duty on capex"))
+
+
+def tax_rows(doc: dict[str, Any]) -> list[InputRow]:
+    """workload.tax, when given: its rates are inputs of the Cash flow sheet's tax rows."""
+    tax, as_of = (doc.get("workload") or {}).get("tax"), str(doc["as_of"])
+    if not tax:
+        return []
+    rows = [InputRow(Names.global_(f"tax_{key}"), label, "", number_or_none(tax.get(key)), "fraction",
+                     f"cluster.yaml workload.tax.{key}", as_of, FMT["pct"]) for key, label in TAX_RATES]
+    after = tax.get("vat_recovered_after_months")
+    rows.append(InputRow(None, "VAT recovered after (the layout of the Cash flow sheet)", "",
+                         "not recovered: a cost" if after is None else after, "months",
+                         "cluster.yaml workload.tax.vat_recovered_after_months", as_of))
+    return rows
 
 
 def basis_rows(doc: dict[str, Any]) -> list[InputRow]:
@@ -243,8 +265,8 @@ def assumption_rows(doc: dict[str, Any]) -> list[InputRow]:
         if a is None:
             continue
         value, unit = a.get("value"), str(a.get("unit") or "")
-        if key == "power_usd_per_kwh":    # given in USD; procure reports it converted (to 1e-6)
-            unit = f"{doc['currency']}/kWh" + ("" if doc["currency"] == "USD" else ", converted from USD")
+        if key == "power_usd_per_kwh":    # given in USD: the Model converts it with the FX cells
+            unit = "USD/kWh"
         given = a.get("origin") != "default"
         rows.append(InputRow(Names.global_(key), str(a.get("label") or key), "", number_or_none(value), unit,
                              f"{a.get('source')}" + (f" ({a.get('origin')})" if given else ""),
@@ -256,7 +278,7 @@ def _assumption_format(key: str) -> str:
     if key == "failures_per_gpu_hour":
         return FMT["sci"]
     if key in ("gpu_utilisation_power", "cost_of_capital", "resale_decline_per_year", "resale_haircut",
-               "resale_transaction_cost"):
+               "resale_transaction_cost", "leftover_hours_reuse_share"):
         return FMT["pct"]
     return "General"
 
@@ -420,6 +442,7 @@ def used_terms(bid: dict[str, Any]) -> set[str]:
         used |= LINE_TERMS.get(key, set())
         if key == "support":
             used.add("support_per_gpu_year" if purchase else "support_fraction")
+    used.add("pue")                  # energy: the bid's own PUE (a rental's provider, a purchase's facility)
     if purchase and used & CAPEX_TERMS:
         quoted = {str(q.get("key")) for q in (bid.get("pricing") or {}).get("quoted") or []}
         used |= (CAPEX_TERMS & quoted) | DEPRECIATION_TERMS     # capex, financing and resale read them all

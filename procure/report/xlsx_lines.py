@@ -23,7 +23,7 @@ LINES_SHEET = "Cost lines"
 HEADER = ["Bid", "Case", "Line", "Unit", "Quantity", "Rate", "Factors", "Divisor", "Amount", "How"]
 Q, R, F, DV, A = 4, 5, 6, 7, 8
 CASES = ("base", "scenario")
-CASE_LABELS = {"base": "Base", "scenario": "Scenario"}
+CASE_LABELS = {"base": "Base", "scenario": "Scenario", "target": "At the target tokens"}
 BASES = ("run", "commitment")
 CAPEX_LINES = ("capex", "node_capex", "network_capex", "fabric_capex")        # issue 12: what the job consumes, and the terms committed to, to the end of the run
 
@@ -206,7 +206,8 @@ def build_lines(book: Book, doc: dict[str, Any], chains: list[Chain], names: Nam
             if not lines:
                 continue
             # a chain that stops short (a document without the inputs it needs) keeps its lines as given
-            for case in CASES if chain.feasible else CASES[:1]:
+            cases = (CASES if chain.feasible else CASES[:1]) + (("target",) if chain.target else ())
+            for case in cases:
                 block = Block(str(chain.bid["id"]), basis, case, row, row, [])
                 context = LineContext(chain, case, basis, names, defined, {})
                 for line in lines:

@@ -11,7 +11,8 @@ from typing import Any
 
 from procure.report.xlsx_cells import (FMT, HEADER, NOTE, PLAIN, SECTION, WHATIF_FILL, Book, Sheet, Style, money_format,
                                        style)
-from procure.report.xlsx_chain import ROWS, SHARED_WRITE, Chain, Context, Missing, Row, fx_formula, fx_name
+from procure.report.xlsx_chain import (ROWS, SHARED_WRITE, TARGET_KEYS, Chain, Context, Missing, Row, fx_formula, fx_name,
+                                       target_name)
 from procure.report.xlsx_formula import Expr
 from procure.report.xlsx_inputs import Names
 
@@ -79,9 +80,35 @@ def build_model(book: Book, doc: dict[str, Any], chains: list[Chain], names: Nam
                 book.define(names.base(str(chain.bid["id"]), e.key), MODEL_SHEET, row, col)
         sheet.put(row, how_col, e.how, NOTE)
         row += 1
+    _target_rows(book, sheet, row, chains, names, ccy, how_col)
     sheet.freeze = (HEADER_ROWS, FIRST_BID_COL)
     sheet.max_width = 40
     return sheet
+
+
+def _target_rows(book: Book, sheet: Sheet, row: int, chains: list[Chain], names: Names, ccy: str,
+                 how_col: int) -> int:
+    """A bid at a batch of its own: its chain again at the target tokens alone (token factor 1), which
+    the Cost lines cost and Time to target reads as the cost at the target tokens."""
+    if not any(chain.target for chain in chains):
+        return row
+    section(sheet, row, "At the target tokens alone (token factor 1): Time to target's cost at the target tokens",
+            how_col)
+    row += 1
+    for spec in ROWS:
+        if spec.key not in TARGET_KEYS or not any(("target", spec.key) in ch.formulas for ch in chains):
+            continue
+        sheet.put(row, 0, f"{spec.label}, at the target tokens")
+        sheet.put(row, 1, spec.unit.replace("{ccy}", ccy))
+        for i, chain in enumerate(chains):
+            formula = chain.formulas.get(("target", spec.key))
+            if formula is not None:
+                col = FIRST_BID_COL + 2 * i
+                sheet.put(row, col, formula, style(_format(spec.num_format, ccy)))
+                book.define(target_name(names, str(chain.bid["id"]), spec.key), MODEL_SHEET, row, col)
+        sheet.put(row, how_col, spec.how + " (train tokens without the token factor)", NOTE)
+        row += 1
+    return row
 
 
 def _row_used(spec: Row, chains: list[Chain]) -> bool:

@@ -16,6 +16,7 @@ from datetime import date, datetime, timezone
 from typing import Any
 
 from procure.report.document import ordered_bids
+from procure.report.xlsx_cash import CASH_SHEET, build_cash
 from procure.report.xlsx_cells import Book, fit_columns, write_xlsx
 from procure.report.xlsx_check import CheckResult, check
 from procure.report.xlsx_formula import Expr
@@ -29,7 +30,7 @@ from procure.report.xlsx_sheets import (MEASUREMENTS_SHEET, NEGOTIATION_SHEET, R
 from procure.report.xlsx_summary import SUMMARY_SHEET, build_summary
 from procure.report.xlsx_target import RATIOS_SHEET, TARGET_SHEET, ratios_sheet, target_sheet
 
-SHEETS = [SUMMARY_SHEET, README_SHEET, INPUTS_SHEET, MODEL_SHEET, LINES_SHEET, STEP_SHEET, RATIOS_SHEET, TARGET_SHEET,
+SHEETS = [SUMMARY_SHEET, README_SHEET, INPUTS_SHEET, MODEL_SHEET, LINES_SHEET, CASH_SHEET, STEP_SHEET, RATIOS_SHEET, TARGET_SHEET,
           MEASUREMENTS_SHEET, NEGOTIATION_SHEET, SENSITIVITY_SHEET, SOURCES_SHEET]
 
 
@@ -47,9 +48,10 @@ def build_book(doc: dict[str, Any]) -> tuple[Book, CheckResult]:
     blocks, extra = build_lines(book, doc, chains, names, defined)
     build_model(book, doc, chains, names, defined, extra)
     build_summary(book, doc, chains, blocks, names, defined)
+    build_cash(book, doc, chains, names, defined)
     step_time_sheet(book, chains, names)
     ratios_sheet(book, chains, names, term_keys(bids))
-    target_sheet(book, doc, chains, names)
+    target_sheet(book, doc, chains, names, blocks)
     measurements_sheet(book, bids, names)
     negotiation_sheet(book, bids, doc)
     sensitivity_sheet(book, bids, doc)

@@ -43,6 +43,10 @@ def readme_sheet(book: Book, doc: dict[str, Any], result: CheckResult, counts: d
     ] + _phase_lines(doc) + [
         ("Cost lines: every line as amount = ROUND(quantity × rate × factors / divisor, 2), for each basis, "
          "Base and Scenario; the totals on Summary add them up.", Style()),
+        ("Cash flow: every bid as dated cash, one column per month (capex, prepayment, invoices, power, "
+         "colocation, support, staff, egress, resale, reused hours; and taxes when the workload gives them), each "
+         "a formula over Inputs and Model; present value at the cost of capital, (1 + rate)^(−month / 12), "
+         "nominal total, upfront and peak cash out, and the rank on present value.", Style()),
         ("Step time, Measurements, Negotiation, Sensitivity, Sources: the breakdown, the logs, the negotiator's "
          "figures, procure's stress tests and band (values: they do not follow edits), and where every number "
          "comes from.", Style()),
@@ -70,7 +74,7 @@ def readme_sheet(book: Book, doc: dict[str, Any], result: CheckResult, counts: d
     lines += [("", NOTE), ("This workbook", SECTION),
               (f"{counts['formulas']} formulas; {counts['inputs']} named inputs; {counts['names']} defined names. "
                "Numbers in formulas are unit conversions only (24, 60, 3,600, 86,400, 1,000, 10^6, 10^9, 10^12, "
-               "8,760 h per year), 0, 1 and 2 of the formulas themselves, and rounding digits (money policy: "
+               "8,760 h per year, 12 months per year), 0, 1 and 2 of the formulas themselves, and rounding digits (money policy: "
                "cents, 1e-4 per million tokens, 1e-6 for a converted price, FX rates at a named number of "
                "significant digits); hours per month is a named input.", NOTE)]
     for row, (text, cell_style) in enumerate(lines):

@@ -138,6 +138,19 @@ def _total(sheet: Sheet, row: int, chain: Chain, case: str, lay: Layout, blocks:
     return call("IF", Name(BASIS_INPUT).eq("run"), cells["run"], cells["commitment"])
 
 
+def case_total(chain: Chain, case: str, lay: Layout, blocks: Blocks) -> Expr | None:
+    """The total of one case on the ranking basis (the basis input picks it when there are two),
+    summed straight from Cost lines: the cost at the target tokens, say."""
+    bid_id = str(chain.bid["id"])
+    sums = {basis: call("SUM", Range(LINES_SHEET, block.first, A, block.last, A))
+            for basis in lay.bases if (block := blocks.get((bid_id, basis, case))) is not None}
+    if not sums:
+        return None
+    if len(sums) == 1:
+        return next(iter(sums.values()))
+    return call("IF", Name(BASIS_INPUT).eq("run"), sums["run"], sums["commitment"])
+
+
 def _rank(row: int, per_col: int, first: int, last: int, costed: list[bool], index: int) -> Expr:
     """RANK over the costed bids; a bid without a cost ranks after them, in the document's order."""
     pool = Range(SUMMARY_SHEET, first, per_col, last, per_col, absolute=True)
@@ -216,4 +229,4 @@ def _charts(sheet: Sheet, doc: dict[str, Any], lay: Layout, first: int, last: in
     sheet.charts += [cost, time]
 
 
-__all__ = ["BASIS_INPUT", "SUMMARY_SHEET", "Layout", "build_summary", "layout", "summary_layout"]
+__all__ = ["BASIS_INPUT", "SUMMARY_SHEET", "Layout", "build_summary", "case_total", "layout", "summary_layout"]

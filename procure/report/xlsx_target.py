@@ -6,9 +6,11 @@ goodput of the Model chain, the GPUs and tokens per step (named inputs) and the 
 ``Time to target`` takes the days and total cost from the Model chain and Summary (they already
 count every phase and the token factor of the bid's batch), and splits off the statistical-
 efficiency penalty: the main phase's train tokens × (token factor − 1), at the bid's throughput
-and goodput. With workload phases the batch (and the ratios) are the main phase's. A figure no
-formula can rebuild from the workbook's cells (the critical batch, the cost at the target tokens
-alone) is a value whose source is named in the last column. Definitions: ``procure.economics.ratios``.
+and goodput. With workload phases the batch (and the ratios) are the main phase's. The cost at
+the target tokens is the Cost lines at the target tokens alone (the Model's target rows), and the
+cost to target follows the basis that ranks. A figure no formula can rebuild from the workbook's
+cells (the critical batch) is a value whose source is named in the last column. Definitions:
+``procure.economics.ratios``.
 """
 
 from __future__ import annotations
@@ -22,7 +24,8 @@ from procure.report.xlsx_chain import Chain
 from procure.report.xlsx_formula import Expr, Name, Num, Ref, call
 from procure.report.xlsx_inputs import Names, train_tokens_expr
 from procure.report.xlsx_sheets import STEP_FIRST_TERM_COL, STEP_MODELED_COL, STEP_SHEET, STEP_USED_COL
-from procure.report.xlsx_summary import SUMMARY_SHEET, summary_layout
+from procure.report.xlsx_lines import Blocks
+from procure.report.xlsx_summary import SUMMARY_SHEET, Layout, case_total, summary_layout
 
 RATIOS_SHEET = "Ratios"
 TARGET_SHEET = "Time to target"
@@ -40,8 +43,9 @@ RATIO_HOW = ("bubble ratio = bubble_s / modeled step time; communication-to-comp
              "plan when the workload has phases).")
 TARGET_HOW = ("critical batch: the statistical-efficiency law (methodology) via workload.critical_batch; days and "
               "cost to target: the Model chain and Summary (every phase); penalty: the main phase's train tokens × "
-              "(token factor − 1) at the bid's throughput and goodput; cost at target tokens: the bid's costs "
-              "re-evaluated at the target tokens alone (time_to_target)")
+              "(token factor − 1) at the bid's throughput and goodput; cost to target: Summary's total on the basis that "
+              "ranks; cost at target tokens: the Cost lines at the target tokens alone (Model: 'at the target "
+              "tokens'), or the cost to target where the batch is the workload's")
 NA = "n/a"
 
 
@@ -111,7 +115,7 @@ def _terms_present(bid: dict[str, Any]) -> bool:
     return bool(bid.get("step_time_terms")) and bool((bid.get("modeled") or {}).get("step_time_s"))
 
 
-def target_sheet(book: Book, doc: dict[str, Any], chains: list[Chain], names: Names) -> Sheet:
+def target_sheet(book: Book, doc: dict[str, Any], chains: list[Chain], names: Names, blocks: Blocks) -> Sheet:
     """Time and cost to the target tokens, the statistical-efficiency penalty in its own columns."""
     sheet = book.sheet(TARGET_SHEET)
     sheet.header(0, TARGET_HEADER)
@@ -143,26 +147,29 @@ def target_sheet(book: Book, doc: dict[str, Any], chains: list[Chain], names: Na
         else:
             for col in (9, 10, 11):
                 sheet.put(r, col, NA)
-        _costs(sheet, r, ttt, ccy, _total_col(lay, ttt))
+        _costs(sheet, r, ttt, ccy, chain, lay, blocks)
+        if ttt.get("cost") is not None and isinstance(sheet.cells[(r, COST_AT_TARGET_COL)].content, Expr):
+            for key, col in (("cost_to_target", COST_TO_TARGET_COL), ("cost_at_target_tokens", COST_AT_TARGET_COL)):
+                book.define(names.base(bid_id, key), TARGET_SHEET, r, col)
         sheet.put(r, 15, TARGET_HOW if r == 1 else "")
     sheet.freeze = (1, 1)
     sheet.max_width = 40
     return sheet
 
 
-def _total_col(lay: Any, ttt: dict[str, Any]) -> int | None:
-    key = f"total:{ttt.get('basis')}"
-    if key in lay.keys:
-        return int(lay.col(key))
-    return int(lay.col("total")) if "total" in lay.keys else None
+COST_TO_TARGET_COL, COST_AT_TARGET_COL = 12, 13
 
 
-def _costs(sheet: Sheet, r: int, ttt: dict[str, Any], ccy: str, total_col: int | None) -> None:
-    if not ttt or ttt.get("cost") is None or total_col is None:
+def _costs(sheet: Sheet, r: int, ttt: dict[str, Any], ccy: str, chain: Chain, lay: Layout, blocks: Blocks) -> None:
+    """Cost to target: the Summary's live total on the basis that ranks (the basis input); at the
+    target tokens: the same without the token factor (the target case of the Cost lines), or the
+    same cell when the bid's batch is the workload's (no penalty)."""
+    if not ttt or ttt.get("cost") is None or "total" not in lay.keys:
         for col in (12, 13, 14):
             sheet.put(r, col, NA)
         return
     money = style(money_format(ccy))
-    sheet.put(r, 12, Ref(SUMMARY_SHEET, r, total_col), money)       # the Summary's live total
-    sheet.put(r, 13, ttt.get("cost_at_target_tokens"), style(money_format(ccy), fill=INPUT_FILL))
-    sheet.put(r, 14, Ref(TARGET_SHEET, r, 12) - Ref(TARGET_SHEET, r, 13), money)
+    sheet.put(r, COST_TO_TARGET_COL, Ref(SUMMARY_SHEET, r, lay.col("total")), money)
+    at_target = case_total(chain, "target", lay, blocks) if chain.target else Ref(TARGET_SHEET, r, COST_TO_TARGET_COL)
+    sheet.put(r, COST_AT_TARGET_COL, at_target if at_target is not None else NA, money)
+    sheet.put(r, 14, Ref(TARGET_SHEET, r, COST_TO_TARGET_COL) - Ref(TARGET_SHEET, r, COST_AT_TARGET_COL), money)

@@ -144,10 +144,37 @@ def test_purchase_inline_terms_nodes_fabric_and_staff():
     assert "financing" not in commitment                            # no cost of capital, no line
 
 
-def test_workload_power_price_overrides_the_book():
-    assumptions = replace(NO_FAILURES, power_usd_per_kwh=Decimal("0.10"))
+def test_the_bids_own_power_price_and_pue_win_over_the_workloads_and_the_conflict_is_noted():
+    """8 GPUs × 0.7 kW × 0.8 draw × 1.3 PUE × 1000 h = 5,824 kWh; at the bid's 0.08 = 465.92."""
+    assumptions = replace(NO_FAILURES, power_usd_per_kwh=Decimal("0.10"), pue=Decimal("1.5"))
     econ = evaluate_core(one_hour_per_thousand(ex.purchase(), hours=1000), assumptions)
-    assert amounts(econ, "run")["power"] == Decimal("582.40")
+    assert amounts(econ, "run")["power"] == Decimal("465.92")
+    assert econ.energy_mwh == Decimal("5.824")
+    flag = next(f for f in econ.flags if f.code == "facility-conflict")
+    assert flag.severity == "warning"
+    assert flag.reason == ("power price: the bid's 0.08 USD/kWh is used, not the workload's 0.1 USD/kWh (converted "
+                           "from USD); PUE: the bid's 1.3 is used, not the workload's 1.5")
+
+
+def test_the_workload_power_price_and_pue_serve_a_bid_that_states_none():
+    """5,824 kWh × 1.5 / 1.3 = 6,720 kWh at the workload's 0.10 = 672.00; no conflict to note."""
+    assumptions = replace(NO_FAILURES, power_usd_per_kwh=Decimal("0.10"), pue=Decimal("1.5"))
+    pricing = ex.purchase(power_per_kwh=None, pue=None)
+    econ = evaluate_core(one_hour_per_thousand(pricing, hours=1000), assumptions)
+    assert amounts(econ, "run")["power"] == Decimal("672.00")
+    assert "facility-conflict" not in [f.code for f in econ.flags]
+
+
+def test_rented_and_owned_hours_give_the_same_energy_at_the_same_pue():
+    """A rental whose book states no PUE counts the assumed 1.3 of a rented cluster (not the buyer's
+    workload PUE, and not 1): 1000 identical hours give 5.824 MWh rented and owned."""
+    assumptions = replace(NO_FAILURES, pue=Decimal("1.5"))
+    rented = evaluate_core(one_hour_per_thousand(ex.rental("2.35"), hours=1000), assumptions)
+    owned = evaluate_core(one_hour_per_thousand(ex.purchase(), hours=1000), assumptions)
+    assert rented.energy_mwh == owned.energy_mwh == Decimal("5.824")
+    assert any("assumed PUE 1.3 of a rented cluster" in n for n in rented.notes)
+    provider = evaluate_core(one_hour_per_thousand(ex.rental("2.35", pue=Decimal("1.1")), hours=1000), assumptions)
+    assert provider.energy_mwh == Decimal("4.928")                  # the provider's own 1.1: 5.824 × 1.1 / 1.3
 
 
 def test_power_and_colocation_by_hand_from_a_dgx_h100_spec():

@@ -29,6 +29,7 @@ UNIT_CONVERSIONS = {
     Decimal(24): "h per day", Decimal(60): "s per min", Decimal(3600): "s per h", Decimal(86400): "s per day",
     Decimal(1000): "W per kW, kWh per MWh", Decimal(10**6): "tokens per million",
     Decimal(10**9): "B per GB", Decimal(10**12): "FLOP/s per TFLOP/s", Decimal(8760): "h per year",
+    Decimal(12): "months per year (discounting)",
 }
 FORMULA_CONSTANTS = {Decimal(0), Decimal(1), Decimal(2)}
 ROUNDING_DIGITS = {Decimal(0), Decimal(2), Decimal(3), Decimal(4), Decimal(6)}   # nodes, cents, MWh, rates, prices
