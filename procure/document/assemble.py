@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from procure import __version__
-from procure.assumptions import ASSUMPTIONS
+from procure.assumptions import ASSUMPTIONS, held_as
 from procure.catalog.types import family_of
 from procure.catalog.knobs import AccelKnobs, Knobs
 from procure.catalog.types import Sourced
@@ -40,7 +40,7 @@ from procure.model.flops import MFU_CAUSAL
 from procure.model.types import Estimate
 from procure.sources.bounds import days_after
 
-CHECKPOINT_NOTE = "checkpoint writes are charged in goodput (lost fraction), not in io_s"
+CHECKPOINT_NOTE = "checkpoint writes are charged in goodput (lost fraction), not in the I/O term"
 ATTENTION_CONVENTION = ("causal (the work a causal kernel does; Megatron/PaLM count twice that)" if MFU_CAUSAL
                         else "non-causal (Megatron/PaLM)")
 MODEL_NAME = "procure step-time model v2 (docs: procure/model/README.md)"
@@ -148,10 +148,10 @@ def _assumptions(inputs: Inputs, effective: Assumptions) -> list[Q.AssumptionRow
     origin = Path(inputs.path).name
     rows = []
     for spec in ASSUMPTIONS:
-        if not hasattr(effective, spec.key):
+        if not hasattr(effective, held_as(spec.key)):
             continue                 # a model assumption (step_time_cv): reported with the knobs
         set_here = spec.key in given
-        rows.append(Q.AssumptionRow(key=spec.key, label=spec.label, value=getattr(effective, spec.key),
+        rows.append(Q.AssumptionRow(key=spec.key, label=spec.label, value=getattr(effective, held_as(spec.key)),
                                     unit=spec.unit, origin=origin if set_here else "default",
                                     source="given in the input" if set_here else spec.source))
     return rows

@@ -85,7 +85,7 @@ class PowerBasis:
 def power_basis(pricing: Pricing, assumptions: Assumptions) -> PowerBasis:
     """The workload's power price and PUE override the price book's facility figures."""
     pue = assumptions.pue if assumptions.pue is not None else pricing.pue
-    price = (assumptions.power_usd_per_kwh if assumptions.power_usd_per_kwh is not None
+    price = (assumptions.power_price_per_kwh if assumptions.power_price_per_kwh is not None
              else pricing.power_per_kwh)
     kw = pricing.it_kw_per_gpu
     source = pricing.power_source or ("tdp" if kw is not None else "")

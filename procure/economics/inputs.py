@@ -122,7 +122,7 @@ class Assumptions:
     checkpoint_write_gbs: float = _float("checkpoint_write_gbs")
     checkpoint_interval_min: float | None = None          # None -> Young's optimum
     gpu_utilisation_power: float = _float("gpu_utilisation_power")
-    power_usd_per_kwh: Decimal | None = None              # None -> the purchase book's figure
+    power_price_per_kwh: Decimal | None = None            # report currency; None -> the purchase book's figure
     pue: Decimal | None = None
     mfu_ceiling: float = _float("mfu_ceiling")            # the large-run MFU record
     cost_of_capital: Decimal = cast(Decimal, default("cost_of_capital"))

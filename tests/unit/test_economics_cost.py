@@ -145,7 +145,7 @@ def test_purchase_inline_terms_nodes_fabric_and_staff():
 
 
 def test_workload_power_price_overrides_the_book():
-    assumptions = replace(NO_FAILURES, power_usd_per_kwh=Decimal("0.10"))
+    assumptions = replace(NO_FAILURES, power_price_per_kwh=Decimal("0.10"))
     econ = evaluate_core(one_hour_per_thousand(ex.purchase(), hours=1000), assumptions)
     assert amounts(econ, "run")["power"] == Decimal("582.40")
 
