@@ -22,7 +22,7 @@ class AssumptionDef:
     default: Number
     source: str                      # where the default comes from
     description: str                 # what it does (the docs print it)
-    kind: Literal["float", "int", "money"] = "float"
+    kind: Literal["float", "int", "money", "fraction"] = "float"   # fraction: a rate, exact
     ge: float | None = None
     gt: float | None = None
     le: float | None = None
@@ -63,11 +63,11 @@ ASSUMPTIONS: tuple[AssumptionDef, ...] = (
                   "book, wins).", kind="money", ge=0, default_text="the purchase book's facility figure"),
     AssumptionDef("pue", "PUE", "", None, "purchase price book facility figure when not given",
                   "Power usage effectiveness of the buyer's facility (purchase bids whose pricing states no PUE; "
-                  "a bid's own PUE, inline or from its price book, wins).", kind="money", ge=1.0, le=3.0,
+                  "a bid's own PUE, inline or from its price book, wins).", ge=1.0, le=3.0,
                   default_text="the purchase book's facility figure"),
     AssumptionDef("rental_pue", "PUE of a rented cluster (assumed)", "", Decimal("1.3"),
-                  "procure assumption: the shipped purchase book's facility figure, typical modern data center "
-                  "1.2-1.3 (Uptime Institute 2024 survey, via price_books/purchase-2026.yaml)",
+                  "estimate: the facility figure of the shipped purchase price book (2026), within the 1.2-1.3 of "
+                  "modern data centers cited there (Uptime Institute Global Data Center Survey 2024)",
                   "Power usage effectiveness of a provider whose price book states none: rental energy counts "
                   "the facility like an owned cluster's, so the same hours give comparable MWh.",
                   kind="money", ge=1.0, le=3.0),
@@ -77,7 +77,7 @@ ASSUMPTIONS: tuple[AssumptionDef, ...] = (
                   "`implausible`, and one implying more than the accelerator's measured GEMM ceiling "
                   "(matmul_ceiling_tflops / peak) is `impossible`.",
                   gt=0, le=1),
-    AssumptionDef("committed_tolerance", "Committed vs modeled tolerance", "", 0.15, "product.md: 15%",
+    AssumptionDef("committed_tolerance", "Committed vs modeled tolerance", "", 0.15, "procure default: a product choice near the model's spread on fitted hardware (not a published figure)",
                   "Relative gap between committed and modeled step time beyond which a bid is "
                   "`optimistic` or `conservative`.", gt=0, le=1),
     AssumptionDef("step_time_cv", "Per-GPU step-time variation", "CV", None,
@@ -85,27 +85,26 @@ ASSUMPTIONS: tuple[AssumptionDef, ...] = (
                   "Per-GPU step-time coefficient of variation (stragglers and the P99 band).", ge=0, le=1,
                   default_text="the model's per-accelerator knob"),
     AssumptionDef("cost_of_capital", "Cost of capital", "per year", Decimal("0.08"),
-                  "procure default: a typical weighted average cost of capital of 7-10% a year "
-                  "(Damodaran Online cost-of-capital-by-industry tables, US; not re-read for this figure)",
+                  "procure default, an estimate: a typical weighted average cost of capital of 7-10% a year "
+                  "(not taken from a published table)",
                   "Annual cost of the money tied up in owned hardware (capex) or a prepayment; the "
-                  "financing lines charge it for the hours held.", kind="money", ge=0, le=1),
+                  "financing lines charge it for the hours held.", kind="fraction", ge=0, le=1),
     AssumptionDef("resale_decline_per_year", "Resale value decline", "per year", Decimal("0.33"),
                   "GPU secondary-market residuals: 60-65% after 1 year, 40-45% after 2, 25-35% after "
                   "3, 10-15% after 5 (v2-pseo-ai GPU residual value guide, 2026-01, low reliability); "
                   "(1 - 0.33)^t gives 67%, 45%, 30%, 13%",
                   "Market value of owned hardware after t years is capex x (1 - decline)^t; the commitment basis "
                   "credits it at the end of the run and the cash view at the sale, both less the haircut and "
-                  "the transaction cost.", kind="money", ge=0, lt=1),
+                  "the transaction cost.", kind="fraction", ge=0, lt=1),
     AssumptionDef("resale_haircut", "Used-market haircut", "of market value", Decimal("0.15"),
-                  "procure assumption: a buyer of used datacenter GPUs discounts for warranty and condition; "
-                  "refurbished units sell 15-25 points above used ones (Compute Forecast, 'The secondary "
-                  "market for AI hardware', 2026; not re-read for this figure)",
+                  "procure assumption, an estimate: a buyer of used datacenter GPUs discounts for warranty and "
+                  "condition (not taken from a published survey)",
                   ("Share taken off the market value of owned hardware when it is sold: at the end of the run on "
                   "the commitment basis, at the horizon end in the cash view."),
-                  kind="money", ge=0, lt=1),
+                  kind="fraction", ge=0, lt=1),
     AssumptionDef("resale_transaction_cost", "Resale transaction cost", "of sale", Decimal("0.05"),
                   "procure assumption, not sourced: broker fee, de-installation, data wiping and shipping",
-                  "Share of the sale price of owned hardware spent to sell it (both the commitment basis and the cash view).", kind="money", ge=0, lt=1),
+                  "Share of the sale price of owned hardware spent to sell it (both the commitment basis and the cash view).", kind="fraction", ge=0, lt=1),
     AssumptionDef("resale_months_to_sell", "Time to sell", "months", 3,
                   "procure assumption, not sourced: months from the end of the hold to the cash",
                   "Months from the horizon end (or the end of the run, when later) to the cash of the sale; "
@@ -113,7 +112,7 @@ ASSUMPTIONS: tuple[AssumptionDef, ...] = (
     AssumptionDef("leftover_hours_reuse_share", "Reuse of leftover reserved hours", "of price", Decimal(0),
                   "procure default: nobody is assumed to use reserved hours the run leaves over",
                   "Share of the price of reserved hours left over after the run that the buyer recovers "
-                  "(other work, resale of the capacity).", kind="money", ge=0, le=1),
+                  "(other work, resale of the capacity).", kind="fraction", ge=0, le=1),
     AssumptionDef("value_of_time_per_day", "Value of time", "per day", None,
                   "none unless given (a business figure only the buyer knows)",
                   "What finishing one day earlier is worth, in the report currency; when given, bids "
@@ -126,8 +125,8 @@ ASSUMPTIONS: tuple[AssumptionDef, ...] = (
                   "estimate carries no calibration record (the model's family residuals are used "
                   "whenever it does).", ge=0, le=2, settable=False),
     AssumptionDef("step_time_sigma_uncalibrated", "Step-time error, uncalibrated (fallback)", "sigma of ln", 0.25,
-                  "the model's wide prior for parts nobody fitted (procure.catalog.knobs "
-                  "UNCALIBRATED_SIGMA_LOG; issue 10: B200/GB200/MI300X predicted 30-60% too fast)",
+                  "procure assumption: a wide prior for accelerators without fitted step-time parameters; "
+                  "in procure's backtest the unfitted model predicted B200, GB200 and MI300X steps 30-60% too fast",
                   "Model step-time error the band draws for an accelerator without fitted knobs when "
                   "the estimate carries no calibration record.", ge=0, le=2, settable=False),
     AssumptionDef("months_hours", "Hours per billing month", "h", 730.0, "8760 / 12",
@@ -140,6 +139,15 @@ ASSUMPTIONS: tuple[AssumptionDef, ...] = (
 )
 
 BY_KEY = {a.key: a for a in ASSUMPTIONS}
+
+# The economics field that holds an input assumption once resolved, where the name must differ: the
+# power price is given in USD and held in the report currency.
+HELD_AS = {"power_usd_per_kwh": "power_price_per_kwh"}
+
+
+def held_as(key: str) -> str:
+    """The name of assumption ``key`` in the economics' resolved assumptions."""
+    return HELD_AS.get(key, key)
 
 
 def default(key: str) -> Number:

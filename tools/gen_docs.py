@@ -62,6 +62,8 @@ UNIT_SUFFIXES = [
     ("_days", "days"), ("_months", "months"), ("_years", "years"), ("_fraction", "fraction (0-1)"),
     ("_efficiency", "fraction"), ("_tokens", "tokens"), ("seq_len", "tokens"), ("gpus_per_node", "GPUs"),
     ("gpus", "GPUs"), ("kw_per_gpu", "kW per GPU"), ("_kw", "kW"), ("_per_node", "currency per node"),
+    ("decline_per_year", "fraction per year"), ("pue", "facility kW per IT kW"), ("cost_of_capital", "fraction per year"),
+    ("_haircut", "fraction of market value"), ("_transaction_cost", "fraction of the sale"), ("_share", "fraction"),
     ("_per_tb", "currency per TB"), ("egress_tb", "TB"), ("_per_year", "currency per year"), ("_per_day", "currency per day"),
     ("setup_fee", "currency"), ("network_capex", "currency"),
     ("_cv", "fraction"), ("_power", "fraction of TDP"), ("mfu_ceiling", "fraction"),
@@ -249,12 +251,25 @@ def default_text(model: type, name: str, info, defaults: dict | None) -> str:
     return f"`{_number(value, False) if isinstance(value, (int, float)) else value}`"
 
 
+# Exact decimals that are rates, not amounts of money: documented as fractions.
+RATE_NAME = re.compile(r"(_fraction|decline_per_year|cost_of_capital|_haircut|_transaction_cost|_share)$")
+MONEY_TYPE = "money (exact decimal)"
+
+
+def value_type(name: str, annotation) -> str:
+    """type_text, with a rate held as an exact decimal called a fraction, not money."""
+    text = type_text(annotation)
+    if name == "pue":                    # facility power over IT power: a ratio of at least 1
+        return text.replace(MONEY_TYPE, "number (exact decimal)")
+    return text.replace(MONEY_TYPE, "fraction (exact decimal)") if RATE_NAME.search(name) else text
+
+
 def field_docs(model: type[BaseModel], defaults: dict | None = None) -> list[FieldDoc]:
     rows = []
     for name, info in model.model_fields.items():
         shown = info.alias or name
         description = info.description or ""
-        rows.append(FieldDoc(shown, type_text(info.annotation), unit_of(model, name), info.is_required(),
+        rows.append(FieldDoc(shown, value_type(name, info.annotation), unit_of(model, name), info.is_required(),
                              default_text(model, name, info, defaults), bounds_text(info.annotation, info.metadata),
                              description))
     return rows
@@ -1617,15 +1632,15 @@ def _model_tables(root) -> list[str]:
         out += ["| field | type | meaning |", "|---|---|---|"]
         for name, info in model.model_fields.items():
             key = info.alias or name
-            out.append(f"| `{key}` | {_cell(_doc_type(info.annotation, Frozen))} | {_cell(info.description or '')} |")
+            out.append(f"| `{key}` | {_cell(_doc_type(name, info.annotation, Frozen))} | {_cell(info.description or '')} |")
         out.append("")
     return out
 
 
-def _doc_type(annotation, base) -> str:
-    """type_text, with the name of the nested model (linked to its table) instead of 'mapping'."""
+def _doc_type(name: str, annotation, base) -> str:
+    """value_type, with the name of the nested model (linked to its table) instead of 'mapping'."""
     models = _nested_models(annotation, base)
-    text = type_text(annotation)
+    text = value_type(name, annotation)
     if len(models) == 1:
         name = models[0].__name__
         text = text.replace("mapping", f"[`{name}`](#{name.lower()})", 1)

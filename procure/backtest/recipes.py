@@ -18,7 +18,6 @@ from typing import Any
 import numpy as np
 
 from procure.backtest import Unpredictable, run_case
-from procure.catalog.software import SoftwareStack
 from procure.catalog.types import Accelerator, ModelArch, Network
 from procure.model import estimate
 from procure.model.types import Estimate, Knobs, PlanSpec, Workload
@@ -142,9 +141,3 @@ def search_vs_tuned(runs: list[dict[str, Any]], accelerators: dict[str, Accelera
             "median_ratio_per_job": float(np.median(per_job)) if len(per_job) else None,
             "jobs": len(per_job)}
 
-
-def software_of(run: dict[str, Any]) -> SoftwareStack | None:
-    """The release a recipe ran (for callers that build their own comparison)."""
-    from procure.backtest import run_software
-
-    return run_software(run)

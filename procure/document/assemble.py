@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from procure import __version__
-from procure.assumptions import ASSUMPTIONS
+from procure.assumptions import ASSUMPTIONS, held_as
 from procure.catalog.types import family_of
 from procure.catalog.knobs import AccelKnobs, Knobs
 from procure.catalog.types import Sourced
@@ -41,7 +41,7 @@ from procure.model.flops import MFU_CAUSAL
 from procure.model.types import Estimate
 from procure.sources.bounds import days_after
 
-CHECKPOINT_NOTE = "checkpoint writes are charged in goodput (lost fraction), not in io_s"
+CHECKPOINT_NOTE = "checkpoint writes are charged in goodput (lost fraction), not in the I/O term"
 ATTENTION_CONVENTION = ("causal (the work a causal kernel does; Megatron/PaLM count twice that)" if MFU_CAUSAL
                         else "non-causal (Megatron/PaLM)")
 MODEL_NAME = "procure step-time model v2 (docs: procure/model/README.md)"
@@ -147,10 +147,10 @@ def _assumptions(inputs: Inputs, effective: Assumptions) -> list[Q.AssumptionRow
     origin = Path(inputs.path).name
     rows = []
     for spec in ASSUMPTIONS:
-        if not hasattr(effective, spec.key):
+        if not hasattr(effective, held_as(spec.key)):
             continue                 # a model assumption (step_time_cv): reported with the knobs
         set_here = spec.key in given
-        value = getattr(effective, spec.key)
+        value = getattr(effective, held_as(spec.key))
         if spec.key == "power_usd_per_kwh" and set_here:     # as given, in USD (the economics converted it)
             value = inputs.cluster.assumptions.power_usd_per_kwh
         rows.append(Q.AssumptionRow(key=spec.key, label=spec.label, value=value,

@@ -89,14 +89,14 @@ def power_basis(pricing: Pricing, assumptions: Assumptions) -> PowerBasis:
     pue_given = pue is not None
     if pue is None and pricing.kind == "rental":
         pue = assumptions.rental_pue
-    price = pricing.power_per_kwh if pricing.power_per_kwh is not None else assumptions.power_usd_per_kwh
+    price = pricing.power_per_kwh if pricing.power_per_kwh is not None else assumptions.power_price_per_kwh
     kw = pricing.it_kw_per_gpu
     source = pricing.power_source or ("tdp" if kw is not None else "")
     return PowerBasis(
         kw_per_gpu=kw, source=source, utilisation=D(assumptions.gpu_utilisation_power),
         pue=DEFAULT_PUE if pue is None else D(pue), pue_given=pue_given,
         price_per_kwh=None if price is None else D(price),
-        conflicts=_conflicts(pricing, workload_pue, assumptions.power_usd_per_kwh))
+        conflicts=_conflicts(pricing, workload_pue, assumptions.power_price_per_kwh))
 
 
 def _conflicts(pricing: Pricing, workload_pue: Any, workload_price: Any) -> tuple[str, ...]:

@@ -123,7 +123,7 @@ class Assumptions:
     checkpoint_write_gbs: float = _float("checkpoint_write_gbs")
     checkpoint_interval_min: float | None = None          # None -> Young's optimum
     gpu_utilisation_power: float = _float("gpu_utilisation_power")
-    power_usd_per_kwh: Decimal | None = None              # None -> the purchase book's figure
+    power_price_per_kwh: Decimal | None = None            # report currency; None -> the purchase book's figure
     pue: Decimal | None = None                            # the buyer's facility (purchases)
     rental_pue: Decimal = cast(Decimal, default("rental_pue"))   # a provider's, when its book states none
     mfu_ceiling: float = _float("mfu_ceiling")            # the large-run MFU record

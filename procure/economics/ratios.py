@@ -31,21 +31,23 @@ EXPOSED_COMM_TERMS = ("tp_comm_s", "pp_comm_s", "dp_comm_exposed_s", "ep_comm_s"
 OVERLAPPABLE_TERM = "comm_overlappable_s"
 EXPOSED_OF_OVERLAPPABLE_TERM = "comm_exposed_s"
 
-DEFINITIONS = (
-    ("bubble_ratio", "Bubble ratio", "bubble_s / step time",
+DEFINITIONS = (      # in the reader's words (the report prints them): no term keys
+    ("bubble_ratio", "Bubble ratio", "bubble / step time",
      "Share of the step the pipeline stages sit idle while it fills and drains."),
     ("comm_to_compute", "Communication-to-computation ratio",
-     "(exposed + hidden communication) / compute_s",
-     "All communication time, hidden or not, over compute time; exposed = tp_comm_s + pp_comm_s + "
-     "dp_comm_exposed_s + ep_comm_s + cp_comm_s, hidden = comm_overlappable_s − comm_exposed_s."),
-    ("overlap_efficiency", "Overlap efficiency", "hidden / comm_overlappable_s",
-     "Share of the communication that can run under compute that did hide (null when none can)."),
+     "(exposed + hidden communication) / compute",
+     "All communication time, hidden or not, over compute time; exposed communication is the tensor-, "
+     "pipeline-, expert- and context-parallel communication plus the data-parallel part that does not hide, "
+     "and hidden communication is the overlappable communication less the exposed part."),
+    ("overlap_efficiency", "Overlap efficiency", "hidden / overlappable communication",
+     "Share of the communication that can run under compute that did hide (not applicable when none can)."),
     ("exposed_comm_share", "Exposed-communication share", "exposed communication / step time",
      "Share of the step spent waiting on communication."),
     ("effective_tokens_per_s_per_gpu", "Effective tokens per second per GPU",
      "tokens per step / step time / GPUs × goodput / token factor",
-     "Tokens toward the target per GPU per second of wall clock: checkpoints, failures and the "
-     "batch's statistical-efficiency penalty included; train tokens / (this × GPUs) = time to target."),
+     "Tokens toward the target per GPU per second of wall clock, with checkpoints, failures and the "
+     "batch's statistical-efficiency penalty included; the training tokens divided by this and by the GPUs "
+     "give the time to target."),
 )
 
 

@@ -101,4 +101,4 @@ def perturb(case: BidCase, assumptions: Assumptions, factor: str,
     price = power_basis(case.pricing, assumptions).price_per_kwh
     if price is None:
         return case, assumptions
-    return case, replace(assumptions, power_usd_per_kwh=price * scale)
+    return case, replace(assumptions, power_price_per_kwh=price * scale)

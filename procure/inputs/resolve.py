@@ -15,6 +15,7 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
+from procure.assumptions import held_as
 from procure.catalog.load import Catalog, model_arch
 from procure.catalog.types import Accelerator, ModelArch, Network, PriceBook, PriceLine, System
 from procure.inputs.checks import expand_measured
@@ -228,9 +229,10 @@ def price_terms(rb: ResolvedBid, report_currency: str) -> dict[str, Any]:
 
 def assumption_overrides(cluster: Cluster, cat: Catalog, known: set[str]) -> dict[str, Any]:
     """The assumptions cluster.yaml sets, among ``known`` keys, in the report currency."""
-    given = {k: v for k, v in cluster.assumptions.model_dump().items() if v is not None and k in known}
+    given = {held_as(k): v for k, v in cluster.assumptions.model_dump().items()
+             if v is not None and held_as(k) in known}
     if "pue" in given:
         given["pue"] = Decimal(repr(given["pue"]))
-    if "power_usd_per_kwh" in given:   # given in USD; the economics works in the report currency
-        given["power_usd_per_kwh"] = convert(given["power_usd_per_kwh"], fx_rate(cat, cluster, "USD"))
+    if "power_price_per_kwh" in given:   # given in USD; the economics holds it in the report currency
+        given["power_price_per_kwh"] = convert(given["power_price_per_kwh"], fx_rate(cat, cluster, "USD"))
     return given

@@ -136,7 +136,3 @@ class Parsed:
     reduction: RankReduction | None = None
     info: dict[str, Any] = field(default_factory=dict)
     starts_at_training_start: bool | None = None
-
-    def has_content(self) -> bool:
-        """True when the file gave anything usable (steps, bandwidth or system facts)."""
-        return len(self.samples) > 0 or self.bus_bandwidth is not None or self.gpus is not None

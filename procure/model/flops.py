@@ -28,7 +28,7 @@ from procure.catalog.types import ModelArch
 
 MFU_CAUSAL = True
 MFU_CONVENTION = ("model FLOPs = 3 x forward matmul FLOPs with the causal attention core "
-                  "(2·s·heads·head_dim per layer per token forward: the work a causal kernel does; "
+                  "(2 × sequence length × heads × head size per layer per token forward: the work a causal kernel does; "
                   "Megatron/PaLM count it non-causal, twice that), over the dense peak at the "
                   "workload precision")
 

@@ -200,11 +200,6 @@ def gemm_tops(accel: Accelerator, precision: str, knobs: AccelKnobs) -> tuple[fl
     return top16, min(top16 * ratio * knobs.fp8_gemm_scale, fp8 or 1.0)
 
 
-def gemm_top_for(accel: Accelerator, precision: str, knobs: AccelKnobs) -> float:
-    """The top efficiency of the workload's matmul precision (v1 name, kept)."""
-    return gemm_tops(accel, precision, knobs)[1]
-
-
 def _curve(knobs: AccelKnobs) -> tuple[Vec, Vec]:
     pts = sorted(knobs.gemm_curve)
     return (np.log10(np.array([x for x, _ in pts], dtype=float)),

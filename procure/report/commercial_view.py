@@ -42,7 +42,7 @@ def quoted_prices(bid: dict[str, Any], doc: dict[str, Any], f: Formatter) -> lis
         same = q.get("currency") == report
         rows.append({
             "label": f.text(q.get("label")), "unit": f.text(q.get("unit")),
-            "quoted": f.unit_price(q.get("quoted"), q.get("currency")),
+            "quoted": f.unit_price(q.get("quoted"), q.get("currency"), as_quoted=True),
             "converted": f.unit_price(q.get("converted"), report),
             "rate": "" if same else f.msg("bid.fx_rate_text", rate=f.fx_rate(q.get("fx_rate")), report=report,
                                           quoted=f.text(q.get("currency"))),
@@ -61,7 +61,7 @@ def pricing_rows(bid: dict[str, Any], doc: dict[str, Any], f: Formatter) -> list
     if headline is None:     # a document without quoted prices: the converted figure, in the report currency
         rows.append((label, f.unit_price(p.get(key), report) if p.get(key) is not None else f.na))
     else:
-        rows.append((label + " " + f.msg("bid.as_quoted"), f.unit_price(headline.get("quoted"), headline.get("currency"))))
+        rows.append((label + " " + f.msg("bid.as_quoted"), f.unit_price(headline.get("quoted"), headline.get("currency"), as_quoted=True)))
         if headline.get("currency") != report:
             rows.append((label + " " + f.msg("bid.in_report_currency", currency=report),
                          f.unit_price(headline.get("converted"), report)))

@@ -115,7 +115,7 @@ def ranking_row(bid: dict[str, Any], f: Formatter) -> dict[str, Any]:
     currency = bid.get("currency") or f.currency
     return {
         "rank": f.text(bid.get("rank")), "id": f.text(bid["id"]), "vendor": f.text(bid["vendor"]),
-        "accel_gpus": f"{f.text(acc.get('name') or acc.get('id'))} × {f.integer(bid.get('gpus'))}",
+        "accel_gpus": f"{f.text(acc.get('name') or acc.get('id'))} × {f.integer(bid.get('gpus'))}" + _idle(bid, f),
         "step_time": f.seconds(bid.get("step_time_s")),
         "days": f.days(bid.get("time_to_train_days")),
         "total_cost": f.money(bid.get("total_cost"), currency),
@@ -123,6 +123,12 @@ def ranking_row(bid: dict[str, Any], f: Formatter) -> dict[str, Any]:
         "mfu": f.percent(bid.get("mfu")),
         "flags": [{"code": f.text(fl.get("code")), "severity": _severity(fl)} for fl in bid.get("flags") or []],
     }
+
+
+def _idle(bid: dict[str, Any], f: Formatter) -> str:
+    """GPUs the plan leaves idle (still billed), beside the GPU count on the comparison."""
+    idle = bid.get("idle_gpus") or 0
+    return f" ({f.msg('ranking.idle_gpus', idle=f.integer(idle))})" if idle else ""
 
 
 def _severity(flag: dict[str, Any]) -> str:
@@ -242,14 +248,61 @@ def _sensitivity_rows(bid: dict[str, Any], f: Formatter) -> list[dict[str, Any]]
 
 
 def _methodology(method: dict[str, Any], f: Formatter) -> dict[str, Any]:
-    fit = [(f.msg("method.fitted_on"), _plain(method.get("fitted_on") or [], f)),
-           (f.msg("method.fitted_at"), f.text(method.get("fitted_at"))),
-           (f.msg("method.fit_mape"), _plain(method.get("fit_mape") or {}, f))]
-    rows = [(_knob_label(str(row.get("label")), f), _plain(row.get("values") or {}, f))
-             for row in method.get("knobs") or []]
+    """The model, its paragraphs, and the fitted parameters as named quantities with their meaning
+    (one column per accelerator of the quote), never the calibration file's own keys."""
+    knob_rows = method.get("knobs") or []
+    accelerators = [_knob_label(str(row.get("label")), f) for row in knob_rows]
+    names = sorted({name for row in knob_rows for name in (row.get("values") or {})}, key=_knob_order)
+    quantities = [{"name": f.msg.get(f"knob.{name}", _words(name)), "meaning": f.msg.get(f"knob.{name}.meaning", ""),
+                   "values": [_knob_value(name, (row.get("values") or {}).get(name), f) for row in knob_rows]}
+                  for name in names]
     return {"model": f.msg("method.model", model=f.text(method.get("model"))),
             "paragraphs": [f.msg(k) for k in METHOD_KEYS],
-            "knobs": fit + rows}
+            "fit": _fit_rows(method, f), "accelerators": accelerators, "quantities": quantities}
+
+
+def _fit_rows(method: dict[str, Any], f: Formatter) -> list[tuple[str, str]]:
+    fitted_on = [_fit_source(s, f) for s in method.get("fitted_on") or []]
+    errors = "; ".join(f"{_fit_source(k, f)} {f.percent(v)}" for k, v in sorted((method.get("fit_mape") or {}).items()))
+    rows = [(f.msg("method.fit_sources"), f.msg("method.fit_sources_value", count=f.integer(len(fitted_on)),
+                                                names="; ".join(fitted_on))) if fitted_on else None,
+            (f.msg("method.fitted_at"), f.date(method.get("fitted_at"))) if method.get("fitted_at") else None,
+            (f.msg("method.fit_error"), errors) if errors else None]
+    return [row for row in rows if row]
+
+
+CORPUS_PREFIX = "corpus:"   # a data set of published runs, named by its release (dgxc-24.11, mlperf-v4.1)
+
+
+def _fit_source(name: str, f: Formatter) -> str:
+    """A calibration data set by its title: a corpus by its release name, a file by its message."""
+    if name.startswith(CORPUS_PREFIX):
+        return f.text(name[len(CORPUS_PREFIX):])
+    return f.msg.get(f"fit_source.{name}", _words(name.rsplit("/", 1)[-1].rsplit(".", 1)[0]))
+
+
+def _words(key: str) -> str:
+    """The last resort for a name no message covers: its words, never the raw key."""
+    return key.replace("_", " ").strip().capitalize()
+
+
+KNOB_ORDER = ("gemm_top", "gemm_curve", "ceiling_scale", "attention_ratio", "fp8_gemm_scale", "membound_factor",
+              "launch_overhead_s", "scale_up_bw_eff", "scale_out_bw_eff", "overlap_efficiency", "step_time_cv",
+              "grouped_gemm_scale", "moe_overhead_s", "a2a_overlap_efficiency")
+
+
+def _knob_order(name: str) -> tuple[int, str]:
+    return (KNOB_ORDER.index(name) if name in KNOB_ORDER else len(KNOB_ORDER), name)
+
+
+def _knob_value(name: str, value: object, f: Formatter) -> str:
+    if value is None:
+        return f.na
+    if name.endswith("_s") and isinstance(value, (int, float, Decimal)):
+        return f.msg("unit.seconds", value=f.measure(float(f"{float(value):.3g}")))   # 3 significant digits
+    if isinstance(value, (int, float, Decimal)):
+        return f.measure(value)
+    return f.text(value).replace(", ", "; ")   # the efficiency curve: one point per wrap
 
 
 DEFAULT_KNOBS = " (default knobs)"   # the document's label of an accelerator with no fitted knobs
@@ -275,7 +328,7 @@ def _plain(value: object, f: Formatter) -> str:
 
 def _assumptions(doc: dict[str, Any], f: Formatter) -> dict[str, Any]:
     rows = [{"label": generated.keyed(f, f"assumption.{a.get('key')}", a.get("label") or a.get("key")),
-             "key": f.text(a.get("key")), "value": _assumption_value(a, f),
+             "value": _assumption_value(a, f),
              "unit": generated.keyed(f, f"assumption_unit.{a.get('unit')}", a.get("unit")) if a.get("unit") else "",
              "origin": generated.keyed(f, f"origin.{a.get('origin')}", a.get("origin")),
              "source": generated.keyed(f, "assumptions.given" if a.get("origin") != "default"
@@ -301,7 +354,9 @@ def _assumption_value(row: dict[str, Any], f: Formatter) -> str:
 
 
 def _sources(sources: list[dict[str, Any]], f: Formatter) -> list[dict[str, Any]]:
-    return [{"key": f.text(s.get("key")), "kind": f.text(s.get("kind")), "label": f.text(s.get("label")),
+    """Each source as a citation: what it is, where it was read, when, and whether its figures were
+    checked there or are an estimate."""
+    return [{"kind": f.msg.get(f"source_kind.{s.get('kind')}", f.text(s.get("kind"))), "label": f.text(s.get("label")),
              "source": "; ".join(map(str, s.get("source") or [])) or f.na, "as_of": f.text(s.get("as_of")),
-             "verified": f.msg("sources.verified") if s.get("verified") else f.msg("sources.unverified")}
+             "checked": f.msg("sources.checked") if s.get("verified") else f.msg("sources.estimate")}
             for s in sources]

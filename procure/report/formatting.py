@@ -220,13 +220,18 @@ class Formatter:
         decimals = 2 if exact == _quantize(exact, 2) else 4
         return money(exact, currency or self.currency, self.loc, decimals)
 
-    def unit_price(self, value: object, currency: str | None = None) -> str:
-        """A quoted or converted unit price with every digit it carries, at least cents, at most
-        the 1e-6 of a converted price: "NT$75.00", "$2.379602"."""
+    def unit_price(self, value: object, currency: str | None = None, as_quoted: bool = False) -> str:
+        """A unit price with the decimals money needs: cents from one unit up ("$2.38"), four
+        decimals below it ("$0.0875"). ``as_quoted``: a vendor's own figure, with every digit it
+        carries (at least cents, at most six decimals), so a quote reads as written."""
         if value is None:
             return self.na
         exact = D(value)
-        decimals = min(max(2, -exact.normalize().as_tuple().exponent), 6)  # type: ignore[operator]
+        carried = -exact.normalize().as_tuple().exponent  # type: ignore[operator]
+        if as_quoted:
+            decimals = min(max(2, carried), 6)
+        else:
+            decimals = 2 if abs(exact) >= 1 else min(max(2, carried), 4)
         return money(exact, currency or self.currency, self.loc, decimals)
 
     def quantum(self, value: object, quantum: object) -> str:

@@ -14,9 +14,10 @@ from typing import Any
 from procure.money import FX_STALE_DAYS
 from procure.report.formatting import Formatter
 
-MFU_CAUSAL = ("model FLOPs = 3 x forward matmul FLOPs with the causal attention core (2·s·heads·head_dim per layer "
-              "per token forward: the work a causal kernel does; Megatron/PaLM count it non-causal, twice that), "
-              "over the dense peak at the workload precision")
+MFU_CAUSAL = ("model FLOPs = 3 x forward matmul FLOPs with the causal attention core (2 × sequence length × heads × "
+              "head size per layer per token forward: the work a causal kernel does; Megatron/PaLM count it non-causal, "
+              "twice that), over the dense peak at the workload precision")
+MFU_CAUSAL_V2 = MFU_CAUSAL.replace("2 × sequence length × heads × head size", "2·s·heads·head_dim")  # older documents
 ATTENTION_CAUSAL = "causal (the work a causal kernel does; Megatron/PaLM count twice that)"
 # conventions the document names by a fixed text (model v1 and v2): the message that says the same in
 # every language; a text not listed here is printed as the document has it
@@ -26,8 +27,10 @@ KNOWN_TEXTS = {
         "text.mfu_convention_noncausal",
     "non-causal (Megatron/PaLM)": "text.attention_noncausal",
     MFU_CAUSAL: "text.mfu_convention_causal",
+    MFU_CAUSAL_V2: "text.mfu_convention_causal",
     ATTENTION_CAUSAL: "text.attention_causal",
     "checkpoint writes are charged in goodput (lost fraction), not in io_s": "text.checkpoint_note",
+    "checkpoint writes are charged in goodput (lost fraction), not in the I/O term": "text.checkpoint_note",
 }
 
 
@@ -39,7 +42,7 @@ def own_language(f: Formatter) -> bool:
 def known_text(value: Any, f: Formatter) -> str:
     """A fixed convention text in the report's language (the document's text in English)."""
     key = KNOWN_TEXTS.get(str(value)) if value is not None else None
-    return f.msg(key) if key and own_language(f) else f.text(value)
+    return f.msg(key) if key else f.text(value)     # an older document's wording in today's words too
 
 
 def keyed(f: Formatter, key: str, fallback: Any) -> str:

@@ -37,9 +37,16 @@ def _recipe(bid: dict[str, Any], f: Formatter) -> str:
     rec = bid.get("tuned_recipe")
     if not rec:
         return ""
-    return f.msg("model.recipe", recipe=f.text(rec.get("recipe_id")), gpus=f.integer(rec.get("recipe_gpus")),
+    return f.msg("model.recipe", recipe=_publication(rec), gpus=f.integer(rec.get("recipe_gpus")),
                  accelerator=f.text(rec.get("recipe_accelerator")),
                  measured=f.seconds(rec.get("recipe_measured_step_time_s")),
                  predicted=f.seconds(rec.get("recipe_predicted_step_time_s")),
                  searched=f.seconds(rec.get("search_step_time_at_recipe_scale_s")),
                  ratio=f.sig(rec.get("search_to_measured"), 2))
+
+
+def _publication(recipe: dict[str, Any]) -> str:
+    """The recipe by the publication it comes from (its source up to the table and column, which
+    the sentence states itself), never the corpus id."""
+    source = str(recipe.get("recipe_source") or "")
+    return source.split(", ")[0] if source else str(recipe.get("recipe_id"))

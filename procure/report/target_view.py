@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from procure.report import generated
 from procure.report.formatting import Formatter, signed_percent
 
 RATIO_KEYS = ("bubble_ratio", "comm_to_compute", "overlap_efficiency", "exposed_comm_share",
@@ -169,10 +170,12 @@ def bid_target(bid: dict[str, Any], f: Formatter) -> dict[str, Any]:
 
 def methodology_target(doc: dict[str, Any], f: Formatter) -> dict[str, Any]:
     method = doc.get("methodology") or {}
-    ratios = [{"label": f.msg.get(f"ratio.{r.get('key')}", f.text(r.get("label"))), "formula": f.text(r.get("formula")),
-               "text": f.text(r.get("description"))} for r in method.get("ratios") or []]
+    ratios = [{"label": f.msg.get(f"ratio.{r.get('key')}", f.text(r.get("label"))),
+               "formula": generated.keyed(f, f"ratio.{r.get('key')}.formula", r.get("formula")),
+               "text": generated.keyed(f, f"ratio.{r.get('key')}.meaning", r.get("description"))}
+              for r in method.get("ratios") or []]
     law = method.get("statistical_efficiency") or {}
-    params = [{"name": f.text(name), "value": f.plain(value),
+    params = [{"name": f.msg.get(f"law_param.{name}", f.text(name)), "value": f.plain(value),
                "source": "; ".join(map(str, (law.get("sources") or {}).get(name) or []))}
               for name, value in sorted((law.get("parameters") or {}).items())]
     return {"ratios": ratios, "law": f.text(law.get("form")) if law else "", "law_name": f.text(law.get("name")) if law else "",

@@ -146,7 +146,7 @@ def test_purchase_inline_terms_nodes_fabric_and_staff():
 
 def test_the_bids_own_power_price_and_pue_win_over_the_workloads_and_the_conflict_is_noted():
     """8 GPUs × 0.7 kW × 0.8 draw × 1.3 PUE × 1000 h = 5,824 kWh; at the bid's 0.08 = 465.92."""
-    assumptions = replace(NO_FAILURES, power_usd_per_kwh=Decimal("0.10"), pue=Decimal("1.5"))
+    assumptions = replace(NO_FAILURES, power_price_per_kwh=Decimal("0.10"), pue=Decimal("1.5"))
     econ = evaluate_core(one_hour_per_thousand(ex.purchase(), hours=1000), assumptions)
     assert amounts(econ, "run")["power"] == Decimal("465.92")
     assert econ.energy_mwh == Decimal("5.824")
@@ -158,7 +158,7 @@ def test_the_bids_own_power_price_and_pue_win_over_the_workloads_and_the_conflic
 
 def test_the_workload_power_price_and_pue_serve_a_bid_that_states_none():
     """5,824 kWh × 1.5 / 1.3 = 6,720 kWh at the workload's 0.10 = 672.00; no conflict to note."""
-    assumptions = replace(NO_FAILURES, power_usd_per_kwh=Decimal("0.10"), pue=Decimal("1.5"))
+    assumptions = replace(NO_FAILURES, power_price_per_kwh=Decimal("0.10"), pue=Decimal("1.5"))
     pricing = ex.purchase(power_per_kwh=None, pue=None)
     econ = evaluate_core(one_hour_per_thousand(pricing, hours=1000), assumptions)
     assert amounts(econ, "run")["power"] == Decimal("672.00")

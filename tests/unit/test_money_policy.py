@@ -79,5 +79,14 @@ def test_conversion_is_the_rounded_product(price, rate_value):
 
 @pytest.mark.parametrize("value, text", [(Decimal("75"), "NT$75.00"), (Decimal("2.379593"), "NT$2.379593"),
                                          (Decimal("2.3"), "NT$2.30")])
-def test_unit_prices_print_every_digit_they_carry(value, text):
+def test_quoted_unit_prices_print_every_digit_they_carry(value, text):
+    assert EN.unit_price(value, "TWD", as_quoted=True) == text
+
+
+@pytest.mark.parametrize("value, text", [(Decimal("75"), "NT$75.00"), (Decimal("2.379593"), "NT$2.38"),
+                                         (Decimal("13.805492"), "NT$13.81"), (Decimal("0.348808"), "NT$0.3488"),
+                                         (Decimal("0.05"), "NT$0.05"), (Decimal("-2.3"), "-NT$2.30")])
+def test_converted_unit_prices_print_cents_or_four_decimals_below_one(value, text):
+    """A converted or derived price is money: cents from one unit up, four decimals below it, never
+    the six decimals of the conversion."""
     assert EN.unit_price(value, "TWD") == text

@@ -23,6 +23,7 @@ from rich.console import Console
 from procure.document import QuoteDocument, load_quote
 from procure.report import render_bytes, render_terminal
 from procure.report.xlsx_report import render_xlsx
+from procure.report.messages import catalog
 from procure.report.xlsx_sheets import term_keys
 
 CASES = Path(__file__).resolve().parents[1] / "cases"
@@ -213,8 +214,10 @@ def test_html_defines_the_ratios_and_the_law_in_the_methodology(doc, html):
         assert d["description"].replace("'", "&#39;") in method
     law = doc["methodology"]["statistical_efficiency"]
     assert "Statistical efficiency of the global batch" in method
-    for name in law["parameters"]:
-        assert f'<td class="code">{name}</td>' in method
+    names = catalog("en")
+    for name in law["parameters"]:      # named in words, the key never printed
+        assert f'<td>{names[f"law_param.{name}"]}</td>' in method
+        assert f">{name}<" not in method
 
 
 def test_html_time_to_target_puts_the_penalty_on_its_own_line(doc, html):

@@ -94,3 +94,24 @@ def test_cost_lines_show_factors_and_the_total(doc):
     assert capex["rate"] == "$41,500.00 × depreciable share 0.65 × hours used 1,799 ÷ 35,040"
     assert own["costs"]["total"] == "$7,267,010.16"
     assert "$44,620,800.00" in own["costs"]["residual"]
+
+
+@pytest.mark.parametrize("lang, idle", [("en", "(128 idle)"), ("zh-TW", "(閒置 128)")])
+def test_idle_gpus_show_on_the_ranking_beside_the_gpu_count(doc, lang, idle):
+    """GPUs the plan leaves idle are billed: the comparison says so, not only the bid's page."""
+    data = copy.deepcopy(doc)
+    bid = data["bids"][0]
+    bid["idle_gpus"] = 128
+    rows = {r["id"]: r for r in build_view(data, lang)["ranking"]}
+    assert rows[bid["id"]]["accel_gpus"].endswith(idle)
+    assert all("idle" not in r["accel_gpus"] and "閒置" not in r["accel_gpus"]
+               for i, r in rows.items() if i != bid["id"])
+
+
+def test_methodology_names_each_fitted_parameter_with_its_meaning(doc):
+    method = build_view(doc, "en")["methodology"]
+    knobs = {name for row in doc["methodology"]["knobs"] for name in row["values"]}
+    assert len(method["quantities"]) == len(knobs) > 0
+    names = [q["name"] for q in method["quantities"]]
+    assert not knobs & set(names) and all(q["meaning"] for q in method["quantities"])
+    assert all(len(q["values"]) == len(method["accelerators"]) for q in method["quantities"])

@@ -8,6 +8,7 @@ import re
 from pathlib import Path
 
 import pytest
+from markupsafe import escape
 
 from procure.errors import InputError
 from procure.report import render_bytes
@@ -79,8 +80,9 @@ def test_every_bid_flag_and_source_is_in_the_html(data, html_en):
         assert f">{bid['id']}<" in html_en
         for flag in bid["flags"]:
             assert flag["code"] in html_en
-    for source in data["sources"]:
-        assert source["key"] in html_en
+    for source in data["sources"]:       # by what it is and where it was read, not by its catalog key
+        assert str(escape(source["label"])) in html_en
+        assert str(escape("; ".join(source["source"]))) in html_en
     for item in data["inputs"]:
         assert item["sha256"] in html_en
 
