@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from procure.backtest import Unpredictable, run_case
+from procure.catalog.software import SoftwareStack
 from procure.catalog.types import Accelerator, ModelArch, Network
 from procure.model import estimate
 from procure.model.types import Estimate, Knobs, PlanSpec, Workload
