@@ -158,8 +158,8 @@ def _compare(doc: dict[str, Any], bids: list[dict[str, Any]], f: Formatter,
     summary = doc.get("sensitivity_summary") or {}
     winner_id = summary.get("winner") or (doc["ranking"][0] if doc["ranking"] else None)
     winner = next((b for b in bids if b["id"] == winner_id), None)
-    changes = summary.get("winner_changes_under") or []
-    verdict = (f.msg("compare.winner_changes", winner=winner_id, changes="; ".join(map(str, changes)))
+    changes = generated.decision_movers(doc, f)
+    verdict = (f.msg("compare.winner_changes", winner=f.text(winner_id), changes=f.msg("rec.list_sep").join(changes))
                if changes else f.msg("compare.winner_stable", winner=f.text(winner_id)))
     unc = next((b.get("uncertainty") for b in bids if b.get("uncertainty")), None) or {}
     charted = bids[:CHART_MAX_BARS]       # a chart is one page; the ranking table lists every bid
@@ -200,45 +200,69 @@ def _float(value: SupportsFloat | str | None) -> float | None:
     return None if value is None else float(value)
 
 
-def _factor_label(factor: str, f: Formatter) -> str:
-    return f.msg.get(f"factor.{factor}", factor)
+def _moved(entry: dict[str, Any]) -> float:
+    """How far a row moved its input: the change, or the absolute step (days, share)."""
+    step = entry.get("step")
+    return float(step) if step is not None else float(entry.get("change") or 0)
+
+
+def _swing(entries: list[dict[str, Any]]) -> tuple[bool, float]:
+    """How far a factor moves the decision: whether any of its rows changes the recommended bid,
+    then the largest move of the gap between the recommended bid and the runner-up."""
+    moves = [abs(float(e["gap_change"])) for e in entries if e.get("gap_change") is not None]
+    return any(bool(e.get("winner_changes")) for e in entries), max(moves, default=0.0)
+
+
+def decision_groups(bid: dict[str, Any]) -> list[list[dict[str, Any]]]:
+    """The bid's sensitivity rows by factor (an exchange rate by currency): the factors that
+    change the recommendation first, then by how far they move the gap to the runner-up; each
+    factor's rows by the size of the move. The cost basis row (a setting, not a move) is last."""
+    groups: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    for e in bid.get("sensitivity") or []:
+        groups.setdefault((str(e.get("factor")), str(e.get("subject") or "")), []).append(e)
+
+    def key(group: list[dict[str, Any]]) -> tuple[bool, bool, float]:
+        flips, move = _swing(group)
+        return group[0].get("factor") == "cost_basis", not flips, -move
+    return [sorted(g, key=_moved) for g in sorted(groups.values(), key=key)]
 
 
 def _tornado(bid: dict[str, Any], f: Formatter) -> str:
-    base = bid.get("cost_per_million_tokens")
-    if base is None or not bid.get("sensitivity"):
-        return ""
+    """For each factor, the gap between the recommended bid and the runner-up at its two
+    extreme moves, drawn from the base gap; the factors that move the decision most on top."""
     rows = []
-    moved = [e for e in bid["sensitivity"] if e.get("factor") != "cost_basis"]   # a setting, not a change
-    for factor, entries in _by_factor(moved).items():
-        lowest = min(entries, key=lambda e: float(e.get("change") or 0))
-        highest = max(entries, key=lambda e: float(e.get("change") or 0))
-        low = lowest if float(lowest.get("change") or 0) < 0 else None     # a side that moves the cost
-        high = highest if float(highest.get("change") or 0) > 0 else None  # that way, else no bar
-        label = f"{_factor_label(factor, f)} " + " / ".join(f.change(e["change"]) for e in (low, high) if e)
-        low_cost = low.get("cost_per_million_tokens") if low else None
-        high_cost = high.get("cost_per_million_tokens") if high else None
-        rows.append((label, _float(low_cost), _float(high_cost), f.rate(low_cost), f.rate(high_cost)))
-    base_label = f"{f.msg('series.base')} {f.rate(base)}"
-    return charts.tornado(rows, float(base), lambda v: f.money(v), title=f.msg("compare.tornado", bid=bid["id"]),
+    base_gap = None
+    for entries in decision_groups(bid):
+        low, high = entries[0], entries[-1]
+        if low.get("factor") == "cost_basis" or low.get("gap") is None or high.get("gap") is None:
+            continue
+        if base_gap is None:
+            base_gap = float(low["gap"]) - float(low.get("gap_change") or 0)
+        label = f"{generated.factor_text(low, f)} " + " / ".join(dict.fromkeys(generated.change_text(e, f) for e in (low, high)))
+        rows.append((label, _float(low["gap"]), _float(high["gap"]) if high is not low else None,
+                     _gap_text(low, f), _gap_text(high, f)))
+    if base_gap is None:
+        return ""
+    base_label = f"{f.msg('series.base')} {f.rate(base_gap)}"
+    return charts.tornado(rows, base_gap, lambda v: f.money(v), title=f.msg("compare.tornado", bid=bid["id"]),
                           base_label=base_label)
 
 
-def _by_factor(entries: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
-    groups: dict[str, list[dict[str, Any]]] = {}
-    for e in entries:
-        groups.setdefault(str(e.get("factor")), []).append(e)
-    return groups
+def _gap_text(entry: dict[str, Any], f: Formatter) -> str:
+    """The gap, and the bid recommended instead when the move changes the recommendation."""
+    text = f.rate(entry.get("gap"))
+    if entry.get("winner_changes"):
+        return f.msg("compare.gap_other", gap=text, bid=f.text(entry.get("recommended")))
+    return text
 
 
 def _sensitivity_rows(bid: dict[str, Any], f: Formatter) -> list[dict[str, Any]]:
-    return [{"factor": _factor_label(str(e.get("factor")), f),
-             "change": (f.msg.get(f"basis.{e.get('setting')}", str(e.get("setting"))) if e.get("setting")
-                        else f.change(e.get("change"))),
+    return [{"factor": generated.factor_text(e, f), "change": generated.change_text(e, f),
+             "recommended": f.text(e.get("recommended")), "gap": f.rate(e.get("gap")),
              "usd_mtok": f.rate(e.get("cost_per_million_tokens")), "days": f.days(e.get("time_to_train_days")),
              "rank": f.text(e.get("rank")),
              "winner_changes": f.msg("word.yes") if e.get("winner_changes") else f.msg("word.no")}
-            for e in bid.get("sensitivity") or []]
+            for entries in decision_groups(bid) for e in entries]
 
 
 def _methodology(method: dict[str, Any], f: Formatter) -> dict[str, Any]:
