@@ -7,7 +7,7 @@ that every bid shares, as a change in cluster.yaml's ``assumptions`` (or in the 
 reserved hours, one currency's exchange rate). Deciding what a trial changes is
 ``procure.compare``'s job: it re-runs the whole decision of a quote on the moved inputs.
 
-The steps tried, and why (docs/economics.md, "Sensitivity"):
+The steps tried, and why (docs/architecture.md, "Sensitivity: a fresh quote per moved input"):
 
 * ±10 % and ±20 % of the base value for every factor with a non-zero base: a procure
   convention, wide enough to cover a negotiated price, a calibration miss of the step time
