@@ -25,7 +25,7 @@ from typing import Any, Sequence
 
 from procure.economics.inputs import Assumptions, BidCase, Performance, Pricing
 from procure.economics.throughput import step_time_at_efficiency
-from procure.money import D
+from procure.money import D, convert, fx
 
 # factors that move one bid's own input (the other bids at base)
 BID_FACTORS = {
@@ -50,6 +50,7 @@ SENSITIVITY_CHANGES = (-0.2, -0.1, 0.1, 0.2)
 SLIP_DAYS = (30.0, 60.0)                 # delivery later by this many days
 REUSE_SHARES = (0.25, 0.5)               # share of the price of leftover reserved hours recovered
 
+CAPEX_FIELDS = ("capex_per_gpu", "network_capex_per_gpu", "capex_per_node", "network_capex")
 MONEY_FIELDS = ("price_per_gpu_hour", "storage_per_gpu_hour", "network_per_gpu_hour", "setup_fee",
                 "egress_per_tb", "capex_per_gpu", "capex_per_node", "network_capex_per_gpu", "network_capex",
                 "power_per_kwh", "colo_per_kw_month", "staff_per_year", "support_per_gpu_year")
@@ -121,8 +122,8 @@ def bid_trials(index: int, case: BidCase) -> list[Trial]:
 
 def _currencies(cases: Sequence[BidCase]) -> list[str]:
     """The quoted currencies other than the report currency, in order of first appearance."""
-    found = [c.pricing.quoted_currency for c in cases if c.pricing.quoted_currency
-             and c.pricing.quoted_currency != c.pricing.currency]
+    found = [ccy for c in cases for ccy in [c.pricing.quoted_currency, *(q[2] for q in c.pricing.quoted_amounts)]
+             if ccy and ccy != c.pricing.currency]
     return list(dict.fromkeys(found))
 
 
@@ -145,16 +146,33 @@ def _scaled(value: Decimal | None, scale: Decimal) -> Decimal | None:
     return None if value is None else value * scale
 
 
+def _moved_terms(pricing: Pricing, keys: Sequence[str], price_scale: Decimal = Decimal(1),
+                 currency: str | None = None, rate_scale: Decimal = Decimal(1)) -> Pricing:
+    """``pricing`` with the money terms ``keys`` quoted ``price_scale`` times higher, and those quoted
+    in ``currency`` at its rate × ``rate_scale``: converted again from the quoted figures as the
+    inputs convert them (a term without a quoted figure is scaled as converted)."""
+    quoted = {q[0]: q for q in pricing.quoted_amounts}
+    moved: dict[str, Any] = {}
+    for key in keys:
+        value = getattr(pricing, key)
+        if value is None:
+            continue
+        found = quoted.get(key)
+        scale = rate_scale if currency is not None and (found[2] if found else pricing.quoted_currency) == currency \
+            else Decimal(1)
+        if found is None:
+            moved[key] = value * price_scale * scale
+        else:
+            moved[key] = convert(found[1] * price_scale, fx(found[3] * scale) if scale != 1 else found[3])
+    amounts = tuple((k, v * price_scale if k in keys else v, c, fx(r * rate_scale) if c == currency else r)
+                    for k, v, c, r in pricing.quoted_amounts)
+    rate = fx(pricing.fx_rate * rate_scale) if pricing.quoted_currency == currency else pricing.fx_rate
+    return replace(pricing, quoted_amounts=amounts, fx_rate=rate, **moved)
+
+
 def _price(case: BidCase, scale: Decimal) -> BidCase:
-    p = case.pricing
-    if p.kind == "rental":
-        pricing = replace(p, price_per_gpu_hour=_scaled(p.price_per_gpu_hour, scale))
-    else:
-        pricing = replace(p, capex_per_gpu=_scaled(p.capex_per_gpu, scale),
-                          network_capex_per_gpu=_scaled(p.network_capex_per_gpu, scale),
-                          capex_per_node=_scaled(p.capex_per_node, scale),
-                          network_capex=_scaled(p.network_capex, scale))
-    return replace(case, pricing=pricing)
+    keys = ("price_per_gpu_hour",) if case.pricing.kind == "rental" else CAPEX_FIELDS
+    return replace(case, pricing=_moved_terms(case.pricing, keys, price_scale=scale))
 
 
 def _at_efficiency(perf: Performance, change: float) -> Performance:
@@ -167,10 +185,9 @@ def _efficiency(case: BidCase, change: float) -> BidCase:
     return replace(case, performance=_at_efficiency(case.performance, change), phases=phases)
 
 
-def _in_currency(pricing: Pricing, scale: Decimal) -> Pricing:
-    """Every amount of a bid quoted in one currency, at that currency's rate × ``scale``."""
-    moved: dict[str, Any] = {key: _scaled(getattr(pricing, key), scale) for key in MONEY_FIELDS}
-    return replace(pricing, fx_rate=pricing.fx_rate * scale, **moved)
+def _in_currency(pricing: Pricing, currency: str, scale: Decimal) -> Pricing:
+    """Every amount of a bid quoted in ``currency``, at that currency's rate × ``scale``."""
+    return _moved_terms(pricing, MONEY_FIELDS, currency=currency, rate_scale=scale)
 
 
 def _bid_input(case: BidCase, trial: Trial) -> BidCase:
@@ -190,6 +207,9 @@ def _own_figures(cases: list[BidCase], scale: Decimal, field: str) -> list[BidCa
     over the assumption, so moving the term moves it too."""
     moved: list[BidCase] = []
     for c in cases:
+        if field in MONEY_FIELDS:               # a price: converted again from the quoted figure
+            moved.append(replace(c, pricing=_moved_terms(c.pricing, (field,), price_scale=scale)))
+            continue
         figure: dict[str, Any] = {field: _scaled(getattr(c.pricing, field), scale)}
         moved.append(replace(c, pricing=replace(c.pricing, **figure)))
     return moved
@@ -212,8 +232,8 @@ def _quote_input(cases: list[BidCase], a: Assumptions, trial: Trial) -> tuple[li
     if trial.factor == "leftover_reuse":
         assert trial.step is not None
         return cases, replace(a, leftover_hours_reuse_share=D(trial.step))
-    moved = [replace(c, pricing=_in_currency(c.pricing, scale)) if c.pricing.quoted_currency == trial.subject
-             else c for c in cases]
+    assert trial.subject is not None
+    moved = [replace(c, pricing=_in_currency(c.pricing, trial.subject, scale)) for c in cases]
     if trial.subject == "USD":           # the workload's power price is given in USD
         a = replace(a, power_usd_per_kwh=_scaled(a.power_usd_per_kwh, scale))
     return moved, a

@@ -1,7 +1,8 @@
 """Every statement of the sensitivity table agrees with a fresh quote at the stated value.
 
 For the shipped example (on its own basis and on the run basis, where a shorter lead time makes
-the purchase meet the deadline) and a case with a purchase, a reservation and a TWD quote, each
+the purchase meet the deadline), a case with a purchase, a reservation and a TWD quote, and an
+EUR report with TWD and USD quotes (a moved rate or price is converted again, to the cent), each
 row at ±20 % (and every slip, reuse share and the other basis) is checked against the quote
 built again from scratch with that one input moved (tests/unit/fresh_quote.py says how each
 input is moved): the recommended bid, whether it changed, the moved bid's cost per million
@@ -21,6 +22,7 @@ from fresh_quote import base_document, statements
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "examples"
 OWN_DEAL = ROOT / "tests" / "cases" / "own-deal-twd"
+EUR = ROOT / "tests" / "cases" / "eur-and-missing"
 
 
 def _gap(doc: dict[str, Any]) -> Decimal | None:
@@ -50,7 +52,8 @@ def _stated_cost(row: dict[str, Any], bid: dict[str, Any]) -> Any:
     (EXAMPLE, "run", {"lead_time", "lead_time_slip", "resale_decline", "cost_basis"}),
     (OWN_DEAL, None, {"price", "lead_time", "lead_time_slip", "cost_of_capital", "resale_decline",
                       "resale_haircut", "leftover_reuse", "fx"}),
-], ids=["example", "example-run-basis", "own-deal-twd"])
+    (EUR, None, {"price", "lead_time_slip", "leftover_reuse", "fx"}),
+], ids=["example", "example-run-basis", "own-deal-twd", "eur-and-missing"])
 def test_every_sensitivity_statement_agrees_with_a_fresh_quote(folder, basis, factors, tmp_path):
     base = base_document(folder, basis)
     found = statements(folder, tmp_path, basis=basis)
