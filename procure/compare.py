@@ -86,9 +86,10 @@ class Decision:
     pick: int | None
     runner_up: int | None
     basis: str
+    places: dict[int, int] = field(default_factory=dict)   # bid index -> 1-based rank
 
     def rank(self, index: int) -> int:
-        return self.ranked.index(index) + 1
+        return self.places[index]
 
     def bid_id(self, index: int | None) -> str | None:
         return None if index is None else self.bids[index].id
@@ -108,7 +109,7 @@ def decide(bids: Sequence[BidEconomics], basis: str) -> Decision:
     ranked = order(list(bids), basis)
     pick = _pick(tuple(bids), ranked)
     return Decision(tuple(bids), ranked, pick, None if pick is None else _runner_up(tuple(bids), ranked, pick),
-                    basis)
+                    basis, {index: place for place, index in enumerate(ranked, start=1)})
 
 
 @dataclass(frozen=True)
@@ -131,8 +132,8 @@ def evaluate(cases: Sequence[BidCase], assumptions: Assumptions, basis: str,
         cores = tuple(evaluate_core(case, assumptions, basis) if i == moved else base.cores[i]
                       for i, case in enumerate(cases))
     horizon = horizon_hours(assumptions, [end for end in map(commitment_end, cores) if end is not None])
-    same = base is not None and moved is not None and horizon == base.horizon
-    bids = tuple(base.bids[i] if same and base is not None and i != moved
+    kept = base.bids if base is not None and moved is not None and horizon == base.horizon else None
+    bids = tuple(kept[i] if kept is not None and i != moved
                  else _limits(cases[i], with_cash(core, assumptions, horizon)) for i, core in enumerate(cores))
     return Evaluated(cores, horizon, bids)
 
