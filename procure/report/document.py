@@ -267,9 +267,8 @@ def _tornado(groups: list[list[dict[str, Any]]], winner_id: str, f: Formatter) -
             continue
         if base_gap is None:
             base_gap = float(low["gap"]) - float(low.get("gap_change") or 0)
-        moves = " / ".join(dict.fromkeys(generated.change_text(e, f) for e in (low, high)))
-        rows.append((f"{_factor_on(low, f)} {moves}", _float(low["gap"]),
-                     _float(high["gap"]) if high is not low else None, _gap_text(low, f), _gap_text(high, f)))
+        rows.append((_factor_on(low, f), _float(low["gap"]), _float(high["gap"]) if high is not low else None,
+                     _gap_text(low, f), _gap_text(high, f)))
     if base_gap is None:
         return ""
     base_label = f"{f.msg('series.base')} {f.rate(base_gap)}"
@@ -278,8 +277,8 @@ def _tornado(groups: list[list[dict[str, Any]]], winner_id: str, f: Formatter) -
 
 
 def _gap_text(entry: dict[str, Any], f: Formatter) -> str:
-    """The gap, and the bid recommended instead when the move changes the recommendation."""
-    text = f.rate(entry.get("gap"))
+    """The move and the gap it leaves, and the bid recommended instead when it changes."""
+    text = f"{generated.change_text(entry, f)}: {f.rate(entry.get('gap'))}"
     if entry.get("winner_changes"):
         return f.msg("compare.gap_other", gap=text, bid=f.text(entry.get("recommended")))
     return text
@@ -287,7 +286,9 @@ def _gap_text(entry: dict[str, Any], f: Formatter) -> str:
 
 def _sensitivity_rows(groups: list[list[dict[str, Any]]], f: Formatter) -> list[dict[str, Any]]:
     return [{"factor": generated.factor_text(e, f), "change": generated.change_text(e, f), "bid": f.text(e.get("bid")),
-             "recommended": f.text(e.get("recommended")), "gap": f.rate(e.get("gap")),
+             "recommended": (f.msg("compare.recommended_changed", bid=f.text(e.get("recommended")))
+                             if e.get("winner_changes") else f.text(e.get("recommended"))),
+             "gap": f.rate(e.get("gap")),
              "usd_mtok": f.rate(e.get("cost_per_million_tokens")), "days": f.days(e.get("time_to_train_days")),
              "rank": f.text(e.get("rank")),
              "winner_changes": f.msg("word.yes") if e.get("winner_changes") else f.msg("word.no")}
