@@ -8,18 +8,17 @@ from those figures, nothing else.
 from __future__ import annotations
 
 import math
-from bisect import bisect_left
 from dataclasses import dataclass, field, replace
 from decimal import Decimal
-from typing import Any, TypedDict
+from typing import Any, Sequence, TypedDict
 
 from procure.economics.bid import BidEconomics, commitment_end, evaluate_core, horizon_hours, with_cash
 from procure.economics import flags as checks
 from procure.economics.cost import BASES, DEFAULT_BASIS, check_basis
 from procure.economics.inputs import Assumptions, BidCase
 from procure.economics.negotiation import negotiate
-from procure.economics.sensitivity import (BASIS_FACTOR, FACTOR_LABELS, SENSITIVITY_CHANGES,
-                                           SensitivityRow, perturb)
+from procure.economics.sensitivity import (BASIS_FACTOR, FACTOR_LABELS, SENSITIVITY_CHANGES, SLIP_DAYS,
+                                           SensitivityRow, Trial, apply, bid_trials, quote_trials)
 from procure.economics.target import candidate_rows, time_to_target
 from procure.economics.uncertainty import band
 
@@ -77,82 +76,136 @@ def order(econs: list[BidEconomics], basis: str | None = None) -> list[int]:
     return sorted(range(len(econs)), key=lambda i: rank_key(econs[i], i, basis))
 
 
-def winner(econs: list[BidEconomics], ranked: list[int]) -> int | None:
-    """The top-ranked bid, if it has a cost at all."""
-    if not ranked or not econs[ranked[0]].has_cost:
-        return None
-    return ranked[0]
+@dataclass(frozen=True)
+class Decision:
+    """What a quote decides from its bids' economics: the order on ``basis``, the recommended
+    bid (``_pick``: constraints first) and the runner-up the recommendation names."""
 
-
-class Ranking:
-    """The base ranking as a sorted array of rank keys, to place one moved bid among the others
-    held at base by bisection: O(log n) per trial instead of re-sorting every bid (the
-    sensitivity table moves each bid 20 times). Rank keys end in the bid's index, so no two are
-    equal and a bid's place is the count of the other keys below its own."""
-
-    def __init__(self, econs: list[BidEconomics], basis: str | None = None) -> None:
-        self.econs, self.basis = econs, basis
-        self.keys = [rank_key(econ, i, basis) for i, econ in enumerate(econs)]
-        self.sorted_keys = sorted(self.keys)
-        self.ranked = [key[-1] for key in self.sorted_keys]
-        self.position = {index: place for place, index in enumerate(self.ranked)}
-        self.winner = winner(econs, self.ranked)
+    bids: tuple[BidEconomics, ...]
+    ranked: list[int]
+    pick: int | None
+    runner_up: int | None
+    basis: str
+    places: dict[int, int] = field(default_factory=dict)   # bid index -> 1-based rank
 
     def rank(self, index: int) -> int:
-        """1-based rank of bid ``index`` at base."""
-        return self.position[index] + 1
+        return self.places[index]
 
-    def moved(self, index: int, econ: BidEconomics) -> tuple[int, int | None]:
-        """(rank, winner) when bid ``index`` is replaced by ``econ`` and the others stay at base:
-        what ``order``/``winner`` give on that trial list."""
-        key = rank_key(econ, index, self.basis)
-        below = bisect_left(self.sorted_keys, key)
-        if self.keys[index] < key:          # its own base key is not in the trial list
-            below -= 1
-        best_other = next((k for k in self.sorted_keys[:2] if k[-1] != index), None)
-        if best_other is None or key < best_other:
-            return below + 1, index if econ.has_cost else None
-        other = best_other[-1]
-        return below + 1, other if self.econs[other].has_cost else None
+    def bid_id(self, index: int | None) -> str | None:
+        return None if index is None else self.bids[index].id
+
+    @property
+    def gap(self) -> Decimal | None:
+        """What ranks the runner-up less what ranks the recommended bid, per million tokens
+        (negative when the recommended bid costs more and wins on a constraint)."""
+        if self.pick is None or self.runner_up is None:
+            return None
+        runner, chosen = (self.bids[i].ranking_value(self.basis) for i in (self.runner_up, self.pick))
+        return None if runner is None or chosen is None else runner - chosen
 
 
-def sensitivity_rows(index: int, cases: list[BidCase], base: list[BidEconomics],
-                     assumptions: Assumptions, basis: str = DEFAULT_BASIS,
-                     ranking: Ranking | None = None,
-                     other_ranking: Ranking | None = None) -> tuple[SensitivityRow, ...]:
-    """Move one input of bid ``index`` at a time; the other bids stay at base. A last row ranks
-    every bid on the other cost basis. ``ranking``/``other_ranking``: the base rankings on each
-    bid's own basis and on the other basis, when the caller holds them (built here otherwise)."""
-    if base[index].time_to_train_days is None:
-        return ()
-    ranking = ranking or Ranking(base)
-    rows = []
-    for factor in FACTOR_LABELS:
-        for change in SENSITIVITY_CHANGES:
-            case, moved_assumptions = perturb(cases[index], assumptions, factor, change)
-            moved = evaluate_core(case, moved_assumptions, basis, ranking_only=True)
-            rank, top = ranking.moved(index, moved)
-            rows.append(SensitivityRow(factor, change, moved.cost_per_million_tokens,
-                                       moved.time_to_train_days, rank, top != ranking.winner))
-    other = other_ranking or Ranking(base, _other_basis(basis))
-    return tuple(rows) + _other_basis_row(index, base, other, ranking.winner)
+def decide(bids: Sequence[BidEconomics], basis: str) -> Decision:
+    """The ranking, recommendation and runner-up of a quote: what ``compare`` decides."""
+    ranked = order(list(bids), basis)
+    pick = _pick(tuple(bids), ranked)
+    return Decision(tuple(bids), ranked, pick, None if pick is None else _runner_up(tuple(bids), ranked, pick),
+                    basis, {index: place for place, index in enumerate(ranked, start=1)})
+
+
+@dataclass(frozen=True)
+class Evaluated:
+    """Every bid of a quote evaluated: its own economics, and with cash over the quote's common
+    horizon and the budget's and net-cost limit's flags (what ranks)."""
+
+    cores: tuple[BidEconomics, ...]
+    horizon: Decimal
+    bids: tuple[BidEconomics, ...]
+
+
+def evaluate(cases: Sequence[BidCase], assumptions: Assumptions, basis: str,
+             base: Evaluated | None = None, moved: int | None = None) -> Evaluated:
+    """Evaluate every bid as a quote does; with ``base`` and ``moved``, only bid ``moved`` changed
+    since ``base`` (the others keep their figures unless the common horizon moved)."""
+    if base is None or moved is None:
+        cores = tuple(evaluate_core(case, assumptions, basis) for case in cases)
+    else:
+        cores = tuple(evaluate_core(case, assumptions, basis) if i == moved else base.cores[i]
+                      for i, case in enumerate(cases))
+    horizon = horizon_hours(assumptions, [end for end in map(commitment_end, cores) if end is not None])
+    kept = base.bids if base is not None and moved is not None and horizon == base.horizon else None
+    bids = tuple(kept[i] if kept is not None and i != moved
+                 else _limits(cases[i], with_cash(core, assumptions, horizon)) for i, core in enumerate(cores))
+    return Evaluated(cores, horizon, bids)
+
+
+def _row(trial: Trial, index: int, found: Decision, base: Decision) -> SensitivityRow:
+    econ, gap = found.bids[index], found.gap
+    return SensitivityRow(trial.factor, trial.change, econ.cost_per_million_tokens, econ.time_to_train_days,
+                          found.rank(index), found.bid_id(found.pick) != base.bid_id(base.pick),
+                          step=trial.step, subject=trial.subject,
+                          scope="quote" if trial.bid is None else "bid", recommended=found.bid_id(found.pick),
+                          gap=gap, gap_change=None if gap is None or base.gap is None else gap - base.gap)
+
+
+def _other_basis_row(index: int, bids: tuple[BidEconomics, ...], other: Decision,
+                     base: Decision) -> SensitivityRow:
+    found = bids[index].on(other.basis)
+    gap = other.gap
+    return SensitivityRow(BASIS_FACTOR, 0.0, None if found is None else found.cost_per_million_tokens,
+                          bids[index].time_to_train_days, other.rank(index),
+                          other.bid_id(other.pick) != base.bid_id(base.pick), setting=other.basis,
+                          scope="quote", recommended=other.bid_id(other.pick), gap=gap,
+                          gap_change=None if gap is None or base.gap is None else gap - base.gap)
+
+
+def trial_decision(trial: Trial, cases: Sequence[BidCase], assumptions: Assumptions, basis: str,
+                   base: Evaluated) -> Decision:
+    """What the quote decides with ``trial``'s input moved: every step of ``compare`` re-run
+    (costs, cash over the horizon, flags, deadline and limits, ranking, recommendation)."""
+    moved_cases, moved_assumptions = apply(trial, cases, assumptions)
+    return decide(evaluate(moved_cases, moved_assumptions, basis, base, trial.bid).bids, basis)
+
+
+def sensitivity_table(cases: Sequence[BidCase], assumptions: Assumptions, basis: str,
+                      base: Evaluated) -> list[tuple[SensitivityRow, ...]]:
+    """Every bid's sensitivity rows: its own inputs moved one at a time, then every shared
+    assumption (a row for each bid), then the other cost basis. A bid without a time to train
+    has none."""
+    decided = decide(base.bids, basis)
+    shown = [i for i, econ in enumerate(base.bids) if econ.time_to_train_days is not None]
+    rows: dict[int, list[SensitivityRow]] = {i: [] for i in shown}
+    for i in shown:
+        for trial in bid_trials(i, cases[i]):
+            rows[i].append(_row(trial, i, trial_decision(trial, cases, assumptions, basis, base), decided))
+    if shown:
+        for trial in quote_trials(cases, assumptions):
+            found = trial_decision(trial, cases, assumptions, basis, base)
+            for i in shown:
+                rows[i].append(_row(trial, i, found, decided))
+        other = decide(base.bids, _other_basis(basis))
+        for i in shown:
+            rows[i].append(_other_basis_row(i, base.bids, other, decided))
+    return [tuple(rows.get(i, ())) for i in range(len(cases))]
 
 
 def _other_basis(basis: str) -> str:
     return next(b for b in BASES if b != basis)
 
 
-def _other_basis_row(index: int, base: list[BidEconomics], other: Ranking,
-                     base_winner: int | None) -> tuple[SensitivityRow, ...]:
-    assert other.basis is not None
-    found = base[index].on(other.basis)
-    return (SensitivityRow(BASIS_FACTOR, 0.0, None if found is None else found.cost_per_million_tokens,
-                           base[index].time_to_train_days, other.rank(index),
-                           other.winner != base_winner, setting=other.basis),)
+def _tested(bids: tuple[BidEconomics, ...]) -> list[str]:
+    """The factors tried, as words: every bid's rows merged in their order (a factor one bid
+    lacks keeps its place after the factor before it in the bids that have it)."""
+    found: list[str] = []
+    for bid in bids:
+        previous = -1
+        for factor in dict.fromkeys(row.factor for row in bid.sensitivity):
+            if factor not in found:
+                found.insert(previous + 1, factor)
+            previous = found.index(factor)
+    return [FACTOR_LABELS.get(f, "cost basis") for f in found]
 
 
-def summarise_sensitivity(bids: tuple[BidEconomics, ...], ranked: list[int]) -> SensitivitySummary:
-    top = winner(list(bids), ranked)
+def summarise_sensitivity(bids: tuple[BidEconomics, ...], pick: int | None) -> SensitivitySummary:
     flips: list[str] = []
     for bid in bids:
         for row in bid.sensitivity:
@@ -160,12 +213,15 @@ def summarise_sensitivity(bids: tuple[BidEconomics, ...], ranked: list[int]) -> 
             if row.winner_changes and text not in flips:
                 flips.append(text)
     return {
-        "winner": None if top is None else bids[top].id,
+        "winner": None if pick is None else bids[pick].id,
         "winner_changes_under": flips,
-        "tested": {"factors": [FACTOR_LABELS[f] for f in FACTOR_LABELS] + ["cost basis"],
+        "tested": {"factors": _tested(bids),
                    "changes": list(SENSITIVITY_CHANGES),
-                   "method": "one input of one bid at a time, the other bids at base; "
-                             "then every bid on the other cost basis"},
+                   "method": "one input at a time, everything else at base: a bid's own input (price, "
+                             "model efficiency, lead time, a delivery slip of "
+                             + " or ".join(f"{d:g}" for d in SLIP_DAYS) + " days) or an assumption every "
+                             "bid shares; each trial re-runs the whole quote (costs, cash, deadline and "
+                             "budget checks, ranking, recommendation); then every bid on the other cost basis"},
     }
 
 
@@ -194,22 +250,22 @@ def compare(cases: list[BidCase], assumptions: Assumptions, basis: str = DEFAULT
     ids = [case.id for case in cases]
     if len(set(ids)) != len(ids):
         raise ValueError(f"bid ids must be unique: {ids}")
-    base = [evaluate_core(case, assumptions, basis) for case in cases]
-    horizon = horizon_hours(assumptions, [end for end in map(commitment_end, base) if end is not None])
-    base = [_limits(cases[i], with_cash(econ, assumptions, horizon)) for i, econ in enumerate(base)]
-    ranking, other = Ranking(base), Ranking(base, _other_basis(basis))
-    ranked = ranking.ranked
+    evaluated = evaluate(cases, assumptions, basis)
+    base = list(evaluated.bids)
+    decided = decide(base, basis)
+    ranked, other = decided.ranked, decide(base, _other_basis(basis))
     costed = [j for j in ranked if base[j].has_cost][:2]
+    table = sensitivity_table(cases, assumptions, basis, evaluated)
     bids = tuple(
-        replace(econ, rank=ranking.rank(i), uncertainty=band(cases[i], assumptions, basis),
-                sensitivity=sensitivity_rows(i, cases, base, assumptions, basis, ranking, other),
+        replace(econ, rank=decided.rank(i), uncertainty=band(cases[i], assumptions, basis),
+                sensitivity=table[i],
                 negotiation=negotiate(cases[i], econ, _negotiation_target(i, base, costed), assumptions,
                                       basis),
                 time_to_target=time_to_target(cases[i], econ, assumptions),
                 batch_candidates=candidate_rows(cases[i], econ))
         for i, econ in enumerate(base))
-    summary = summarise_sensitivity(bids, ranked)
-    rankings = {b: tuple(base[i].id for i in (ranking if b == basis else other).ranked) for b in BASES}
+    summary = summarise_sensitivity(bids, decided.pick)
+    rankings = {b: tuple(base[i].id for i in (decided if b == basis else other).ranked) for b in BASES}
     return Comparison(bids, tuple(bids[i].id for i in ranked),
                       recommend(bids, ranked, summary, basis, rankings), summary, basis, rankings)
 
@@ -256,12 +312,17 @@ def _deadline_sentence(bids: tuple[BidEconomics, ...], ranked: list[int], pick: 
     return text
 
 
+def _runner_up(bids: tuple[BidEconomics, ...], ranked: list[int], pick: int) -> int | None:
+    """The cheapest costed bid other than the recommended one."""
+    return next((i for i in ranked if i != pick and bids[i].has_cost), None)
+
+
 def _runner_up_sentence(bids: tuple[BidEconomics, ...], ranked: list[int], pick: int) -> str:
     chosen = bids[pick]
-    others = [i for i in ranked if i != pick and bids[i].has_cost]
-    if not others:
+    found = _runner_up(bids, ranked, pick)
+    if found is None:
         return "It is the only bid with a cost."
-    runner = bids[others[0]]
+    runner = bids[found]
     late = " (missing the deadline)" if "misses-deadline" in runner.flag_codes else ""
     return (f"The runner-up, {runner.id}, costs "
             f"{_money(_cost(runner), runner.currency)} "
@@ -299,11 +360,11 @@ def _flags_sentence(chosen: BidEconomics) -> str:
 def _sensitivity_sentence(summary: SensitivitySummary, limit: int = 4) -> str:
     flips = summary["winner_changes_under"]
     if not flips:
-        return ("No single ±10% or ±20% change in price, model efficiency, failure rate, power "
-                "price or lead time on one bid, nor the other cost basis, changes the cheapest bid.")
+        tested = ", ".join(summary["tested"]["factors"])
+        return f"No single change tested ({tested}) changes the recommended bid."
     more = f" and {len(flips) - limit} more" if len(flips) > limit else ""
     shown = ", ".join(flips[:limit]) + more
-    return f"The cheapest bid changes under: {shown}."
+    return f"The recommended bid changes under: {shown}."
 
 
 def _band_sentence(chosen: BidEconomics) -> str:

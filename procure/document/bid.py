@@ -348,6 +348,17 @@ class SensitivityRow(Frozen):
     winner_changes: bool
     setting: Optional[str] = Field(None, description="For factor `cost_basis`: the other basis every bid is "
                                                      "ranked on (change is then 0).")
+    step: Optional[Real] = Field(None, description="An absolute step instead of a change (change is then 0): "
+                                                   "days of delivery slip (`lead_time_slip`), share of the price of "
+                                                   "leftover reserved hours reused (`leftover_reuse`).")
+    subject: Optional[str] = Field(None, description="For factor `fx`: the quoted currency whose rate moved.")
+    scope: Literal["bid", "quote"] = Field("bid", description="`bid`: this bid's own input moved, the others at "
+                                                             "base; `quote`: an assumption every bid shares moved.")
+    recommended: Optional[str] = Field(None, description="The bid a fresh quote with this input moved recommends.")
+    gap: Optional[Amount] = Field(None, description="That quote's runner-up less its recommended bid, ranking "
+                                                    "cost per million tokens.")
+    gap_change: Optional[Amount] = Field(None, description="`gap` less the base quote's: how far the decision "
+                                                           "moved.")
 
 
 class Band(Frozen):

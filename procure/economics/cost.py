@@ -389,15 +389,24 @@ def cost_notes(t: Terms) -> list[str]:
 
 # --- the same totals in floats, over arrays of hours (Monte Carlo only, never reported) ------
 
+@dataclass(frozen=True)
+class DrawnRates:
+    """Per-sample scales of the financial terms (Monte Carlo only): each multiplies the term's own."""
+
+    cost_of_capital: Any = 1.0
+    resale_decline: Any = 1.0
+    resale_haircut: Any = 1.0
+
+
 def total_cost_float(t: Terms, used_hours: Any, price_scale: Any = 1.0, power_scale: Any = 1.0,
-                     basis: str = DEFAULT_BASIS) -> Any:
+                     basis: str = DEFAULT_BASIS, rates: DrawnRates = DrawnRates()) -> Any:
     check_basis(basis)
     if t.pricing.kind == "rental":
-        return _rental_float(t, used_hours, price_scale, basis)
-    return _purchase_float(t, used_hours, price_scale, power_scale, basis)
+        return _rental_float(t, used_hours, price_scale, basis, rates)
+    return _purchase_float(t, used_hours, price_scale, power_scale, basis, rates)
 
 
-def _rental_float(t: Terms, used_hours: Any, price_scale: Any, basis: str) -> Any:
+def _rental_float(t: Terms, used_hours: Any, price_scale: Any, basis: str, rates: DrawnRates) -> Any:
     import numpy as np
 
     p, gpus = t.pricing, t.gpus
@@ -406,7 +415,8 @@ def _rental_float(t: Terms, used_hours: Any, price_scale: Any, basis: str) -> An
     adders = gpus * billed * float(p.storage_per_gpu_hour + p.network_per_gpu_hour)
     total = gpu_amount * (1.0 + float(p.support_fraction)) + adders
     if basis == "commitment" and p.prepay_fraction:
-        total = total + gpu_amount * float(p.prepay_fraction * t.cost_of_capital) * billed / 2 / 8760.0
+        total = total + (gpu_amount * float(p.prepay_fraction * t.cost_of_capital) * rates.cost_of_capital
+                         * billed / 2 / 8760.0)
     return total + _one_time_float(p)
 
 
@@ -414,18 +424,21 @@ def _one_time_float(p: Pricing) -> float:
     return float(p.setup_fee) + float(p.egress_tb * p.egress_per_tb)
 
 
-def _purchase_float(t: Terms, used_hours: Any, price_scale: Any, power_scale: Any, basis: str) -> Any:
+def _purchase_float(t: Terms, used_hours: Any, price_scale: Any, power_scale: Any, basis: str,
+                    rates: DrawnRates) -> Any:
     import numpy as np
 
     capex = float(capex_total(t)) * price_scale
     if basis == "commitment":
         years = used_hours / 8760.0
-        net = float((1 - t.resale_haircut) * (1 - t.resale_transaction_cost))
-        total = capex * (1.0 - (1.0 - float(t.resale_decline_per_year)) ** years * net)
+        haircut = np.clip(float(t.resale_haircut) * rates.resale_haircut, 0.0, 1.0)
+        decline = np.clip(float(t.resale_decline_per_year) * rates.resale_decline, 0.0, 1.0)
+        net = (1.0 - haircut) * float(1 - t.resale_transaction_cost)
+        total = capex * (1.0 - (1.0 - decline) ** years * net)
     else:
         life_h = float(t.life_hours)
         total = capex * float(t.depreciable_fraction) * np.minimum(used_hours, life_h) / life_h
-    total = total + capex * float(t.cost_of_capital) * used_hours / 8760.0
+    total = total + capex * float(t.cost_of_capital) * rates.cost_of_capital * used_hours / 8760.0
     return total + _opex_float(t, used_hours, power_scale) + _one_time_float(t.pricing)
 
 
@@ -445,7 +458,7 @@ def _opex_float(t: Terms, used_hours: Any, power_scale: Any) -> Any:
     return total
 
 
-__all__ = ["BASES", "DEFAULT_BASIS", "CostLine", "PowerBasis", "Terms", "billed_hours", "book_value_left",
+__all__ = ["BASES", "DEFAULT_BASIS", "CostLine", "DrawnRates", "PowerBasis", "Terms", "billed_hours", "book_value_left",
            "capex_total", "cost_lines", "cost_notes", "energy_mwh", "hours_from_seconds", "make_line",
            "missing_price_reason", "per_million_tokens", "power_basis", "resale_fraction", "terms",
            "total_cost", "total_cost_float", "upfront_capex"]

@@ -100,6 +100,9 @@ class Pricing:
     # the quote, for the negotiator: the quoted currency and report units per quoted unit
     quoted_currency: str = ""
     fx_rate: Decimal = Decimal(1)
+    # every money term as quoted: (field, value, currency, report units per quoted unit), what a
+    # moved price or exchange rate is converted again from (empty: only the converted figures)
+    quoted_amounts: tuple[tuple[str, Decimal, str, Decimal], ...] = ()
 
     @property
     def it_kw_per_gpu(self) -> Decimal | None:

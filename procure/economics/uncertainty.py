@@ -11,8 +11,12 @@ family (``Performance.error``, the model's calibration record), wider for an acc
 without fitted knobs. A measured
 step time carries no model error. When the bid runs at another batch than the workload's, the
 critical batch of the statistical-efficiency law is drawn too (lognormal on B_star, the law's
-``b_star_sigma_log``): at the workload's own batch the token factor is 1 for every draw. Each percentile is reported to the precision the sample
-supports: rounded to the decade of its standard error (from the order statistics).
+``b_star_sigma_log``): at the workload's own batch the token factor is 1 for every draw. The
+financial terms a bid's cost depends on are drawn too (``financial_terms``): the cost of capital
+(an owned cluster's financing, a prepayment's), the resale decline and haircut (an owned
+cluster on the commitment basis) and, for a bid quoted in another currency, its exchange rate.
+Each percentile is reported to the precision the sample supports: rounded to the decade of its
+standard error (from the order statistics).
 """
 
 from __future__ import annotations
@@ -22,7 +26,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
-from procure.economics.cost import DEFAULT_BASIS, missing_price_reason, terms, total_cost_float
+from procure.economics.cost import DEFAULT_BASIS, DrawnRates, Terms, missing_price_reason, terms, total_cost_float
 from procure.economics.goodput import (MAX_LOST_FRACTION, checkpoint_write_s, interval_s,
                                       lost_fraction)
 from procure.economics.inputs import Assumptions, BidCase, Performance, Phase
@@ -32,6 +36,11 @@ from procure.money import RATE_QUANTUM, D, quantize
 PRICE_SPREAD = 0.10          # triangular, ±10 % around the quoted price (capex for a purchase)
 FAILURE_SIGMA = 0.5          # lognormal, median 1: interruptions per GPU-hour
 POWER_SPREAD = 0.15          # uniform, ±15 % on the power price
+# triangular, ±20 % (relative) around the assumption: the sensitivity table's widest step. The cost
+# of capital's source gives 7-10 % around 8 %; resale residuals (v2-pseo-ai guide) give 25-35 % at
+# 3 years around (1 - 0.33)^3 = 30 %, a decline of 0.30-0.37; the haircut's 15-25 points
+FINANCE_SPREAD = 0.20
+FX_SPREAD = 0.10             # uniform, ±10 % on every amount of a bid quoted in another currency
 PERCENTILES = (10, 50, 90)
 DAYS_QUANTUM_FLOOR = 0.001   # finer than this a day count means nothing
 
@@ -83,6 +92,7 @@ class Uncertainty:
     step_error: StepError
     basis: str = DEFAULT_BASIS
     critical_batch_sigma_log: float | None = None   # drawn when the bid's batch is not the workload's
+    financial: tuple[str, ...] = ()         # the financial terms drawn (financial_terms)
 
     def to_dict(self) -> dict[str, Any]:
         cost = self.cost_per_million_tokens
@@ -92,7 +102,7 @@ class Uncertainty:
             "time_to_train_days": _named(self.time_to_train_days),
             "precision": {"cost_per_million_tokens": self.cost_quantum,
                           "time_to_train_days": self.days_quantum},
-            "distributions": distributions(self.step_error, self.critical_batch_sigma_log),
+            "distributions": distributions(self.step_error, self.critical_batch_sigma_log, self.financial),
             "step_time_error": {"sigma_log": self.step_error.sigma_log, "bias": self.step_error.bias,
                                 "calibrated": self.step_error.calibrated,
                                 "family": self.step_error.family, "source": self.step_error.source},
@@ -100,13 +110,19 @@ class Uncertainty:
         }
 
 
-def distributions(error: StepError, critical_batch_sigma_log: float | None = None) -> dict[str, str]:
+def distributions(error: StepError, critical_batch_sigma_log: float | None = None,
+                  drawn: tuple[str, ...] = ()) -> dict[str, str]:
+    """The distribution of every input drawn; ``drawn``: the financial terms this bid's cost
+    depends on (``financial_terms``)."""
     found = {
         "price": f"triangular ±{PRICE_SPREAD:.0%}",
         "step_time": error.describe(),
         "failure_rate": f"lognormal sigma {FAILURE_SIGMA}",
         "power_price": f"uniform ±{POWER_SPREAD:.0%}",
     }
+    for term in drawn:
+        found[term] = (f"uniform ±{FX_SPREAD:.0%} on every amount quoted in another currency" if term == "fx"
+                       else f"triangular ±{FINANCE_SPREAD:.0%} of the assumption")
     if critical_batch_sigma_log is not None:
         found["critical_batch"] = f"lognormal sigma {critical_batch_sigma_log:.2f} on B_star (statistical efficiency)"
     return found
@@ -116,9 +132,10 @@ def _named(values: tuple[Any, ...]) -> dict[str, Any]:
     return {f"p{p}": v for p, v in zip(PERCENTILES, values)}
 
 
-def _draws(assumptions: Assumptions) -> tuple[Any, Any, Any, Any, Any]:
-    """Five standardised draws, in a fixed order from one seeded stream (the critical batch's
-    last, so it moves none of the others)."""
+def _draws(assumptions: Assumptions) -> tuple[Any, Any, Any, Any, Any, DrawnRates, Any]:
+    """Standardised draws, in a fixed order from one seeded stream (those added later drawn
+    after the others, so that they move none of them): price, step time, failures, power, the
+    critical batch, the financial terms, the exchange rate."""
     import numpy as np
 
     rng = np.random.Generator(np.random.PCG64(assumptions.seed))
@@ -128,7 +145,22 @@ def _draws(assumptions: Assumptions) -> tuple[Any, Any, Any, Any, Any]:
     failures = rng.lognormal(0.0, FAILURE_SIGMA, n)
     power = 1.0 + rng.uniform(-POWER_SPREAD, POWER_SPREAD, n)
     batch_z = rng.standard_normal(n)
-    return price, step_z, failures, power, batch_z
+    rates = DrawnRates(*(1.0 + rng.triangular(-FINANCE_SPREAD, 0.0, FINANCE_SPREAD, n) for _ in range(3)))
+    fx = 1.0 + rng.uniform(-FX_SPREAD, FX_SPREAD, n)
+    return price, step_z, failures, power, batch_z, rates, fx
+
+
+def financial_terms(t: Terms, basis: str) -> tuple[str, ...]:
+    """The financial terms the bid's cost on ``basis`` depends on (what the band draws)."""
+    p = t.pricing
+    found = []
+    if (p.kind == "purchase" and t.cost_of_capital) or (basis == "commitment" and p.prepay_fraction):
+        found.append("cost_of_capital")
+    if p.kind == "purchase" and basis == "commitment":
+        found += ["resale_decline", "resale_haircut"]
+    if p.quoted_currency and p.quoted_currency != p.currency:
+        found.append("fx")
+    return tuple(found)
 
 
 def token_factors(case: BidCase, batch_z: Any) -> tuple[Any, float | None]:
@@ -207,18 +239,21 @@ def band(case: BidCase, assumptions: Assumptions, basis: str = DEFAULT_BASIS) ->
     if not feasible or assumptions.monte_carlo_samples <= 0:
         return None
     error = step_error(case.performance, assumptions)
-    price, step_z, failures, power, batch_z = _draws(assumptions)
+    price, step_z, failures, power, batch_z, rates, fx = _draws(assumptions)
     factors, batch_sigma = token_factors(case, batch_z)
     hours = _training_hours(case, assumptions, step_z, failures, factors)
     day_samples = hours / 24.0
     days_q = max(max(supported_quantum(day_samples, p) for p in PERCENTILES), DAYS_QUANTUM_FLOOR)
     days = _rounded(np.percentile(day_samples, PERCENTILES), days_q, DAYS_QUANTUM_FLOOR)
     cost, cost_q = None, None
+    drawn: tuple[str, ...] = ()
     if missing_price_reason(case.pricing) is None:
         t = terms(case.pricing, case.performance.gpus, assumptions)
-        per_mtok = total_cost_float(t, hours, price, power, basis) / case.total_tokens * 1e6
+        drawn = financial_terms(t, basis)
+        total = total_cost_float(t, hours, price, power, basis, rates) * (fx if "fx" in drawn else 1.0)
+        per_mtok = total / case.total_tokens * 1e6
         worst = max(supported_quantum(per_mtok, p) for p in PERCENTILES)
         cost_q = max(D(repr(worst)), RATE_QUANTUM) if worst > 0 else RATE_QUANTUM
         cost = tuple(quantize(D(float(v)), cost_q) for v in np.percentile(per_mtok, PERCENTILES))
     return Uncertainty(assumptions.seed, assumptions.monte_carlo_samples, cost, days,  # type: ignore[arg-type]
-                       cost_q, days_q, error, basis, batch_sigma)
+                       cost_q, days_q, error, basis, batch_sigma, drawn)

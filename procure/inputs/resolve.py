@@ -215,6 +215,7 @@ def price_terms(rb: ResolvedBid, report_currency: str) -> dict[str, Any]:
                              "gpus_per_node": rb.system.gpus_per_node if rb.system else rb.accelerator.scale_up_domain}
     for q in choice.quoted:
         terms[q.key] = q.converted
+    terms["quoted_amounts"] = tuple((q.key, q.quoted, q.currency, q.fx_rate) for q in choice.quoted)
     terms.setdefault("price_per_gpu_hour", None)
     for key, value in choice.plain.items():
         if key != "kw_per_gpu":

@@ -182,10 +182,11 @@ def stacked_bar(segments: Sequence[tuple[str, float | None]], fmt: Fmt, *, title
 
 def tornado(rows: Sequence[tuple[str, float | None, float | None, str, str]], base: float,
             fmt: Fmt, *, title: str, base_label: str, width: float = 640) -> str:
-    """For each factor a bar from the base to its low case and one to its high case."""
+    """For each factor a bar from the base to its low case and one to its high case (room on the
+    right for a case's text, which may name the bid it makes the recommendation)."""
     row_h, top = 24, 18
-    label_w = min(170, max([text_width(r[0], 10) for r in rows] + [40]) + 12)
-    x0, x1 = label_w + 40, width - 60
+    label_w = min(240, max([text_width(r[0], 10) for r in rows] + [40]) + 12)
+    x0, x1 = label_w + 40, width - 130
     values = [v for r in rows for v in (r[1], r[2]) if v is not None] + [base]
     span = max(abs(v - base) for v in values) or abs(base) * 0.1 or 1.0
     lo, hi = base - span * 1.1, base + span * 1.1

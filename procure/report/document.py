@@ -164,10 +164,12 @@ def _compare(doc: dict[str, Any], bids: list[dict[str, Any]], f: Formatter,
     summary = doc.get("sensitivity_summary") or {}
     winner_id = summary.get("winner") or (doc["ranking"][0] if doc["ranking"] else None)
     winner = next((b for b in bids if b["id"] == winner_id), None)
-    changes = summary.get("winner_changes_under") or []
-    verdict = (f.msg("compare.winner_changes", winner=winner_id, changes="; ".join(map(str, changes)))
+    changes = generated.decision_movers(doc, f)
+    verdict = (f.msg("compare.winner_changes", winner=f.text(winner_id), changes=f.msg("rec.list_sep").join(changes))
                if changes else f.msg("compare.winner_stable", winner=f.text(winner_id)))
     unc = next((b.get("uncertainty") for b in bids if b.get("uncertainty")), None) or {}
+    groups = decision_groups(bids, str(winner_id)) if winner else []
+    shown = _shown(bids, str(winner_id)) if winner else []
     charted = bids[:CHART_MAX_BARS]       # a chart is one page; the ranking table lists every bid
     return {
         "usd_mtok_svg": _band_chart(charted, "cost_per_million_tokens", f, f.msg("compare.usd_mtok"),
@@ -179,8 +181,10 @@ def _compare(doc: dict[str, Any], bids: list[dict[str, Any]], f: Formatter,
                                    seed=f.text(unc.get("seed"))) if unc else ""),
         "verdict": verdict,
         "tornado_title": f.msg("compare.tornado", bid=f.text(winner_id)),
-        "tornado_svg": _tornado(winner, f) if winner else "",
-        "sensitivity": _sensitivity_rows(winner, f) if winner else [],
+        "tornado_svg": _tornado(shown, str(winner_id), f),
+        "sensitivity": _sensitivity_rows(shown, f),
+        "sensitivity_note": (f.msg("compare.sensitivity_more", shown=f.integer(TORNADO_FACTORS),
+                                   total=f.integer(len(groups))) if len(groups) > len(shown) else ""),
         "ratios": ratio_rows(tabled, f), "ratio_labels": [f.msg(f"ratio.{key}") for key in RATIO_KEYS],
     }
 
@@ -206,45 +210,95 @@ def _float(value: SupportsFloat | str | None) -> float | None:
     return None if value is None else float(value)
 
 
-def _factor_label(factor: str, f: Formatter) -> str:
-    return f.msg.get(f"factor.{factor}", factor)
+TORNADO_FACTORS = 12    # the factors the page charts and tables; the workbook lists every row
 
 
-def _tornado(bid: dict[str, Any], f: Formatter) -> str:
-    base = bid.get("cost_per_million_tokens")
-    if base is None or not bid.get("sensitivity"):
-        return ""
+def _moved(entry: dict[str, Any]) -> float:
+    """How far a row moved its input: the change, or the absolute step (days, share)."""
+    step = entry.get("step")
+    return float(step) if step is not None else float(entry.get("change") or 0)
+
+
+def _swing(entries: list[dict[str, Any]]) -> tuple[bool, float]:
+    """How far a factor moves the decision: whether any of its rows changes the recommended bid,
+    then the largest move of the gap between the recommended bid and the runner-up."""
+    moves = [abs(float(e["gap_change"])) for e in entries if e.get("gap_change") is not None]
+    return any(bool(e.get("winner_changes")) for e in entries), max(moves, default=0.0)
+
+
+def decision_groups(bids: list[dict[str, Any]], winner_id: str) -> list[list[dict[str, Any]]]:
+    """The rows that can move the decision, by factor: the recommended bid's own inputs and the
+    shared assumptions (its rows), and every other bid's own inputs; the factors that change the
+    recommendation first, then by how far they move the gap to the runner-up, each factor's rows
+    by the size of the move. Each row carries ``bid``, the bid whose figures it states. The cost
+    basis (a setting, not a move) is last."""
+    groups: dict[tuple[str, str, str], list[dict[str, Any]]] = {}
+    for bid in bids:
+        for e in bid.get("sensitivity") or []:
+            own = e.get("scope", "bid") == "bid" and e.get("factor") != "cost_basis"
+            if bid["id"] != winner_id and not own:
+                continue
+            key = (str(bid["id"]) if own else "", str(e.get("factor")), str(e.get("subject") or ""))
+            groups.setdefault(key, []).append({**e, "bid": bid["id"]})
+
+    def order(group: list[dict[str, Any]]) -> tuple[bool, bool, float]:
+        flips, move = _swing(group)
+        return group[0].get("factor") == "cost_basis", not flips, -move
+    return [sorted(g, key=_moved) for g in sorted(groups.values(), key=order)]
+
+
+def _shown(bids: list[dict[str, Any]], winner_id: str) -> list[list[dict[str, Any]]]:
+    """The factors the page shows: those that move the decision most, and the cost basis."""
+    groups = decision_groups(bids, winner_id)
+    moved = [g for g in groups if g[0].get("factor") != "cost_basis"][:TORNADO_FACTORS]
+    return moved + [g for g in groups if g[0].get("factor") == "cost_basis"]
+
+
+def _factor_on(entry: dict[str, Any], f: Formatter) -> str:
+    """The factor, naming the bid when the row moved that bid's own input."""
+    text = generated.factor_text(entry, f)
+    if entry.get("scope", "bid") == "bid" and entry.get("factor") != "cost_basis":
+        return f.msg("move.on_bid", move=text, bid=f.text(entry.get("bid")))
+    return text
+
+
+def _tornado(groups: list[list[dict[str, Any]]], winner_id: str, f: Formatter) -> str:
+    """For each factor, the gap between the recommended bid and the runner-up at its two
+    extreme moves, drawn from the base gap; the factors that move the decision most on top."""
     rows = []
-    moved = [e for e in bid["sensitivity"] if e.get("factor") != "cost_basis"]   # a setting, not a change
-    for factor, entries in _by_factor(moved).items():
-        lowest = min(entries, key=lambda e: float(e.get("change") or 0))
-        highest = max(entries, key=lambda e: float(e.get("change") or 0))
-        low = lowest if float(lowest.get("change") or 0) < 0 else None     # a side that moves the cost
-        high = highest if float(highest.get("change") or 0) > 0 else None  # that way, else no bar
-        label = f"{_factor_label(factor, f)} " + " / ".join(f.change(e["change"]) for e in (low, high) if e)
-        low_cost = low.get("cost_per_million_tokens") if low else None
-        high_cost = high.get("cost_per_million_tokens") if high else None
-        rows.append((label, _float(low_cost), _float(high_cost), f.rate(low_cost), f.rate(high_cost)))
-    base_label = f"{f.msg('series.base')} {f.rate(base)}"
-    return charts.tornado(rows, float(base), lambda v: f.money(v), title=f.msg("compare.tornado", bid=bid["id"]),
+    base_gap = None
+    for entries in groups:
+        low, high = entries[0], entries[-1]
+        if low.get("factor") == "cost_basis" or low.get("gap") is None or high.get("gap") is None:
+            continue
+        if base_gap is None:
+            base_gap = float(low["gap"]) - float(low.get("gap_change") or 0)
+        rows.append((_factor_on(low, f), _float(low["gap"]), _float(high["gap"]) if high is not low else None,
+                     _gap_text(low, f), _gap_text(high, f)))
+    if base_gap is None:
+        return ""
+    base_label = f"{f.msg('series.base')} {f.rate(base_gap)}"
+    return charts.tornado(rows, base_gap, lambda v: f.money(v), title=f.msg("compare.tornado", bid=winner_id),
                           base_label=base_label)
 
 
-def _by_factor(entries: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
-    groups: dict[str, list[dict[str, Any]]] = {}
-    for e in entries:
-        groups.setdefault(str(e.get("factor")), []).append(e)
-    return groups
+def _gap_text(entry: dict[str, Any], f: Formatter) -> str:
+    """The move and the gap it leaves, and the bid recommended instead when it changes."""
+    text = f"{generated.change_text(entry, f)}: {f.rate(entry.get('gap'))}"
+    if entry.get("winner_changes"):
+        return f.msg("compare.gap_other", gap=text, bid=f.text(entry.get("recommended")))
+    return text
 
 
-def _sensitivity_rows(bid: dict[str, Any], f: Formatter) -> list[dict[str, Any]]:
-    return [{"factor": _factor_label(str(e.get("factor")), f),
-             "change": (f.msg.get(f"basis.{e.get('setting')}", str(e.get("setting"))) if e.get("setting")
-                        else f.change(e.get("change"))),
+def _sensitivity_rows(groups: list[list[dict[str, Any]]], f: Formatter) -> list[dict[str, Any]]:
+    return [{"factor": generated.factor_text(e, f), "change": generated.change_text(e, f), "bid": f.text(e.get("bid")),
+             "recommended": (f.msg("compare.recommended_changed", bid=f.text(e.get("recommended")))
+                             if e.get("winner_changes") else f.text(e.get("recommended"))),
+             "gap": f.rate(e.get("gap")),
              "usd_mtok": f.rate(e.get("cost_per_million_tokens")), "days": f.days(e.get("time_to_train_days")),
              "rank": f.text(e.get("rank")),
              "winner_changes": f.msg("word.yes") if e.get("winner_changes") else f.msg("word.no")}
-            for e in bid.get("sensitivity") or []]
+            for entries in groups for e in entries]
 
 
 def _methodology(method: dict[str, Any], f: Formatter) -> dict[str, Any]:

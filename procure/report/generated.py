@@ -246,20 +246,69 @@ def fx_warning(doc: dict[str, Any], f: Formatter) -> str:
     return f.msg("fx.warning", reasons=f.msg("reason.join").join(parts)) if parts else ""
 
 
-def _sensitivity_sentence(winner: dict[str, Any], doc: dict[str, Any], f: Formatter) -> str:
-    rows = winner.get("sensitivity") or []
-    if not rows:
+def factor_text(entry: dict[str, Any], f: Formatter) -> str:
+    """The factor a row moved, in the reader's words (an exchange rate names its currency)."""
+    if entry.get("subject"):
+        return f.msg("factor.fx_of", currency=f.text(entry["subject"]))
+    return f.msg.get(f"factor.{entry.get('factor')}", str(entry.get("factor")))
+
+
+def change_text(entry: dict[str, Any], f: Formatter) -> str:
+    """How a row moved its factor: a percentage, a slip in days, a reuse share or the basis tried."""
+    if entry.get("setting"):
+        return f.msg.get(f"basis.{entry.get('setting')}", str(entry.get("setting")))
+    step = entry.get("step")
+    if step is None:
+        return f.change(entry.get("change"))
+    if entry.get("factor") == "lead_time_slip":
+        return f.msg("change.later_days", days=f.integer(step))
+    return f.percent(step, 0)
+
+
+def move_text(entry: dict[str, Any], bid_id: str, f: Formatter) -> str:
+    """One move that a sensitivity row tried, naming the bid when the input was that bid's own."""
+    if entry.get("setting"):
+        return f.msg("move.basis", basis=change_text(entry, f))
+    move = f"{factor_text(entry, f)} {change_text(entry, f)}"
+    return f.msg("move.on_bid", move=move, bid=bid_id) if entry.get("scope", "bid") == "bid" else move
+
+
+def decision_movers(doc: dict[str, Any], f: Formatter) -> list[str]:
+    """Every move that changes the recommended bid, each once, in the order of the bids and their
+    rows (the document's ``sensitivity_summary.winner_changes_under``, in the report's language)."""
+    found: list[str] = []
+    for bid in doc.get("bids") or []:
+        for entry in bid.get("sensitivity") or []:
+            text = move_text(entry, str(bid.get("id")), f)
+            if entry.get("winner_changes") and text not in found:
+                found.append(text)
+    return found
+
+
+def tested_factors(doc: dict[str, Any]) -> list[str]:
+    """The factors the sensitivity tried, every bid's rows merged in their order (a factor one
+    bid lacks keeps its place after the factor before it in the bids that have it)."""
+    order: list[str] = []
+    for bid in doc.get("bids") or []:
+        previous = -1
+        for factor in dict.fromkeys(str(e.get("factor")) for e in bid.get("sensitivity") or []):
+            if factor not in order:
+                order.insert(previous + 1, factor)
+            previous = order.index(factor)
+    return order
+
+
+def _sensitivity_sentence(winner: dict[str, Any], doc: dict[str, Any], f: Formatter, limit: int = 4) -> str:
+    """What the English recommendation says of the sensitivity, from the rows: the moves that change
+    the recommended bid (the first ``limit``, and how many more), or the factors tried."""
+    if not winner.get("sensitivity"):
         return ""
-    factors = list(dict.fromkeys(str(r.get("factor")) for r in rows))
-    labels = f.msg("rec.list_sep").join(f.msg.get(f"factor.{k}", k) for k in factors)
-    changes = sorted({abs(float(r["change"])) for r in rows if r.get("change") is not None})
-    sizes = f.msg("rec.or").join(f"±{f.percent(c, 0)}" for c in changes)
-    movers = [r for r in rows if r.get("winner_changes")]
+    movers = decision_movers(doc, f)
     if not movers:
-        return f.msg("rec.stable", changes=sizes, factors=labels)
-    moved = f.msg("rec.list_sep").join(f"{f.msg.get('factor.' + str(r.get('factor')), str(r.get('factor')))} "
-                                       f"{f.change(r.get('change'))}" for r in movers)
-    return f.msg("rec.unstable", changes=moved)
+        factors = f.msg("rec.list_sep").join(f.msg.get(f"factor.{k}", k) for k in tested_factors(doc))
+        return f.msg("rec.stable", factors=factors)
+    more = f.msg("rec.more", count=f.integer(len(movers) - limit)) if len(movers) > limit else ""
+    return f.msg("rec.unstable", changes=f.msg("rec.list_sep").join(movers[:limit]) + more)
 
 
 def busbw_note(measured: dict[str, Any], f: Formatter) -> str:

@@ -191,23 +191,28 @@ def measurements_sheet(book: Book, bids: list[dict[str, Any]], names: Names) -> 
     return sheet
 
 
-SENS_HEADER = ["Bid", "Factor", "Change", "per million tokens", "Time to train (days)", "Rank", "Winner changes"]
+SENS_HEADER = ["Bid", "Factor", "Change", "per million tokens", "Time to train (days)", "Rank",
+               "Recommendation changes", "Recommended", "Gap to runner-up", "Step", "Currency moved"]
 UNC_HEADER = ["Bid", "Measure", "P10", "P50", "P90", "Samples", "Seed"]
 
 
 def sensitivity_sheet(book: Book, bids: list[dict[str, Any]], doc: dict[str, Any]) -> Sheet:
     sheet = book.sheet(SENSITIVITY_SHEET)
     ccy = str(doc["currency"])
-    sheet.put(0, 0, "Computed by procure at the base inputs (one input of one bid at a time; a seeded Monte "
-                    "Carlo band): values, not formulas. Use the Scenario columns on Model to ask your own.", NOTE)
-    sheet.header(1, [h if h != "per million tokens" else f"{ccy} per million tokens" for h in SENS_HEADER])
+    sheet.put(0, 0, "Computed by procure (one input at a time, each a fresh quote: a bid's own input or an "
+                    "assumption every bid shares; a seeded Monte Carlo band): values, not formulas. Step: days of "
+                    "delivery slip, or the share of leftover reserved hours reused. Use the Scenario columns on "
+                    "Model to ask your own.", NOTE)
+    sheet.header(1, [h if h not in ("per million tokens", "Gap to runner-up") else f"{h} ({ccy})"
+                     for h in SENS_HEADER])
     r = 2
     for bid in bids:
         for e in bid.get("sensitivity") or []:
             cells = [(str(bid["id"]), "General"), (str(e.get("factor") or ""), "General"), (e.get("change"), "+0%;-0%;0%"),
                      (e.get("cost_per_million_tokens"), money_format(ccy, 4)),
                      (e.get("time_to_train_days"), FMT["days"]), (e.get("rank"), FMT["int"]),
-                     ("yes" if e.get("winner_changes") else "no", "General")]
+                     ("yes" if e.get("winner_changes") else "no", "General"), (e.get("recommended"), "General"),
+                     (e.get("gap"), money_format(ccy, 4)), (e.get("step"), "General"), (e.get("subject"), "General")]
             for c, (value, fmt) in enumerate(cells):
                 sheet.put(r, c, value, style(fmt))
             r += 1
@@ -226,9 +231,9 @@ def sensitivity_sheet(book: Book, bids: list[dict[str, Any]], doc: dict[str, Any
                 sheet.put(u, c, value, style(f))
             u += 1
     summary = doc.get("sensitivity_summary") or {}
-    sheet.put(u + 1, 0, "Winner")
+    sheet.put(u + 1, 0, "Recommended")
     sheet.put(u + 1, 1, str(summary.get("winner") or ""))
-    sheet.put(u + 2, 0, "Winner changes under")
+    sheet.put(u + 2, 0, "Recommendation changes under")
     sheet.put(u + 2, 1, "; ".join(map(str, summary.get("winner_changes_under") or [])) or "none tested")
     sheet.freeze = (2, 1)
     return sheet

@@ -41,13 +41,17 @@ def test_ties_on_cost_go_to_the_faster_bid():
 def test_a_small_price_move_flips_a_close_race():
     close = [ex.case("a", pricing=ex.rental("2.35")), ex.case("b", pricing=ex.rental("2.40"))]
     result = compare(close, A)
-    rows = {(r.factor, r.change): r for r in result.bids[0].sensitivity}
-    assert len(rows) == 21                   # 5 factors × 4 changes + the other cost basis
+    rows = {(r.factor, r.change if r.step is None else r.step): r for r in result.bids[0].sensitivity}
+    # price and efficiency × 4 changes, 2 slips; failure rate and cost of capital × 4 (no purchase:
+    # no power price or resale; no reservation: no reuse); the other cost basis
+    assert len(rows) == 19
+    assert {r.scope for r in result.bids[0].sensitivity if r.factor in ("failure_rate", "cost_of_capital")} == {"quote"}
     assert rows[("price", 0.1)].winner_changes and rows[("price", 0.1)].rank == 2
     assert not rows[("price", -0.1)].winner_changes and rows[("price", -0.1)].rank == 1
     assert rows[("price", 0.1)].cost_per_million_tokens > result.bids[0].cost_per_million_tokens
     base_usd = result.bids[0].cost_per_million_tokens
-    assert rows[("power_price", 0.2)].cost_per_million_tokens == base_usd
+    assert rows[("cost_of_capital", 0.2)].cost_per_million_tokens == base_usd   # nothing prepaid or owned
+    assert rows[("lead_time_slip", 30.0)].cost_per_million_tokens == base_usd
     assert rows[("efficiency", 0.2)].time_to_train_days < result.bids[0].time_to_train_days
     assert rows[("failure_rate", 0.2)].time_to_train_days > result.bids[0].time_to_train_days
     summary = result.sensitivity_summary
@@ -113,7 +117,8 @@ def test_to_dict_has_the_result_document_fields():
     assert isinstance(bid["total_cost"], Decimal)
     assert bid["total_cost"] == sum(Decimal(line["amount"]) for line in bid["cost_lines"])
     assert bid["sensitivity"][0].keys() == {"factor", "change", "cost_per_million_tokens",
-                                            "time_to_train_days", "rank", "winner_changes", "setting"}
+                                            "time_to_train_days", "rank", "winner_changes", "setting",
+                                            "step", "subject", "scope", "recommended", "gap", "gap_change"}
 
 
 def test_duplicate_ids_are_refused():

@@ -1,106 +1,76 @@
-"""The sensitivity table places a moved bid among the others by bisection on the sorted base
-ranking; it must give exactly what re-ranking every bid gives (the O(n² log n) way it was done)."""
+"""The sensitivity table re-runs the decision of a quote for each moved input, re-evaluating only
+what the move can change (the moved bid; every bid when the common horizon or a shared
+assumption moves). It must state exactly what the quote decides of the moved inputs from
+scratch (``compare`` is ``evaluate`` then ``decide``, the band and the table aside)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import replace
 from decimal import Decimal
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from procure.compare import Ranking, compare, order, winner
+from procure.compare import compare, decide, evaluate
 from procure.economics import Assumptions
 from procure.economics import examples as ex
-from procure.economics.bid import evaluate_core
 from procure.economics.cost import BASES
-from procure.economics.sensitivity import BASIS_FACTOR, FACTOR_LABELS, SENSITIVITY_CHANGES, perturb
+from procure.economics.sensitivity import BASIS_FACTOR, Trial, apply
 
 
-@dataclass(frozen=True)
-class Econ:
-    """What the ranking reads of a bid: its ranking value per basis and its days to finish."""
-
-    values: tuple[Decimal | None, Decimal | None]      # run, commitment
-    days_to_finish: float | None
-    basis: str = "commitment"
-
-    def ranking_value(self, basis: str | None = None) -> Decimal | None:
-        return self.values[BASES.index(basis or self.basis)]
-
-    @property
-    def has_cost(self) -> bool:
-        return self.values[BASES.index(self.basis)] is not None
+def _fresh(cases, assumptions, basis):
+    """(recommended bid id, bids, ranking ids, gap) of a quote evaluated from scratch."""
+    found = decide(evaluate(cases, assumptions, basis).bids, basis)
+    return found.bid_id(found.pick), found.bids, [found.bids[i].id for i in found.ranked], found.gap
 
 
-# few distinct values, so that ties on cost and on days are common
-VALUES = st.one_of(st.none(), st.sampled_from([Decimal(v) for v in ("0.5", "1", "1.25", "2", "3.5")]))
-DAYS = st.one_of(st.none(), st.sampled_from([10.0, 20.0, 20.0, 35.5, 90.0]))
-ECON = st.builds(lambda run, commitment, days: Econ((run, commitment), days), VALUES, VALUES, DAYS)
+def _check(cases, assumptions, basis):
+    """Every row of every bid against the quote decided from scratch on the moved inputs; the
+    number of rows that change the recommendation."""
+    result = compare(cases, assumptions, basis)
+    flips = 0
+    for i, bid in enumerate(result.bids):
+        for row in bid.sensitivity:
+            if row.factor == BASIS_FACTOR:
+                pick, bids, ranking, gap = _fresh(cases, assumptions, row.setting)
+                found = bids[i].on(row.setting)
+                cost = None if found is None else found.cost_per_million_tokens
+            else:
+                trial = Trial(row.factor, row.change, row.step, i if row.scope == "bid" else None, row.subject)
+                pick, bids, ranking, gap = _fresh(*apply(trial, cases, assumptions), basis)
+                cost = bids[i].cost_per_million_tokens
+            stated = (row.recommended, row.winner_changes, row.cost_per_million_tokens, row.rank,
+                      row.time_to_train_days, row.gap)
+            actual = (pick, pick != result.recommendation["bid"], cost, ranking.index(bid.id) + 1,
+                      bids[i].time_to_train_days, gap)
+            assert stated == actual, (bid.id, row)
+            flips += row.winner_changes
+    return flips
 
 
-def naive(base: list[Econ], index: int, moved: Econ, basis: str | None = None) -> tuple[int, int | None]:
-    """Re-rank every bid with bid ``index`` moved: its rank and the winner."""
-    trial = [moved if i == index else econ for i, econ in enumerate(base)]
-    ranked = order(trial, basis)          # type: ignore[arg-type]
-    return ranked.index(index) + 1, winner(trial, ranked)    # type: ignore[arg-type]
-
-
-@settings(max_examples=400, deadline=None)
-@given(base=st.lists(ECON, min_size=1, max_size=12), moved=ECON, data=st.data())
-def test_a_moved_bid_ranks_as_a_full_re_rank_says(base, moved, data):
-    index = data.draw(st.integers(0, len(base) - 1))
-    ranking = Ranking(base)                # type: ignore[arg-type]
-    assert ranking.moved(index, moved) == naive(base, index, moved)        # type: ignore[arg-type]
-    # unmoved, it keeps its base rank and the base winner
-    assert ranking.moved(index, base[index]) == (ranking.rank(index), ranking.winner)   # type: ignore[arg-type]
-
-
-@settings(max_examples=200, deadline=None)
-@given(base=st.lists(ECON, min_size=1, max_size=12), basis=st.sampled_from(BASES))
-def test_base_ranks_and_winner_on_either_basis_match_a_sort(base, basis):
-    ranking = Ranking(base, basis)         # type: ignore[arg-type]
-    ranked = order(base, basis)            # type: ignore[arg-type]
-    assert ranking.ranked == ranked
-    assert [ranking.rank(i) for i in range(len(base))] == [ranked.index(i) + 1 for i in range(len(base))]
-    assert ranking.winner == winner(base, ranked)       # type: ignore[arg-type]
-
-
-def naive_sensitivity(index, cases, base, assumptions, basis):
-    """The table as it was computed before: every bid re-ranked for every change."""
-    if base[index].time_to_train_days is None:
-        return []
-    base_winner = winner(base, order(base))
-    rows = []
-    for factor in FACTOR_LABELS:
-        for change in SENSITIVITY_CHANGES:
-            case, moved_assumptions = perturb(cases[index], assumptions, factor, change)
-            moved = evaluate_core(case, moved_assumptions, basis)
-            trial = [moved if i == index else econ for i, econ in enumerate(base)]
-            ranked = order(trial)
-            rows.append((factor, change, moved.cost_per_million_tokens, ranked.index(index) + 1,
-                         winner(trial, ranked) != base_winner))
-    other = next(b for b in BASES if b != basis)
-    ranked = order(base, other)
-    rows.append((BASIS_FACTOR, 0.0, None, ranked.index(index) + 1, winner(base, ranked) != base_winner))
-    return rows
-
-
-def test_the_sensitivity_table_of_a_close_field_equals_the_full_re_rank():
-    # near-equal prices, one reservation, a purchase, an unpriced and an infeasible bid: ranks move
+def test_the_sensitivity_table_of_a_close_field_equals_a_fresh_compare():
+    # near-equal prices, a reservation, a late purchase, an unpriced and an infeasible bid, a
+    # deadline the slowest bids miss: ranks, the recommendation and the horizon move
     cases = [ex.case("a", pricing=ex.rental("2.35")), ex.case("b", pricing=ex.rental("2.40")),
              ex.case("c", pricing=ex.rental("2.38", min_commit_months=3)), ex.case("d", mfu=0.43),
-             ex.case("e", pricing=ex.purchase("29000")), ex.case("f", pricing=ex.rental(None)),
-             ex.case("g", feasible=False), ex.case("h", pricing=ex.rental("2.35"), mfu=0.4)]
-    assumptions = Assumptions()
-    flips = 0
-    for basis in BASES:
-        result = compare(cases, assumptions, basis)
-        base = [evaluate_core(c, assumptions, basis) for c in cases]
-        for i, bid in enumerate(result.bids):
-            expected = naive_sensitivity(i, cases, base, assumptions, basis)
-            got = [(r.factor, r.change, None if r.factor == BASIS_FACTOR else r.cost_per_million_tokens,
-                    r.rank, r.winner_changes) for r in bid.sensitivity]
-            assert got == expected, bid.id
-            flips += sum(r.winner_changes for r in bid.sensitivity)
-    assert flips > 0, "a close field: some change must move the winner"
+             replace(ex.case("e", pricing=ex.purchase("29000")), lead_time_days=20.0),
+             ex.case("f", pricing=ex.rental(None)), ex.case("g", feasible=False),
+             ex.case("h", pricing=ex.rental("2.35"), mfu=0.4)]
+    cases = [replace(c, deadline_days=45.0) for c in cases]
+    flips = sum(_check(cases, Assumptions(monte_carlo_samples=0), basis) for basis in BASES)
+    assert flips > 0, "a close field: some change must move the recommendation"
+
+
+PRICES = st.sampled_from(["1.80", "2.00", "2.35", "2.40"])
+
+
+@settings(max_examples=12, deadline=None)
+@given(prices=st.lists(PRICES, min_size=2, max_size=3), capex=st.sampled_from(["20000", "30000"]),
+       lead=st.sampled_from([0.0, 20.0, 40.0]), deadline=st.sampled_from([None, 40.0, 60.0]),
+       commit=st.sampled_from([0, 3]), basis=st.sampled_from(BASES))
+def test_any_small_quote_states_what_a_fresh_compare_says(prices, capex, lead, deadline, commit, basis):
+    cases = [ex.case(f"r{i}", pricing=ex.rental(p, min_commit_months=commit if i == 0 else 0))
+             for i, p in enumerate(prices)]
+    cases.append(replace(ex.case("own", pricing=ex.purchase(capex)), lead_time_days=lead))
+    cases = [replace(c, deadline_days=deadline) for c in cases]
+    _check(cases, Assumptions(cost_of_capital=Decimal("0.12"), monte_carlo_samples=0), basis)

@@ -79,9 +79,12 @@ def test_same_figures_in_both_languages(doc):
 
 def test_winner_changes_are_reported(doc):
     changed = copy.deepcopy(doc)
-    changed["sensitivity_summary"]["winner_changes_under"] = ["price +20% on own-h200"]
+    own = next(b for b in changed["bids"] if b["id"] == "own-h200")
+    row = next(r for r in own["sensitivity"] if r["factor"] == "price" and r["change"] == 0.2)
+    row.update(winner_changes=True, recommended="other")
     view = build_view(changed, "en")
-    assert "price +20% on own-h200" in view["compare"]["verdict"]
+    assert "Price +20% on own-h200" in view["compare"]["verdict"]
+    assert "own-h200 的價格 +20%" in build_view(changed, "zh-TW")["compare"]["verdict"]
     assert "No change" in build_view(doc, "en")["compare"]["verdict"]
 
 
