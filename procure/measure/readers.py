@@ -194,7 +194,7 @@ def read_head(path: Path, size: int = HEAD_BYTES) -> bytes:
     raw = _kept_raw(path)
     if raw is not None:
         if raw[:2] == b"\x1f\x8b":
-            return _inflate(io.BytesIO(raw[2:]).read, raw[:2], size, DEFAULT_LIMITS, path, truncate=True)
+            return _inflate_kept(raw, size, DEFAULT_LIMITS, path, truncate=True)
         return raw[:size]
     with _reading(path) as fd:
         first = os.read(fd, 2)
@@ -209,7 +209,7 @@ def read_bytes(path: Path, limits: Limits = DEFAULT_LIMITS, limit: int | None = 
     raw = _kept_raw(path)
     if raw is not None:
         if raw[:2] == b"\x1f\x8b":
-            return _inflate(io.BytesIO(raw[2:]).read, raw[:2], limit, limits, path)
+            return _inflate_kept(raw, limit, limits, path)
         if len(raw) > limit:
             _too_large(path, limit)
         return raw
@@ -224,6 +224,15 @@ def read_bytes(path: Path, limits: Limits = DEFAULT_LIMITS, limit: int | None = 
         if len(data) > limit:
             _too_large(path, limit)
         return data
+
+
+def _inflate_kept(raw: bytes, limit: int, limits: Limits, path: Path, truncate: bool = False) -> bytes:
+    """``_inflate`` over bytes already read; a gzip fault is a LogError naming the file, as when
+    reading from the descriptor."""
+    try:
+        return _inflate(io.BytesIO(raw[2:]).read, raw[:2], limit, limits, path, truncate=truncate)
+    except zlib.error as exc:
+        raise LogError(f"{path}: cannot read (not valid gzip: {exc})") from exc
 
 
 def _kept_raw(path: Path) -> bytes | None:
