@@ -1,5 +1,10 @@
-"""Compare bids: rank by cost per million tokens on one cost basis, test what moves the
-ranking (the other basis included), give each bid its negotiator's figures, recommend.
+"""Compare bids: rank by cost per million tokens on one cost basis (by default the present
+value of each bid's dated cash over one horizon), constraints first, test what moves the ranking
+(a second basis included), give each bid its negotiator's figures, recommend.
+
+Constraints first: a bid that misses a hard constraint (the deadline, the cash budget, the
+net-cost limit) ranks after every bid that misses fewer, whatever it costs; the recommendation
+is the first costed bid in that order.
 
 Pure: every figure comes from ``procure.economics``; the recommendation is text generated
 from those figures, nothing else.
@@ -13,7 +18,7 @@ from dataclasses import dataclass, field, replace
 from decimal import Decimal
 from typing import Any, TypedDict
 
-from procure.economics.bid import BidEconomics, commitment_end, evaluate_core, horizon_hours, with_cash
+from procure.economics.bid import BidEconomics, commitment_end, evaluate_core, pinned
 from procure.economics import flags as checks
 from procure.economics.cost import BASES, DEFAULT_BASIS, check_basis
 from procure.economics.inputs import Assumptions, BidCase
@@ -26,7 +31,14 @@ from procure.economics.uncertainty import band
 INFINITY = float("inf")
 
 Rankings = dict[str, tuple[str, ...]]   # cost basis -> bid ids, best first
-RankKey = tuple[int, Decimal, float, int]
+RankKey = tuple[int, int, Decimal, float, int]
+
+#: Hard constraints: a bid that breaks one ranks after those that keep it.
+CONSTRAINT_CODES = ("misses-deadline", "over-budget", "over-net-cost")
+
+#: The second view shown beside the ranking basis (and the basis the sensitivity table's last
+#: row ranks every bid on).
+SECOND_VIEW = {"present_value": "run", "run": "present_value", "commitment": "present_value"}
 
 
 class Recommendation(TypedDict):
@@ -62,14 +74,20 @@ class Comparison:
                 "rankings": {k: list(v) for k, v in self.rankings.items()}}
 
 
+def missed_constraints(econ: BidEconomics) -> tuple[str, ...]:
+    """The hard constraints the bid breaks, by flag code."""
+    return tuple(code for code in econ.flag_codes if code in CONSTRAINT_CODES)
+
+
 def rank_key(econ: BidEconomics, index: int, basis: str | None = None) -> RankKey:
-    """Cheapest per million tokens first (time value included when given), ties by time to
-    finish; bids without a cost last, by time."""
+    """Costed bids first; among them those that break fewer hard constraints; then cheapest per
+    million tokens (time value included when given), ties by time to finish; bids without a cost
+    last, by time."""
     days = INFINITY if econ.days_to_finish is None else econ.days_to_finish
     value = econ.ranking_value(basis)
     if value is None:
-        return (1, Decimal(0), days, index)
-    return (0, value, days, index)
+        return (1, 0, Decimal(0), days, index)
+    return (0, len(missed_constraints(econ)), value, days, index)
 
 
 def order(econs: list[BidEconomics], basis: str | None = None) -> list[int]:
@@ -130,7 +148,7 @@ def sensitivity_rows(index: int, cases: list[BidCase], base: list[BidEconomics],
     for factor in FACTOR_LABELS:
         for change in SENSITIVITY_CHANGES:
             case, moved_assumptions = perturb(cases[index], assumptions, factor, change)
-            moved = evaluate_core(case, moved_assumptions, basis, ranking_only=True)
+            moved = constrained(case, evaluate_core(case, moved_assumptions, basis, ranking_only=True))
             rank, top = ranking.moved(index, moved)
             rows.append(SensitivityRow(factor, change, moved.cost_per_million_tokens,
                                        moved.time_to_train_days, rank, top != ranking.winner))
@@ -139,7 +157,7 @@ def sensitivity_rows(index: int, cases: list[BidCase], base: list[BidEconomics],
 
 
 def _other_basis(basis: str) -> str:
-    return next(b for b in BASES if b != basis)
+    return SECOND_VIEW[basis]
 
 
 def _other_basis_row(index: int, base: list[BidEconomics], other: Ranking,
@@ -187,6 +205,20 @@ def _limits(case: BidCase, econ: BidEconomics) -> BidEconomics:
     return replace(econ, flags=checks.in_order(found))
 
 
+def constrained(case: BidCase, econ: BidEconomics) -> BidEconomics:
+    """A trial evaluation (``ranking_only``: no flags) with the hard constraints' flags, so it
+    ranks among the others as the full evaluation would."""
+    deadline = checks.misses_deadline(econ.time_to_train_days, case.deadline_days, case.lead_time_days)
+    return _limits(case, replace(econ, flags=checks.in_order([*econ.flags, deadline])))
+
+
+def quote_horizon(cases: list[BidCase], assumptions: Assumptions) -> Assumptions:
+    """The assumptions with the quote's horizon pinned: the latest commitment or run end among the
+    bids, unless ``horizon_months`` sets it."""
+    ends = [commitment_end(evaluate_core(case, assumptions, "run", ranking_only=True)) for case in cases]
+    return pinned(assumptions, [end for end in ends if end is not None])
+
+
 def compare(cases: list[BidCase], assumptions: Assumptions, basis: str = DEFAULT_BASIS) -> Comparison:
     """Evaluate, rank on ``basis`` and stress every bid; give each its negotiator's figures;
     recommend one."""
@@ -194,10 +226,10 @@ def compare(cases: list[BidCase], assumptions: Assumptions, basis: str = DEFAULT
     ids = [case.id for case in cases]
     if len(set(ids)) != len(ids):
         raise ValueError(f"bid ids must be unique: {ids}")
-    base = [evaluate_core(case, assumptions, basis) for case in cases]
-    horizon = horizon_hours(assumptions, [end for end in map(commitment_end, base) if end is not None])
-    base = [_limits(cases[i], with_cash(econ, assumptions, horizon)) for i, econ in enumerate(base)]
-    ranking, other = Ranking(base), Ranking(base, _other_basis(basis))
+    assumptions = quote_horizon(cases, assumptions)
+    base = [_limits(case, evaluate_core(case, assumptions, basis)) for case in cases]
+    by_basis = {b: Ranking(base, None if b == basis else b) for b in BASES}
+    ranking, other = by_basis[basis], by_basis[_other_basis(basis)]
     ranked = ranking.ranked
     costed = [j for j in ranked if base[j].has_cost][:2]
     bids = tuple(
@@ -209,7 +241,7 @@ def compare(cases: list[BidCase], assumptions: Assumptions, basis: str = DEFAULT
                 batch_candidates=candidate_rows(cases[i], econ))
         for i, econ in enumerate(base))
     summary = summarise_sensitivity(bids, ranked)
-    rankings = {b: tuple(base[i].id for i in (ranking if b == basis else other).ranked) for b in BASES}
+    rankings = {b: tuple(base[i].id for i in by_basis[b].ranked) for b in BASES}
     return Comparison(bids, tuple(bids[i].id for i in ranked),
                       recommend(bids, ranked, summary, basis, rankings), summary, basis, rankings)
 
@@ -232,11 +264,15 @@ def _cost(bid: BidEconomics) -> Decimal:
 
 
 def _pick(bids: tuple[BidEconomics, ...], ranked: list[int]) -> int | None:
-    """The cheapest bid that meets the deadline; else the cheapest bid with a cost."""
+    """The first costed bid in rank order: constraints first, so the cheapest that breaks the
+    fewest hard constraints."""
+    return next((i for i in ranked if bids[i].has_cost), None)
+
+
+def _cheapest(bids: tuple[BidEconomics, ...], ranked: list[int]) -> int:
+    """The cheapest costed bid on the ranking basis, constraints aside."""
     costed = [i for i in ranked if bids[i].has_cost]
-    on_time = [i for i in costed if "misses-deadline" not in bids[i].flag_codes]
-    candidates = on_time or costed
-    return candidates[0] if candidates else None
+    return min(costed, key=lambda i: (rank_key(bids[i], i)[2:]))
 
 
 def _deadline_sentence(bids: tuple[BidEconomics, ...], ranked: list[int], pick: int,
@@ -246,7 +282,7 @@ def _deadline_sentence(bids: tuple[BidEconomics, ...], ranked: list[int], pick: 
         return ""
     if "misses-deadline" in chosen.flag_codes:
         return f"No costed bid finishes within the {deadline:g}-day deadline."
-    cheapest = next(i for i in ranked if bids[i].has_cost)
+    cheapest = _cheapest(bids, ranked)
     text = f"It finishes within the {deadline:g}-day deadline."
     if cheapest != pick:
         other = bids[cheapest]
@@ -327,18 +363,31 @@ def _named(items: list[str]) -> str:
     return f"{', '.join(items[:NAMED_SHOWN])} and {len(items) - NAMED_SHOWN} more"
 
 
-BASIS_WORDS = {"run": "the run basis (what this job consumes)",
-               "commitment": "the commitment basis (the terms committed to, to the end of the run)"}
+BASIS_WORDS = {"present_value": "present value (every bid's dated cash over the same horizon, discounted "
+                                 "at the cost of capital)",
+               "run": "the economic cost of this job on an amortised cluster",
+               "commitment": "the terms committed to, costed to the end of the run, undiscounted"}
+BASIS_SHORT = {"present_value": "present value", "run": "the economic cost of this job",
+               "commitment": "the commitment undiscounted"}
 
 
 def _basis_sentence(bids: tuple[BidEconomics, ...], basis: str, rankings: Rankings) -> str:
     other = _other_basis(basis)
     costed = {b.id for b in bids if b.has_cost}
     order_other = [i for i in rankings.get(other, ()) if i in costed]
-    text = f"Ranked on {BASIS_WORDS[basis]}."
+    text = f"Ranked on {BASIS_WORDS[basis]}, constraints first."
     if order_other:
-        text += f" On the {other} basis the order is {_named(order_other)}."
+        text += f" On {BASIS_WORDS[other]} the order is {_named(order_other)}."
     return text
+
+
+def _constraint_sentence(bids: tuple[BidEconomics, ...], ranked: list[int]) -> str:
+    """The bids ranked after others because they break a hard constraint, with the reason."""
+    late = [bids[i] for i in ranked if bids[i].has_cost and missed_constraints(bids[i])]
+    if not late:
+        return ""
+    reasons = [f"{b.id} ({'; '.join(f.reason for f in b.flags if f.code in CONSTRAINT_CODES)})" for b in late]
+    return f"Ranked after the bids that meet the constraints: {_named(reasons)}."
 
 
 def _capex_sentence(chosen: BidEconomics) -> str:
@@ -372,11 +421,12 @@ def recommend(bids: tuple[BidEconomics, ...], ranked: list[int], summary: Sensit
     chosen = bids[pick]
     parts = [
         f"Recommend {chosen.id} ({chosen.vendor}) at "
-        f"{_money(_cost(chosen), chosen.currency)} and "
+        f"{_money(_cost(chosen), chosen.currency)} in {BASIS_SHORT[basis]} and "
         f"{chosen.time_to_train_days:.1f} days to train.",
         _deadline_sentence(bids, ranked, pick, chosen.deadline_days),
         _runner_up_sentence(bids, ranked, pick), _capex_sentence(chosen),
         _flags_sentence(chosen), _band_sentence(chosen), _sensitivity_sentence(summary),
-        _uncosted_sentence(bids, ranked), _basis_sentence(bids, basis, rankings or {}),
+        _uncosted_sentence(bids, ranked), _constraint_sentence(bids, ranked),
+        _basis_sentence(bids, basis, rankings or {}),
     ]
     return {"bid": chosen.id, "text": " ".join(part for part in parts if part)}

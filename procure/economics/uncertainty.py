@@ -216,7 +216,7 @@ def band(case: BidCase, assumptions: Assumptions, basis: str = DEFAULT_BASIS) ->
     cost, cost_q = None, None
     if missing_price_reason(case.pricing) is None:
         t = terms(case.pricing, case.performance.gpus, assumptions)
-        per_mtok = total_cost_float(t, hours, price, power, basis) / case.total_tokens * 1e6
+        per_mtok = total_cost_float(t, hours, price, power, basis, case.lead_time_days * 24.0) / case.total_tokens * 1e6
         worst = max(supported_quantum(per_mtok, p) for p in PERCENTILES)
         cost_q = max(D(repr(worst)), RATE_QUANTUM) if worst > 0 else RATE_QUANTUM
         cost = tuple(quantize(D(float(v)), cost_q) for v in np.percentile(per_mtok, PERCENTILES))

@@ -16,7 +16,7 @@ from decimal import Decimal
 from typing import Any
 
 from procure.catalog.types import Network
-from procure.economics.bid import BidEconomics, commitment_end, evaluate_core, horizon_hours, with_cash
+from procure.economics.bid import BidEconomics, evaluate_core
 from procure.economics.inputs import Assumptions
 from procure.economics.uncertainty import band
 from procure.inputs.resolve import ResolvedBid
@@ -70,9 +70,9 @@ def _bases(econ: BidEconomics) -> Row:
 
 
 def point_cash(econ: BidEconomics, assumptions: Assumptions) -> BidEconomics:
-    """The point with its dated cash, over ``horizon_months`` when given, else its own run or term."""
-    end = commitment_end(econ)
-    return with_cash(econ, assumptions, horizon_hours(assumptions, [] if end is None else [end]))
+    """The point with its dated cash, over ``horizon_months`` when given, else its own run or term
+    (``evaluate_core`` computes it so; kept as the one place the sweep names it)."""
+    return econ
 
 
 def _cash(econ: BidEconomics) -> Row:
