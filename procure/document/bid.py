@@ -433,6 +433,12 @@ class Finance(Frozen):
     months_hours: Amount = Field(description="Hours per billing month (minimum commitments, colocation).")
     nodes: Count = Field(description="ceil(gpus / gpus_per_node): the quantity of the node capex line.")
     gpus_per_node: Count
+    market_value_new: Optional[Amount] = Field(
+        None, description="Purchase: what the same hardware costs new on the market, report currency: GPUs (with "
+                          "their server share) and network at a purchase book's reference prices, a whole fabric "
+                          "at the price paid; without a reference, the capex paid. Resale is a share of it.")
+    market_source: Optional[str] = Field(None, description="The purchase book line the market price comes from; "
+                                                           "null when resale follows the price paid.")
 
 
 class NegotiationLever(Frozen):

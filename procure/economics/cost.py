@@ -274,13 +274,18 @@ def capex_total(t: Terms) -> Decimal:
 
 
 def market_value_new(t: Terms) -> Decimal:
-    """What the same hardware costs new on the market, to the cent: the capital items at the
-    purchase book's reference prices where it gives one (GPUs, their network), else at the price
-    paid. Resale is a share of this, so overpaying raises the cost and not the resale."""
+    """What the same hardware costs new on the market, to the cent. With a purchase book's
+    reference price per GPU (its share of the server included, as the books state it), the GPUs
+    and their nodes are worth that, the network its reference (else what was paid) and a whole
+    fabric what was paid; without one, everything is worth what was paid. Resale is a share of
+    this, so overpaying raises the cost and not the resale."""
     p = t.pricing
-    market = {"capex": p.market_capex_per_gpu, "network_capex": p.market_network_capex_per_gpu}
-    return money_sum(cents(qty * (price if market.get(key) is None else D(market[key])))
-                     for key, _, qty, _, price in _capex_items(t))
+    if p.market_capex_per_gpu is None:
+        return capex_total(t)
+    network = p.market_network_capex_per_gpu if p.market_network_capex_per_gpu is not None \
+        else p.network_capex_per_gpu
+    per_gpu = D(p.market_capex_per_gpu) + D(network or 0)
+    return cents(t.gpus * per_gpu) + cents(D(p.network_capex or 0))
 
 
 def _depreciation_lines(t: Terms, used_hours: Decimal) -> list[CostLine]:

@@ -82,7 +82,8 @@ def test_recommendation_prefers_a_bid_that_meets_the_deadline():
                          pricing=ex.rental("0.50"), deadline_days=30)
     on_time = ex.case("ontime", pricing=ex.rental("2.35"), deadline_days=30)
     result = compare([cheap_late, on_time], A)
-    assert result.ranking[0] == "late"
+    assert result.ranking == ("ontime", "late")          # constraints first: the late bid ranks after
+    assert result.bids[0].total_cost < result.bids[1].total_cost
     assert result.recommendation["bid"] == "ontime"
     assert "misses it" in result.recommendation["text"]
     assert "30-day deadline" in result.recommendation["text"]

@@ -9,7 +9,7 @@ from decimal import Decimal
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from procure.compare import Ranking, compare, order, winner
+from procure.compare import SECOND_VIEW, Ranking, compare, order, quote_horizon, winner
 from procure.economics import Assumptions
 from procure.economics import examples as ex
 from procure.economics.bid import evaluate_core
@@ -21,9 +21,10 @@ from procure.economics.sensitivity import BASIS_FACTOR, FACTOR_LABELS, SENSITIVI
 class Econ:
     """What the ranking reads of a bid: its ranking value per basis and its days to finish."""
 
-    values: tuple[Decimal | None, Decimal | None]      # run, commitment
+    values: tuple[Decimal | None, Decimal | None, Decimal | None]      # present value, run, commitment
     days_to_finish: float | None
-    basis: str = "commitment"
+    basis: str = "present_value"
+    flag_codes: tuple[str, ...] = ()                   # hard constraints missed rank a bid after
 
     def ranking_value(self, basis: str | None = None) -> Decimal | None:
         return self.values[BASES.index(basis or self.basis)]
@@ -36,7 +37,9 @@ class Econ:
 # few distinct values, so that ties on cost and on days are common
 VALUES = st.one_of(st.none(), st.sampled_from([Decimal(v) for v in ("0.5", "1", "1.25", "2", "3.5")]))
 DAYS = st.one_of(st.none(), st.sampled_from([10.0, 20.0, 20.0, 35.5, 90.0]))
-ECON = st.builds(lambda run, commitment, days: Econ((run, commitment), days), VALUES, VALUES, DAYS)
+MISSED = st.sampled_from([(), (), ("misses-deadline",), ("over-budget", "misses-deadline"), ("implausible",)])
+ECON = st.builds(lambda pv, run, commitment, days, missed: Econ((pv, run, commitment), days, flag_codes=missed),
+                 VALUES, VALUES, VALUES, DAYS, MISSED)
 
 
 def naive(base: list[Econ], index: int, moved: Econ, basis: str | None = None) -> tuple[int, int | None]:
@@ -80,7 +83,7 @@ def naive_sensitivity(index, cases, base, assumptions, basis):
             ranked = order(trial)
             rows.append((factor, change, moved.cost_per_million_tokens, ranked.index(index) + 1,
                          winner(trial, ranked) != base_winner))
-    other = next(b for b in BASES if b != basis)
+    other = SECOND_VIEW[basis]
     ranked = order(base, other)
     rows.append((BASIS_FACTOR, 0.0, None, ranked.index(index) + 1, winner(base, ranked) != base_winner))
     return rows
@@ -92,10 +95,10 @@ def test_the_sensitivity_table_of_a_close_field_equals_the_full_re_rank():
              ex.case("c", pricing=ex.rental("2.38", min_commit_months=3)), ex.case("d", mfu=0.43),
              ex.case("e", pricing=ex.purchase("29000")), ex.case("f", pricing=ex.rental(None)),
              ex.case("g", feasible=False), ex.case("h", pricing=ex.rental("2.35"), mfu=0.4)]
-    assumptions = Assumptions()
+    assumptions = quote_horizon(cases, Assumptions())     # the quote's horizon, as compare pins it
     flips = 0
     for basis in BASES:
-        result = compare(cases, assumptions, basis)
+        result = compare(cases, Assumptions(), basis)
         base = [evaluate_core(c, assumptions, basis) for c in cases]
         for i, bid in enumerate(result.bids):
             expected = naive_sensitivity(i, cases, base, assumptions, basis)

@@ -115,8 +115,12 @@ def test_summary_contract(case, documents, workbooks):
         if bid["total_cost"] is None:
             assert ws.cell(r, total).value == "n/a"
         else:                       # the ranking basis' total, each basis summing its cost lines
-            assert str(ws.cell(r, total).value) == f'=IF(in_cost_basis="run",{_col(head, "Run basis: total cost")}{r},' \
-                                                    f'{_col(head, "Commitment basis: total cost")}{r})'
+            assert str(ws.cell(r, total).value) == (
+                f'=IF(in_cost_basis="present_value",{_col(head, "Present value: total cost")}{r},'
+                f'IF(in_cost_basis="run",{_col(head, "Run basis: total cost")}{r},'
+                f'{_col(head, "Commitment basis: total cost")}{r}))')
+            assert Decimal(str(ws.cell(r, head.index("Present value: total cost") + 1).value)) == \
+                Decimal(str(bid["cost_bases"]["present_value"]["total_cost"]))
             for basis in ("Run", "Commitment"):
                 assert str(ws.cell(r, head.index(f"{basis} basis: total cost") + 1).value).startswith(
                     "=SUM('Cost lines'!")
@@ -277,7 +281,7 @@ def _whatif(book, name: str, value) -> None:
 
 def _summary_value(book, bid: str, column: str):
     sheet = next(s for s in book.sheets if s.name == "Summary")
-    head = [sheet.cells[(0, c)].content for c in range(30) if (0, c) in sheet.cells]
+    head = [sheet.cells[(0, c)].content for c in range(60) if (0, c) in sheet.cells]
     row = next(r for (r, c), cell in sheet.cells.items() if c == 1 and cell.content == bid)
     return book.value("Summary", row, head.index(column))
 
