@@ -87,8 +87,8 @@ ASSUMPTIONS: tuple[AssumptionDef, ...] = (
                   "'GPU Lease Rate Index' analysis of 500+ secondary-market transactions, updated 2026-01-08, low "
                   "reliability; used H100s trade at $15,000-28,000 per Compute Forecast, 'The secondary market for "
                   "AI hardware', 2026); (1 - 0.33)^t gives 67%, 45%, 30%, 20%, 13%",
-                  "Market value of owned hardware after t years is its market price new (a purchase book's line, "
-                  "not the price paid) x (1 - decline)^t; the commitment basis "
+                  "Market value of owned hardware after t years is its market price new (a purchase book's line; "
+                  "the price paid when lower or when no book prices it) x (1 - decline)^t; the commitment basis "
                   "credits it at the end of the run and the cash view at the sale, both less the haircut and "
                   "the transaction cost.", kind="money", ge=0, lt=1),
     AssumptionDef("resale_haircut", "Used-market haircut", "of market value", Decimal("0.15"),

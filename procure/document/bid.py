@@ -436,7 +436,8 @@ class Finance(Frozen):
     market_value_new: Optional[Amount] = Field(
         None, description="Purchase: what the same hardware costs new on the market, report currency: GPUs (with "
                           "their server share) and network at a purchase book's reference prices, a whole fabric "
-                          "at the price paid; without a reference, the capex paid. Resale is a share of it.")
+                          "at the price paid; null without a reference. Resale is a share of this or of the capex "
+                          "paid, whichever is lower.")
     market_source: Optional[str] = Field(None, description="The purchase book line the market price comes from; "
                                                            "null when resale follows the price paid.")
 

@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from decimal import Decimal, localcontext
 from typing import Any, Iterable
 
-from procure.economics.cost import Terms, capex_total, market_value_new
+from procure.economics.cost import Terms, capex_total, market_float, market_value_new
 from procure.money import CONVERTED_QUANTUM, MONEY_CONTEXT, D, cents, money_sum, quantize
 
 HOURS_PER_YEAR = Decimal(8760)
@@ -294,7 +294,7 @@ def present_value_float(t: Terms, used_hours: Any, price_scale: Any = 1.0, power
     held += t.gpus * float(p.support_per_gpu_year or 0) / 8760.0 + float(p.staff_per_year or 0) / 8760.0
     total = total + held * _span_pv(lead_hours, hold_end, months, mh, factors)
     sold = np.ceil(hold_end / mh) + t.months_to_sell
-    market = float(market_value_new(t)) * (price_scale if p.market_capex_per_gpu is None else 1.0)
+    market = market_float(t, price_scale)
     net = float((1 - t.resale_haircut) * (1 - t.resale_transaction_cost))
     resale = market * (1.0 - float(t.resale_decline_per_year)) ** ((sold * mh - lead_hours) / 8760.0) * net
     return total - resale * at(sold)

@@ -273,19 +273,27 @@ def capex_total(t: Terms) -> Decimal:
     return money_sum(cents(qty * price) for _, _, qty, _, price in _capex_items(t))
 
 
-def market_value_new(t: Terms) -> Decimal:
-    """What the same hardware costs new on the market, to the cent. With a purchase book's
-    reference price per GPU (its share of the server included, as the books state it), the GPUs
-    and their nodes are worth that, the network its reference (else what was paid) and a whole
-    fabric what was paid; without one, everything is worth what was paid. Resale is a share of
-    this, so overpaying raises the cost and not the resale."""
+def market_reference(t: Terms) -> Decimal | None:
+    """The market's price of the same hardware new, to the cent, from a purchase book's reference
+    price per GPU (its share of the server included, as the books state it): the GPUs and their
+    nodes at that, the network at its reference (else what was paid), a whole fabric at what was
+    paid. None without a reference."""
     p = t.pricing
     if p.market_capex_per_gpu is None:
-        return capex_total(t)
+        return None
     network = p.market_network_capex_per_gpu if p.market_network_capex_per_gpu is not None \
         else p.network_capex_per_gpu
     per_gpu = D(p.market_capex_per_gpu) + D(network or 0)
     return cents(t.gpus * per_gpu) + cents(D(p.network_capex or 0))
+
+
+def market_value_new(t: Terms) -> Decimal:
+    """What resale is a share of: the market's price new or the capex paid, whichever is lower.
+    Overpaying raises the cost and not the resale; a bargain is not assumed to resell above what
+    it cost."""
+    reference = market_reference(t)
+    paid = capex_total(t)
+    return paid if reference is None else min(reference, paid)
 
 
 def _depreciation_lines(t: Terms, used_hours: Decimal) -> list[CostLine]:
@@ -448,13 +456,21 @@ def _purchase_float(t: Terms, used_hours: Any, price_scale: Any, power_scale: An
     if basis == "commitment":
         years = used_hours / 8760.0
         net = float((1 - t.resale_haircut) * (1 - t.resale_transaction_cost))
-        market = float(market_value_new(t)) * (price_scale if t.pricing.market_capex_per_gpu is None else 1.0)
-        total = capex - market * (1.0 - float(t.resale_decline_per_year)) ** years * net
+        total = capex - market_float(t, price_scale) * (1.0 - float(t.resale_decline_per_year)) ** years * net
     else:
         life_h = float(t.life_hours)
         total = capex * float(t.depreciable_fraction) * np.minimum(used_hours, life_h) / life_h
     total = total + capex * float(t.cost_of_capital) * used_hours / 8760.0
     return total + _opex_float(t, used_hours, power_scale) + _one_time_float(t.pricing)
+
+
+def market_float(t: Terms, price_scale: Any = 1.0) -> Any:
+    """``market_value_new`` with the capex moved by ``price_scale`` (floats, Monte Carlo only)."""
+    import numpy as np
+
+    paid = float(capex_total(t)) * price_scale
+    reference = market_reference(t)
+    return paid if reference is None else np.minimum(float(reference), paid)
 
 
 def _opex_float(t: Terms, used_hours: Any, power_scale: Any) -> Any:
@@ -475,5 +491,5 @@ def _opex_float(t: Terms, used_hours: Any, power_scale: Any) -> Any:
 
 __all__ = ["BASES", "COMMITTED_BASES", "DEFAULT_BASIS", "CostLine", "PowerBasis", "Terms", "billed_hours", "book_value_left",
            "capex_total", "cost_lines", "cost_notes", "energy_mwh", "hours_from_seconds", "make_line",
-           "market_value_new", "missing_price_reason", "per_million_tokens", "power_basis", "resale_fraction", "terms",
+           "market_float", "market_reference", "market_value_new", "missing_price_reason", "per_million_tokens", "power_basis", "resale_fraction", "terms",
            "total_cost", "total_cost_float", "upfront_capex"]

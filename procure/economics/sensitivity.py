@@ -38,7 +38,7 @@ class SensitivityRow:
 
     def describe(self, bid_id: str) -> str:
         if self.factor == BASIS_FACTOR:
-            return f"the {self.setting} cost basis"
+            return f"the {(self.setting or '').replace('_', ' ')} cost basis"   # "present value", "run"
         return f"{FACTOR_LABELS[self.factor]} {self.change:+.0%} on {bid_id}"
 
     def to_dict(self) -> dict[str, Any]:

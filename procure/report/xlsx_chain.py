@@ -288,9 +288,10 @@ def _capex_total(c: Context) -> Expr:
 
 
 def _market_value(c: Context) -> Expr:
-    """What resale is a share of: the market's price new (an input, from a purchase book), else
-    the capex paid."""
-    return c.optional(c.inp, "market_value_new") or c.m("capex_total")
+    """What resale is a share of: the market's price new (an input, from a purchase book) or the
+    capex paid, whichever is lower; the capex paid without a market price."""
+    market = c.optional(c.inp, "market_value_new")
+    return c.m("capex_total") if market is None else call("MIN", market, c.m("capex_total"))
 
 
 def _life_hours(c: Context) -> Expr:
@@ -419,7 +420,7 @@ ROWS: tuple[Row, ...] = (
     Row("capex_total", "Upfront capex", "{ccy}", "money2", "Σ ROUND(quantity × capex, 2) over the capital items",
         _capex_total, _capex_total),
     Row("market_value", "Market price new (resale base)", "{ccy}", "money2",
-        "the purchase book's price of the same hardware new (input), else the upfront capex", _market_value,
+        "MIN(the purchase book's price of the same hardware new (input), upfront capex)", _market_value,
         _market_value),
     Row("life_hours", "Depreciation life", "h", FMT["int"], "life years × 8,760", _life_hours),
     Row("depreciated_hours", "Hours depreciated", "h", FMT["num2"], "hours used, at most the life",
