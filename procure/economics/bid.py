@@ -182,15 +182,17 @@ def days_to_finish(lead_time_days: float, used_hours: Decimal) -> Decimal:
 
 
 #: What each kind of dated flow is called on the present-value basis, in the order shown.
-FLOW_LABELS = {"capex": "Capex", "setup": "One-time setup", "prepayment": "Prepayment",
+FLOW_LABELS = {"capex": "Capex at signing", "setup": "One-time setup", "prepayment": "Prepayment at signing",
                "invoice": "Monthly invoices", "power": "Power", "colocation": "Colocation",
                "support": "Support", "staff": "Staff", "egress": "Data egress",
-               "leftover-hours": "Leftover reserved hours reused", "resale": "Resale at the horizon end"}
+               "leftover-hours": "Leftover reserved hours reused", "resale": "Resale after the horizon"}
+PV_FORMULA = "Σ month-end amounts × (1 + cost of capital)^(−month / 12)"
 
 
 def present_value_lines(cash: CashSummary) -> list[CostLine]:
-    """One line per kind of flow: the sum of its discounted month-end amounts (each to the cent,
-    as the present value adds them), so the lines add up to the present value."""
+    """One line per kind of flow (key ``pv_<kind>``): the sum of its discounted month-end amounts
+    (each to the cent, as the present value adds them), so the lines add up to the present value;
+    the dated flows themselves are in the bid's cash."""
     lines = []
     for kind, label in FLOW_LABELS.items():
         flows = [f for f in cash.flows if f.kind == kind]
@@ -198,8 +200,7 @@ def present_value_lines(cash: CashSummary) -> list[CostLine]:
             continue
         discounted = sum((cents(f.amount * discount_factor(cash.cost_of_capital, f.month)) for f in flows),
                          Decimal(0))
-        lines.append(make_line(kind, label, Decimal(1), "flows" if len(flows) > 1 else "flow", discounted,
-                               "Σ month-end amounts × (1 + cost of capital)^(−month / 12)"))
+        lines.append(make_line("pv_" + kind.replace("-", "_"), label, Decimal(1), "", discounted, PV_FORMULA))
     return lines
 
 
