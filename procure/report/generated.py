@@ -210,6 +210,7 @@ def recommendation(doc: dict[str, Any], f: Formatter) -> str | None:
         parts.append(m("rec.band", cost_lo=f.rate(cost["p10"], ccy), cost_hi=f.rate(cost.get("p90"), ccy),
                        days_lo=f.number(time["p10"], 1), days_hi=f.days(time.get("p90"))))
     parts.append(_sensitivity_sentence(winner, doc, f))
+    parts.append(constraints_line(doc, f))
     return m("rec.join").join(p for p in parts if p)
 
 
@@ -233,6 +234,23 @@ def recommended_line(doc: dict[str, Any], f: Formatter) -> str:
     else:
         why = m("rec.why_cheapest", usd_mtok=rate)
     return m("summary.recommended", bid=winner["id"], why=why)
+
+
+CONSTRAINT_CODES = ("misses-deadline", "over-budget", "over-net-cost")
+
+
+def constraints_line(doc: dict[str, Any], f: Formatter) -> str:
+    """The bids the ranking puts after those that meet every hard constraint, each with the
+    constraints it misses (in the report's language); empty when no costed bid misses one."""
+    by_id = {b["id"]: b for b in doc.get("bids") or []}
+    late = []
+    for bid_id in doc.get("ranking") or []:
+        bid = by_id.get(bid_id)
+        codes = [str(fl.get("code")) for fl in (bid or {}).get("flags") or [] if fl.get("code") in CONSTRAINT_CODES]
+        if _costed(bid) and codes:
+            late.append(f.msg("summary.ranked_after_item", bid=bid_id,
+                              missed=f.msg("reason.join").join(f.msg(f"constraint.{c}") for c in codes)))
+    return f.msg("summary.ranked_after", bids="; ".join(late)) if late else ""
 
 
 def fx_warning(doc: dict[str, Any], f: Formatter) -> str:
