@@ -367,8 +367,8 @@ BASIS_WORDS = {"present_value": "present value (every bid's dated cash over the 
                                  "at the cost of capital)",
                "run": "the economic cost of this job on an amortised cluster",
                "commitment": "the terms committed to, costed to the end of the run, undiscounted"}
-BASIS_SHORT = {"present_value": "present value", "run": "the economic cost of this job",
-               "commitment": "the commitment undiscounted"}
+BASIS_SHORT = {"present_value": "present value", "run": "economic cost of this job",
+               "commitment": "undiscounted commitment"}
 
 
 def _basis_sentence(bids: tuple[BidEconomics, ...], basis: str, rankings: Rankings) -> str:
@@ -421,7 +421,7 @@ def recommend(bids: tuple[BidEconomics, ...], ranked: list[int], summary: Sensit
     chosen = bids[pick]
     parts = [
         f"Recommend {chosen.id} ({chosen.vendor}) at "
-        f"{_money(_cost(chosen), chosen.currency)} in {BASIS_SHORT[basis]} and "
+        f"{_money(_cost(chosen), chosen.currency)} ({BASIS_SHORT[basis]}) and "
         f"{chosen.time_to_train_days:.1f} days to train.",
         _deadline_sentence(bids, ranked, pick, chosen.deadline_days),
         _runner_up_sentence(bids, ranked, pick), _capex_sentence(chosen),

@@ -282,7 +282,10 @@ def _levers(case: BidCase, econ: BidEconomics, assumptions: Assumptions, basis: 
         return () if current is None else (Lever("price_per_gpu_hour", D(current), price, p.currency, "ties-target"),)
     if kind == "reservation":
         term = share = None
-        if costed:
+        if costed and basis == "run":
+            notes.append("on the run basis only the hours used are costed: the term and the committed share "
+                         "do not move it")
+        elif costed:
             assert target_total is not None
             term = term_to_tie(case, assumptions, basis, target_total)
             share = share_to_tie(case, assumptions, basis, target_total)
