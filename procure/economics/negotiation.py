@@ -30,6 +30,8 @@ from procure.money import CONVERTED_QUANTUM, MONEY_CONTEXT, D, quantize, trim
 
 BISECTION_STEPS = 48
 SEARCH_RANGE = 1024.0        # the step time to win is searched within current / 1024 .. current × 1024
+SECANT_STEPS = 8                 # the break-even price: the line, then secant steps over a kink
+TIE_CENTS = Decimal("0.01")
 SHARE_STEP = Decimal("0.001")    # the committed share is proposed to this step
 LEAD_STEP_DAYS = Decimal("0.1")  # the delivery is proposed to this step
 MAX_TERM_MONTHS = 120            # a winning reservation's term is searched up to this
@@ -106,19 +108,33 @@ def _priced(case: BidCase, key: str, value: Decimal) -> BidCase:
 def break_even_price(case: BidCase, assumptions: Assumptions, basis: str,
                      target_total: Decimal) -> Decimal | None:
     """The price (per GPU-hour, or capex per GPU) at which this bid's ranking total equals
-    ``target_total``; None when no price reaches it (its other costs alone exceed it)."""
+    ``target_total``; None when no price reaches it (its other costs alone exceed it).
+
+    The total is affine in the price but for one kink (a purchase's resale follows the price paid
+    up to the market price new, and stops there): the line through price 0 and the current price
+    gives the answer on its segment, and SECANT_STEPS secant steps from it find the other segment."""
     key = price_key(case)
     current = getattr(case.pricing, key)
     if current is None:
         return None
     probe = current if current > 0 else Decimal(1)
-    at_zero = ranking_total(_priced(case, key, Decimal(0)), assumptions, basis)
-    at_probe = ranking_total(_priced(case, key, probe), assumptions, basis)
-    if at_zero is None or at_probe is None or at_probe <= at_zero:
+
+    def total_at(price: Decimal) -> Decimal | None:
+        return ranking_total(_priced(case, key, price), assumptions, basis)
+    a, at_a, b, at_b = Decimal(0), total_at(Decimal(0)), probe, total_at(probe)
+    if at_a is None or at_b is None or at_b <= at_a or at_a > target_total:
         return None
-    with localcontext(MONEY_CONTEXT):
-        price = (target_total - at_zero) * probe / (at_probe - at_zero)
-    return None if price < 0 else trim(quantize(price, CONVERTED_QUANTUM))
+    price = a
+    for _ in range(SECANT_STEPS):     # secant through the last two points: two on one segment are exact
+        if at_b == at_a:
+            break
+        with localcontext(MONEY_CONTEXT):
+            price = quantize(b + (target_total - at_b) * (b - a) / (at_b - at_a), CONVERTED_QUANTUM)
+        found = total_at(max(price, Decimal(0)))
+        if found is None or abs(found - target_total) <= TIE_CENTS or price in (a, b):
+            break
+        a, at_a, b, at_b = b, at_b, price, found
+    return None if price < 0 else trim(price)
 
 
 def _term(case: BidCase, months: int) -> BidCase:

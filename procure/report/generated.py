@@ -248,7 +248,7 @@ def constraints_line(doc: dict[str, Any], f: Formatter) -> str:
         bid = by_id.get(bid_id)
         codes = [str(fl.get("code")) for fl in (bid or {}).get("flags") or [] if fl.get("code") in CONSTRAINT_CODES]
         if _costed(bid) and codes:
-            late.append(f.msg("summary.ranked_after_item", bid=bid_id,
+            late.append(f.msg("rank.after_item", bid=bid_id,
                               missed=f.msg("reason.join").join(f.msg(f"constraint.{c}") for c in codes)))
     return f.msg("summary.ranked_after", bids="; ".join(late)) if late else ""
 

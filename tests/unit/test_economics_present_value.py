@@ -217,3 +217,20 @@ def test_a_purchase_is_negotiated_on_capex_and_delivery_each_checked_by_a_fresh_
     horizon = replace(NO_FAILURES, horizon_hours=max(Decimal(15 * 24 + 200), Decimal(200)))
     fresh = _fresh(buy, horizon, capex_per_gpu=capex)
     assert abs(fresh - _target_total(result, own)) <= Decimal("0.01")
+
+
+@pytest.mark.parametrize("capex", ["43750", "60000"])
+@pytest.mark.parametrize("rental_price", ["60", "90", "120"])
+def test_the_break_even_capex_ties_across_the_market_price_kink(capex, rental_price):
+    # Resale follows the capex paid up to the market price new (43,750 a GPU) and stops there, so
+    # the present value is not one line in the capex; a fresh quote at the proposed capex ties the
+    # rental within a cent (one 1e-6 step of capex per GPU moves 256 GPUs by 0.000256).
+    buy = hours_job("own", market_purchase(capex), gpus=256, hours=200)
+    rent = hours_job("rent", ex.rental(rental_price), gpus=256, hours=200)
+    result, bids = _race(buy, rent)
+    lever = _lever(bids["own"], "capex_per_gpu")
+    if lever.proposed is None:
+        pytest.skip("no capex ties this rental")
+    pinned = replace(NO_FAILURES, horizon_hours=Decimal(200))
+    fresh = _fresh(buy, pinned, capex_per_gpu=lever.proposed)
+    assert abs(fresh - _target_total(result, bids["own"])) <= Decimal("0.01")
