@@ -90,10 +90,13 @@ ASSUMPTIONS: tuple[AssumptionDef, ...] = (
                   "Annual cost of the money tied up in owned hardware (capex) or a prepayment; the "
                   "financing lines charge it for the hours held.", kind="fraction", ge=0, le=1),
     AssumptionDef("resale_decline_per_year", "Resale value decline", "per year", Decimal("0.33"),
-                  "GPU secondary-market residuals: 60-65% after 1 year, 40-45% after 2, 25-35% after "
-                  "3, 10-15% after 5 (v2-pseo-ai GPU residual value guide, 2026-01, low reliability); "
-                  "(1 - 0.33)^t gives 67%, 45%, 30%, 13%",
-                  "Market value of owned hardware after t years is capex x (1 - decline)^t; the commitment basis "
+                  "GPU secondary-market residuals of the MSRP: 60-65% after 1 year, 40-45% after 2, 25-35% after "
+                  "3, 15-20% after 4, 10-15% after 5 (v2-pseo-ai.pages.dev/residual/h100-depreciation-calculator, "
+                  "'GPU Lease Rate Index' analysis of 500+ secondary-market transactions, updated 2026-01-08, low "
+                  "reliability; used H100s trade at $15,000-28,000 per Compute Forecast, 'The secondary market for "
+                  "AI hardware', 2026); (1 - 0.33)^t gives 67%, 45%, 30%, 20%, 13%",
+                  "Market value of owned hardware after t years is its market price new (a purchase book's line; "
+                  "the price paid when lower or when no book prices it) x (1 - decline)^t; the commitment basis "
                   "credits it at the end of the run and the cash view at the sale, both less the haircut and "
                   "the transaction cost.", kind="fraction", ge=0, lt=1),
     AssumptionDef("resale_haircut", "Used-market haircut", "of market value", Decimal("0.15"),

@@ -276,9 +276,11 @@ RESPONSES = click.option("--responses", "responses", type=click.Path(path_type=P
 @click.option("--lang", type=click.Choice(["en", "zh-TW"]), default="en", show_default=True)
 @click.option("--page-size", type=click.Choice(["A4", "Letter"]), default="A4", show_default=True)
 @click.option("--force", is_flag=True, help="Overwrite existing reports of the same name.")
-@click.option("--basis", type=click.Choice(["run", "commitment"]), default=None,
-              help="The cost basis that ranks: run (what this job consumes) or commitment (the terms "
-                   "committed to, costed to the end of the run). Default: workload.cost_basis, else commitment.")
+@click.option("--basis", type=click.Choice(["present_value", "run", "commitment"]), default=None,
+              help="The cost basis that ranks: present_value (dated cash over one horizon, discounted), run "
+                   "(the economic cost of this job on an amortised cluster) or commitment (the terms committed "
+                   "to, costed to the end of the run, undiscounted). Default: workload.cost_basis, else "
+                   "present_value.")
 @BID_PAGES
 @PRICE_BOOKS
 @RESPONSES

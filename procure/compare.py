@@ -1,5 +1,10 @@
-"""Compare bids: rank by cost per million tokens on one cost basis, test what moves the
-ranking (the other basis included), give each bid its negotiator's figures, recommend.
+"""Compare bids: rank by cost per million tokens on one cost basis (by default the present
+value of each bid's dated cash over one horizon), constraints first, test what moves the ranking
+(a second basis included), give each bid its negotiator's figures, recommend.
+
+Constraints first: a bid that misses a hard constraint (the deadline, the cash budget, the
+net-cost limit) ranks after every bid that misses fewer, whatever it costs; the recommendation
+is the first costed bid in that order.
 
 Pure: every figure comes from ``procure.economics``; the recommendation is text generated
 from those figures, nothing else.
@@ -12,7 +17,7 @@ from dataclasses import dataclass, field, replace
 from decimal import Decimal
 from typing import Any, Sequence, TypedDict
 
-from procure.economics.bid import BidEconomics, commitment_end, evaluate_core, horizon_hours, with_cash
+from procure.economics.bid import BidEconomics, commitment_end, evaluate_core, pinned
 from procure.economics import flags as checks
 from procure.economics.cost import BASES, DEFAULT_BASIS, check_basis
 from procure.economics.inputs import Assumptions, BidCase
@@ -25,7 +30,14 @@ from procure.economics.uncertainty import band
 INFINITY = float("inf")
 
 Rankings = dict[str, tuple[str, ...]]   # cost basis -> bid ids, best first
-RankKey = tuple[int, Decimal, float, int]
+RankKey = tuple[int, int, Decimal, float, int]
+
+#: Hard constraints: a bid that breaks one ranks after those that keep it.
+CONSTRAINT_CODES = ("misses-deadline", "over-budget", "over-net-cost")
+
+#: The second view shown beside the ranking basis (and the basis the sensitivity table's last
+#: row ranks every bid on).
+SECOND_VIEW = {"present_value": "run", "run": "present_value", "commitment": "present_value"}
 
 
 class Recommendation(TypedDict):
@@ -61,14 +73,20 @@ class Comparison:
                 "rankings": {k: list(v) for k, v in self.rankings.items()}}
 
 
+def missed_constraints(econ: BidEconomics) -> tuple[str, ...]:
+    """The hard constraints the bid breaks, by flag code."""
+    return tuple(code for code in econ.flag_codes if code in CONSTRAINT_CODES)
+
+
 def rank_key(econ: BidEconomics, index: int, basis: str | None = None) -> RankKey:
-    """Cheapest per million tokens first (time value included when given), ties by time to
-    finish; bids without a cost last, by time."""
+    """Costed bids first; among them those that break fewer hard constraints; then cheapest per
+    million tokens (time value included when given), ties by time to finish; bids without a cost
+    last, by time."""
     days = INFINITY if econ.days_to_finish is None else econ.days_to_finish
     value = econ.ranking_value(basis)
     if value is None:
-        return (1, Decimal(0), days, index)
-    return (0, value, days, index)
+        return (1, 0, Decimal(0), days, index)
+    return (0, len(missed_constraints(econ)), value, days, index)
 
 
 def order(econs: list[BidEconomics], basis: str | None = None) -> list[int]:
@@ -114,28 +132,33 @@ def decide(bids: Sequence[BidEconomics], basis: str) -> Decision:
 
 @dataclass(frozen=True)
 class Evaluated:
-    """Every bid of a quote evaluated: its own economics, and with cash over the quote's common
-    horizon and the budget's and net-cost limit's flags (what ranks)."""
+    """Every bid of a quote evaluated over the quote's common horizon (``assumptions`` carry it,
+    pinned), with the budget's and net-cost limit's flags (what ranks). ``ends``: each bid's
+    commitment or run end, which set the horizon."""
 
-    cores: tuple[BidEconomics, ...]
-    horizon: Decimal
+    ends: tuple[Decimal | None, ...]
+    assumptions: Assumptions
     bids: tuple[BidEconomics, ...]
+
+
+def _end(case: BidCase, assumptions: Assumptions) -> Decimal | None:
+    return commitment_end(evaluate_core(case, assumptions, "run", ranking_only=True))
 
 
 def evaluate(cases: Sequence[BidCase], assumptions: Assumptions, basis: str,
              base: Evaluated | None = None, moved: int | None = None) -> Evaluated:
-    """Evaluate every bid as a quote does; with ``base`` and ``moved``, only bid ``moved`` changed
-    since ``base`` (the others keep their figures unless the common horizon moved)."""
-    if base is None or moved is None:
-        cores = tuple(evaluate_core(case, assumptions, basis) for case in cases)
-    else:
-        cores = tuple(evaluate_core(case, assumptions, basis) if i == moved else base.cores[i]
-                      for i, case in enumerate(cases))
-    horizon = horizon_hours(assumptions, [end for end in map(commitment_end, cores) if end is not None])
-    kept = base.bids if base is not None and moved is not None and horizon == base.horizon else None
-    bids = tuple(kept[i] if kept is not None and i != moved
-                 else _limits(cases[i], with_cash(core, assumptions, horizon)) for i, core in enumerate(cores))
-    return Evaluated(cores, horizon, bids)
+    """Evaluate every bid as a quote does: the horizon from every bid's end (unless
+    ``horizon_months`` sets it), then each bid's costs and cash over it. With ``base`` and
+    ``moved``, only bid ``moved`` changed since ``base`` (the others keep their figures unless the
+    common horizon moved)."""
+    partial = base is not None and moved is not None
+    ends = tuple(_end(case, assumptions) if base is None or moved is None or i == moved else base.ends[i]
+                 for i, case in enumerate(cases))
+    over = pinned(assumptions, [end for end in ends if end is not None])
+    same = partial and base is not None and over.horizon_hours == base.assumptions.horizon_hours
+    bids = tuple(base.bids[i] if same and base is not None and i != moved
+                 else _limits(case, evaluate_core(case, over, basis)) for i, case in enumerate(cases))
+    return Evaluated(ends, over, bids)
 
 
 def _row(trial: Trial, index: int, found: Decision, base: Decision) -> SensitivityRow:
@@ -189,7 +212,7 @@ def sensitivity_table(cases: Sequence[BidCase], assumptions: Assumptions, basis:
 
 
 def _other_basis(basis: str) -> str:
-    return next(b for b in BASES if b != basis)
+    return SECOND_VIEW[basis]
 
 
 def _tested(bids: tuple[BidEconomics, ...]) -> list[str]:
@@ -243,6 +266,20 @@ def _limits(case: BidCase, econ: BidEconomics) -> BidEconomics:
     return replace(econ, flags=checks.in_order(found))
 
 
+def constrained(case: BidCase, econ: BidEconomics) -> BidEconomics:
+    """A trial evaluation (``ranking_only``: no flags) with the hard constraints' flags, so it
+    ranks among the others as the full evaluation would."""
+    deadline = checks.misses_deadline(econ.time_to_train_days, case.deadline_days, case.lead_time_days)
+    return _limits(case, replace(econ, flags=checks.in_order([*econ.flags, deadline])))
+
+
+def quote_horizon(cases: list[BidCase], assumptions: Assumptions) -> Assumptions:
+    """The assumptions with the quote's horizon pinned: the latest commitment or run end among the
+    bids, unless ``horizon_months`` sets it."""
+    ends = [commitment_end(evaluate_core(case, assumptions, "run", ranking_only=True)) for case in cases]
+    return pinned(assumptions, [end for end in ends if end is not None])
+
+
 def compare(cases: list[BidCase], assumptions: Assumptions, basis: str = DEFAULT_BASIS) -> Comparison:
     """Evaluate, rank on ``basis`` and stress every bid; give each its negotiator's figures;
     recommend one."""
@@ -251,21 +288,22 @@ def compare(cases: list[BidCase], assumptions: Assumptions, basis: str = DEFAULT
     if len(set(ids)) != len(ids):
         raise ValueError(f"bid ids must be unique: {ids}")
     evaluated = evaluate(cases, assumptions, basis)
+    pinned_assumptions = evaluated.assumptions    # the band and the negotiator's searches: the quote's months
     base = list(evaluated.bids)
-    decided = decide(base, basis)
-    ranked, other = decided.ranked, decide(base, _other_basis(basis))
+    by_basis = {b: decide(base, b) for b in BASES}
+    decided, ranked = by_basis[basis], by_basis[basis].ranked
     costed = [j for j in ranked if base[j].has_cost][:2]
     table = sensitivity_table(cases, assumptions, basis, evaluated)
     bids = tuple(
-        replace(econ, rank=decided.rank(i), uncertainty=band(cases[i], assumptions, basis),
+        replace(econ, rank=decided.rank(i), uncertainty=band(cases[i], pinned_assumptions, basis),
                 sensitivity=table[i],
-                negotiation=negotiate(cases[i], econ, _negotiation_target(i, base, costed), assumptions,
+                negotiation=negotiate(cases[i], econ, _negotiation_target(i, base, costed), pinned_assumptions,
                                       basis),
-                time_to_target=time_to_target(cases[i], econ, assumptions),
+                time_to_target=time_to_target(cases[i], econ, pinned_assumptions),
                 batch_candidates=candidate_rows(cases[i], econ))
         for i, econ in enumerate(base))
     summary = summarise_sensitivity(bids, decided.pick)
-    rankings = {b: tuple(base[i].id for i in (decided if b == basis else other).ranked) for b in BASES}
+    rankings = {b: tuple(base[i].id for i in by_basis[b].ranked) for b in BASES}
     return Comparison(bids, tuple(bids[i].id for i in ranked),
                       recommend(bids, ranked, summary, basis, rankings), summary, basis, rankings)
 
@@ -288,11 +326,15 @@ def _cost(bid: BidEconomics) -> Decimal:
 
 
 def _pick(bids: tuple[BidEconomics, ...], ranked: list[int]) -> int | None:
-    """The cheapest bid that meets the deadline; else the cheapest bid with a cost."""
+    """The first costed bid in rank order: constraints first, so the cheapest that breaks the
+    fewest hard constraints."""
+    return next((i for i in ranked if bids[i].has_cost), None)
+
+
+def _cheapest(bids: tuple[BidEconomics, ...], ranked: list[int]) -> int:
+    """The cheapest costed bid on the ranking basis, constraints aside."""
     costed = [i for i in ranked if bids[i].has_cost]
-    on_time = [i for i in costed if "misses-deadline" not in bids[i].flag_codes]
-    candidates = on_time or costed
-    return candidates[0] if candidates else None
+    return min(costed, key=lambda i: (rank_key(bids[i], i)[2:]))
 
 
 def _deadline_sentence(bids: tuple[BidEconomics, ...], ranked: list[int], pick: int,
@@ -302,7 +344,7 @@ def _deadline_sentence(bids: tuple[BidEconomics, ...], ranked: list[int], pick: 
         return ""
     if "misses-deadline" in chosen.flag_codes:
         return f"No costed bid finishes within the {deadline:g}-day deadline."
-    cheapest = next(i for i in ranked if bids[i].has_cost)
+    cheapest = _cheapest(bids, ranked)
     text = f"It finishes within the {deadline:g}-day deadline."
     if cheapest != pick:
         other = bids[cheapest]
@@ -388,18 +430,31 @@ def _named(items: list[str]) -> str:
     return f"{', '.join(items[:NAMED_SHOWN])} and {len(items) - NAMED_SHOWN} more"
 
 
-BASIS_WORDS = {"run": "the run basis (what this job consumes)",
-               "commitment": "the commitment basis (the terms committed to, to the end of the run)"}
+BASIS_WORDS = {"present_value": "present value (every bid's dated cash over the same horizon, discounted "
+                                 "at the cost of capital)",
+               "run": "the economic cost of this job on an amortised cluster",
+               "commitment": "the terms committed to, costed to the end of the run, undiscounted"}
+BASIS_SHORT = {"present_value": "present value", "run": "economic cost of this job",
+               "commitment": "undiscounted commitment"}
 
 
 def _basis_sentence(bids: tuple[BidEconomics, ...], basis: str, rankings: Rankings) -> str:
     other = _other_basis(basis)
     costed = {b.id for b in bids if b.has_cost}
     order_other = [i for i in rankings.get(other, ()) if i in costed]
-    text = f"Ranked on {BASIS_WORDS[basis]}."
+    text = f"Ranked on {BASIS_WORDS[basis]}, constraints first."
     if order_other:
-        text += f" On the {other} basis the order is {_named(order_other)}."
+        text += f" On {BASIS_WORDS[other]} the order is {_named(order_other)}."
     return text
+
+
+def _constraint_sentence(bids: tuple[BidEconomics, ...], ranked: list[int]) -> str:
+    """The bids ranked after others because they break a hard constraint, with the reason."""
+    late = [bids[i] for i in ranked if bids[i].has_cost and missed_constraints(bids[i])]
+    if not late:
+        return ""
+    reasons = [f"{b.id} ({'; '.join(f.reason for f in b.flags if f.code in CONSTRAINT_CODES)})" for b in late]
+    return f"Ranked after the bids that meet the constraints: {_named(reasons)}."
 
 
 def _capex_sentence(chosen: BidEconomics) -> str:
@@ -433,11 +488,12 @@ def recommend(bids: tuple[BidEconomics, ...], ranked: list[int], summary: Sensit
     chosen = bids[pick]
     parts = [
         f"Recommend {chosen.id} ({chosen.vendor}) at "
-        f"{_money(_cost(chosen), chosen.currency)} and "
+        f"{_money(_cost(chosen), chosen.currency)} ({BASIS_SHORT[basis]}) and "
         f"{chosen.time_to_train_days:.1f} days to train.",
         _deadline_sentence(bids, ranked, pick, chosen.deadline_days),
         _runner_up_sentence(bids, ranked, pick), _capex_sentence(chosen),
         _flags_sentence(chosen), _band_sentence(chosen), _sensitivity_sentence(summary),
-        _uncosted_sentence(bids, ranked), _basis_sentence(bids, basis, rankings or {}),
+        _uncosted_sentence(bids, ranked), _constraint_sentence(bids, ranked),
+        _basis_sentence(bids, basis, rankings or {}),
     ]
     return {"bid": chosen.id, "text": " ".join(part for part in parts if part)}

@@ -82,7 +82,7 @@ UNSET_MEANS = {
     "ArchitectureSpec.moe": "dense", "ArchitectureSpec.mla": "standard attention",
     "ArchitectureSpec.attention_window": "full causal attention", "Bid.network": "the accelerator's `default_network`",
     "Workload.deadline_days": "no deadline", "AcceleratorEntry.tdp_w": "not published",
-    "Workload.cost_basis": "`commitment`", "Bid.lead_time_days": "the price line's lead time, else 0",
+    "Workload.cost_basis": "`present_value`", "Bid.lead_time_days": "the price line's lead time, else 0",
     "PricingSpec.kw_per_gpu": "the catalog system's, else the GPU TDP",
     "AcceleratorEntry.default_network": "none: every bid must name a network",
     "PriceLineEntry.price_per_gpu_hour": "no rental price (the bid is `price-missing`)",
@@ -463,7 +463,7 @@ workload:
   precision: bf16                    # bf16 | fp16 | fp8
   deadline_days: 120                 # optional: later bids are flagged misses-deadline ...
   # deadline: 2027-03-31             # ... or the deadline as a date
-  cost_basis: commitment             # commitment (terms committed to, to the end of the run) | run (what this job consumes)
+  cost_basis: present_value          # present_value (dated cash, discounted) | run (economic cost of this job) | commitment
   horizon_months: 36                 # optional: months every bid is costed over as dated cash
   tax:                               # optional, off unless given: taxes as dated flows of the cash view
     rate: 0.21                       # income tax: the shield of costs and depreciation, the tax on the sale

@@ -28,7 +28,7 @@ from procure.sources.once import file_digest
 from procure.errors import Diagnostic, InputError
 from procure.money import FX_STALE_DAYS
 from procure.economics.commitment import MAX_FACTOR, MAX_SEQ_RATIO
-from procure.economics.cost import BASES
+from procure.economics.cost import BASES, market_reference
 from procure.economics.inputs import Assumptions, Commitment
 from procure.economics.ratios import DEFINITIONS as RATIO_DEFINITIONS
 from procure.economics.statistical import (MAX_CANDIDATES, MAX_MODEL_PARALLEL, PENALTY_FLAG, TIE_TOLERANCE,
@@ -461,8 +461,12 @@ def _finance(econ: BidEconomics) -> B.Finance | None:
     terms = econ.terms
     if terms is None:
         return None
+    purchase = terms.pricing.kind == "purchase"
     return B.Finance(cost_of_capital=terms.cost_of_capital, resale_decline_per_year=terms.resale_decline_per_year,
-                     months_hours=terms.months_hours, nodes=terms.nodes, gpus_per_node=terms.pricing.gpus_per_node)
+                     months_hours=terms.months_hours, nodes=terms.nodes, gpus_per_node=terms.pricing.gpus_per_node,
+                     market_value_new=market_reference(terms) if purchase and terms.pricing.capex_per_gpu is not None
+                     else None,
+                     market_source=terms.pricing.market_source or None if purchase else None)
 
 
 def _measured(measured: MeasuredBid | None) -> B.Measured | None:

@@ -395,13 +395,13 @@ class Uncertainty(Frozen):
     time_to_train_days: Band
     distributions: dict[str, str]
     checkpoint_interval: str
-    basis: Optional[Literal["run", "commitment"]] = Field(None, description="The cost basis of the cost band.")
+    basis: Optional[Literal["present_value", "run", "commitment"]] = Field(None, description="The cost basis of the cost band.")
     precision: Optional[BandPrecision] = None
     step_time_error: Optional[StepTimeError] = None
 
 
 class BasisCost(Frozen):
-    basis: Literal["run", "commitment"]
+    basis: Literal["present_value", "run", "commitment"]
     cost_lines: list[CostLine] = Field(description="Every line: amount = cents(quantity × rate × Π factors / divisor).")
     total_cost: Optional[Amount] = Field(description="Sum of the cost lines, report currency (null: not costed).")
     cost_per_million_tokens: Optional[Amount] = Field(description="Total cost / train tokens × 1e6, to 1e-4.")
@@ -471,10 +471,28 @@ class Finance(Frozen):
     months_hours: Amount = Field(description="Hours per billing month (minimum commitments, colocation).")
     nodes: Count = Field(description="ceil(gpus / gpus_per_node): the quantity of the node capex line.")
     gpus_per_node: Count
+    market_value_new: Optional[Amount] = Field(
+        None, description="Purchase: what the same hardware costs new on the market, report currency: GPUs (with "
+                          "their server share) and network at a purchase book's reference prices, a whole fabric "
+                          "at the price paid; null without a reference. Resale is a share of this or of the capex "
+                          "paid, whichever is lower.")
+    market_source: Optional[str] = Field(None, description="The purchase book line the market price comes from; "
+                                                           "null when resale follows the price paid.")
+
+
+class NegotiationLever(Frozen):
+    key: Literal["price_per_gpu_hour", "capex_per_gpu", "term_months", "committed_share", "lead_time_days"]
+    current: Amount
+    proposed: Optional[Amount] = Field(description="The value at which the bid ties its target on the ranking basis "
+                                                   "(`aim` ties-target; the longest term, the largest share, to 0.001) "
+                                                   "or meets the deadline (`aim` meets-deadline: the latest delivery, "
+                                                   "to 0.1 day); null when no value does.")
+    unit: str
+    aim: Literal["ties-target", "meets-deadline"]
 
 
 class Negotiation(Frozen):
-    basis: Literal["run", "commitment"]
+    basis: Literal["present_value", "run", "commitment"]
     target_bid: Optional[str] = Field(description="The bid to tie: the winner, or the runner-up for the winner.")
     target_cost_per_million_tokens: Optional[Amount]
     price_key: Optional[str] = Field(description="price_per_gpu_hour (rental) or capex_per_gpu (purchase).")
@@ -493,6 +511,12 @@ class Negotiation(Frozen):
     idle_commitment_hours: Amount
     idle_commitment_cost: Amount = Field(description="Commitment basis: the idle-commitment line.")
     notes: list[str]
+    kind: Optional[Literal["on-demand", "reservation", "purchase"]] = Field(
+        None, description="The kind of bid, which decides its levers.")
+    levers: list[NegotiationLever] = Field(
+        default_factory=list, description="The terms that matter for this kind of bid, the main one first: the "
+                                          "price (on demand); the term and the committed share (reservation); the "
+                                          "capex per GPU and the delivery (purchase).")
 
 
 class Ratios(Frozen):
@@ -546,7 +570,7 @@ class TimeToTarget(Frozen):
     """Days and cost to the target loss: the train tokens at the workload's batch, or the equivalent
     tokens at the bid's; the statistical-efficiency penalty on its own line."""
 
-    basis: Literal["run", "commitment"] = Field(description="The cost basis of the costs.")
+    basis: Literal["present_value", "run", "commitment"] = Field(description="The cost basis of the costs.")
     target_tokens: Tokens = Field(description="The workload's train tokens, every phase (stated at their batches), "
                                   "exact.")
     token_factor: Real = Field(description="The main phase's: its batch is the one chosen or grown.")
@@ -623,10 +647,11 @@ class BidResult(Frozen):
     # compare
     rank: Count = Field(description="1 = best on the ranking basis.")
     # both cost bases (economics); the figures above are on `cost_basis`
-    cost_basis: Literal["run", "commitment"] = Field(
+    cost_basis: Literal["present_value", "run", "commitment"] = Field(
         "commitment", description="The basis of total_cost, cost_lines, billed_hours and cost_per_million_tokens.")
-    cost_bases: dict[Literal["run", "commitment"], BasisCost] = Field(
-        default_factory=dict, description="Both bases for every bid: `run` (what this job consumes) and "
+    cost_bases: dict[Literal["present_value", "run", "commitment"], BasisCost] = Field(
+        default_factory=dict, description="Every basis for every bid: `present_value` (dated cash over the "
+                                          "quote's horizon, discounted: one line per kind of flow), `run` (what this job consumes) and "
                                           "`commitment` (the terms committed to, to the end of the run); null figures when the bid has "
                                           "no cost (price-missing, infeasible).")
     upfront_capex: Optional[Amount] = Field(None, description="Purchase: every capital item bought outright.")

@@ -200,11 +200,14 @@ class QuoteDocument(Frozen):
     assumptions: list[AssumptionRow]
     fx: Optional[FxSummary]
     bids: list[BidResult]
-    ranking: list[str] = Field(description="Bid ids, best first, on `cost_basis`.")
-    cost_basis: Literal["run", "commitment"] = Field(
-        "commitment", description="The cost basis that ranks: `run` (what this job consumes) or `commitment` "
-                                  "(the terms the buyer commits to, costed to the end of the run).")
-    rankings: dict[Literal["run", "commitment"], list[str]] = Field(
+    ranking: list[str] = Field(description="Bid ids, best first, on `cost_basis`: bids that break fewer "
+                                           "hard constraints (deadline, cash budget, net-cost limit) first.")
+    cost_basis: Literal["present_value", "run", "commitment"] = Field(
+        "commitment", description="The cost basis that ranks (constraints first): `present_value` (dated cash over "
+                                  "one horizon, discounted), `run` (the economic cost of this job on an amortised "
+                                  "cluster) or `commitment` (the terms committed to, to the end of the run, "
+                                  "undiscounted). Documents older than the present-value basis ranked on `commitment`.")
+    rankings: dict[Literal["present_value", "run", "commitment"], list[str]] = Field(
         default_factory=dict, description="Bid ids, best first, on each basis.")
     recommendation: Recommendation
     sensitivity_summary: SensitivitySummary

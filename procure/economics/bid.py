@@ -1,4 +1,5 @@
-"""One bid's economics: throughput, goodput, time to train, both cost bases, flags, band."""
+"""One bid's economics: throughput, goodput, time to train, its dated cash, the three cost bases,
+flags, band."""
 
 from __future__ import annotations
 
@@ -7,10 +8,11 @@ from decimal import Decimal, localcontext
 from typing import Any, Callable
 
 from procure.economics import flags as checks
-from procure.economics.cashflow import CashSummary, Leftover, cash_summary, commitment_end_hours
+from procure.economics.cashflow import (CashSummary, Leftover, cash_summary, commitment_end_hours,
+                                        discount_factor)
 from procure.economics.cost import (BASES, DEFAULT_BASIS, CostLine, Terms, billed_hours,
                                     book_value_left, check_basis, cost_lines, cost_notes, energy_mwh,
-                                    hours_from_seconds, missing_price_reason, per_million_tokens,
+                                    hours_from_seconds, make_line, missing_price_reason, per_million_tokens,
                                     resale_fraction, terms, total_cost, upfront_capex)
 from procure.economics.flags import Flag, in_order
 from procure.economics.goodput import Goodput, goodput
@@ -29,7 +31,7 @@ HOURS_PER_DAY = Decimal(24)
 class BasisCost:
     """The cost of one bid on one basis; every figure follows from ``lines``."""
 
-    basis: str                               # run | commitment
+    basis: str                               # present_value | run | commitment
     lines: tuple[CostLine, ...]
     total_cost: Decimal
     cost_per_million_tokens: Decimal
@@ -37,7 +39,7 @@ class BasisCost:
     idle_commitment_hours: Decimal           # billed but not used (per GPU)
     time_value: Decimal | None               # value of time × days to finish, when a value is given
     ranking_cost_per_million_tokens: Decimal  # what ranks: cost, plus the time value when given
-    resale_fraction: Decimal | None          # commitment basis of a purchase: (1 − decline)^years
+    resale_fraction: Decimal | None          # purchase, commitment and present value: net share of the market price new
 
     def to_dict(self) -> dict[str, Any]:
         return {"basis": self.basis, "cost_lines": [line.to_dict() for line in self.lines],
@@ -99,7 +101,7 @@ class BidEconomics:
     time_to_target: Any = None                     # procure.economics.target.TimeToTarget (set by compare)
     batch_candidates: tuple[Any, ...] = ()         # procure.economics.target.CandidateRow (set by compare)
     phases: tuple[PhaseEconomics, ...] = ()        # only for a workload with further phases
-    cash: CashSummary | None = None                # dated cash over the quote's horizon (set again by compare)
+    cash: CashSummary | None = None                # dated cash over the quote's horizon (its own alone)
 
     @property
     def has_cost(self) -> bool:
@@ -179,10 +181,41 @@ def days_to_finish(lead_time_days: float, used_hours: Decimal) -> Decimal:
         return D(lead_time_days) + used_hours / HOURS_PER_DAY
 
 
+#: What each kind of dated flow is called on the present-value basis, in the order shown.
+FLOW_LABELS = {"capex": "Capex at signing", "setup": "One-time setup", "prepayment": "Prepayment at signing",
+               "invoice": "Monthly invoices", "power": "Power", "colocation": "Colocation",
+               "support": "Support", "staff": "Staff", "egress": "Data egress",
+               "leftover-hours": "Leftover reserved hours reused", "resale": "Resale after the horizon",
+               # the optional tax block (economics.tax)
+               "import-duty": "Import duty", "vat": "VAT paid", "vat-refund": "VAT recovered",
+               "tax-shield": "Income-tax shield", "tax-on-sale": "Income tax on the sale"}
+PV_FORMULA = "Σ month-end amounts × (1 + cost of capital)^(−month / 12)"
+
+
+def present_value_lines(cash: CashSummary) -> list[CostLine]:
+    """One line per kind of flow (key ``pv_<kind>``): the sum of its discounted month-end amounts
+    (each to the cent, as the present value adds them), so the lines add up to the present value;
+    the dated flows themselves are in the bid's cash."""
+    lines = []
+    for kind, label in FLOW_LABELS.items():
+        flows = [f for f in cash.flows if f.kind == kind]
+        if not flows:
+            continue
+        discounted = sum((cents(f.amount * discount_factor(cash.cost_of_capital, f.month)) for f in flows),
+                         Decimal(0))
+        lines.append(make_line("pv_" + kind.replace("-", "_"), label, Decimal(1), "", discounted, PV_FORMULA))
+    return lines
+
+
 def basis_cost(case: BidCase, t: Terms, used_hours: Decimal, basis: str,
-               assumptions: Assumptions) -> BasisCost:
-    """One basis: its lines, totals and (when a value of time is given) the time-adjusted figure."""
-    lines = tuple(cost_lines(t, used_hours, basis))
+               assumptions: Assumptions, cash: CashSummary | None = None) -> BasisCost:
+    """One basis: its lines, totals and (when a value of time is given) the time-adjusted figure.
+    The present-value basis is the bid's dated cash (``cash``, computed when not given)."""
+    if basis == "present_value":
+        cash = cash or cash_summary(t, case.lead_time_days, used_hours)
+        lines = tuple(present_value_lines(cash))
+    else:
+        lines = tuple(cost_lines(t, used_hours, basis))
     total = total_cost(list(lines))
     billed = billed_hours(t, used_hours, basis)
     vot = assumptions.value_of_time_per_day
@@ -193,8 +226,9 @@ def basis_cost(case: BidCase, t: Terms, used_hours: Decimal, basis: str,
         with localcontext(MONEY_CONTEXT):
             time_value = cents(D(vot) * days_to_finish(case.lead_time_days, used_hours))
         ranking = per_million_tokens(total + time_value, tokens)
-    resale = (resale_fraction(t, used_hours)
-              if basis == "commitment" and t.pricing.kind == "purchase" else None)
+    resale = None
+    if t.pricing.kind == "purchase" and basis != "run":
+        resale = cash.resale_fraction if basis == "present_value" and cash is not None else resale_fraction(t, used_hours)
     return BasisCost(basis, lines, total, per_million_tokens(total, tokens), billed,
                      billed - used_hours, time_value, ranking, resale)
 
@@ -256,12 +290,10 @@ def horizon_hours(assumptions: Assumptions, ends: list[Decimal]) -> Decimal:
     return max(ends, default=Decimal(0))
 
 
-def with_cash(econ: BidEconomics, assumptions: Assumptions, horizon: Decimal) -> BidEconomics:
-    """The bid with its dated cash over ``horizon`` hours from as_of (unchanged without a cost)."""
-    if econ.terms is None or econ.used_hours is None or not econ.has_cost:
-        return econ
-    return replace(econ, cash=cash_summary(econ.terms, econ.lead_time_days, econ.used_hours, horizon,
-                                           leftover(assumptions), assumptions.tax))
+def pinned(assumptions: Assumptions, ends: list[Decimal]) -> Assumptions:
+    """The assumptions with the quote's horizon pinned: every bid (and every trial of one bid in
+    the sensitivity table or the negotiator's searches) is then costed over the same months."""
+    return replace(assumptions, horizon_hours=horizon_hours(assumptions, ends))
 
 
 def evaluate_core(case: BidCase, assumptions: Assumptions, basis: str = DEFAULT_BASIS, *,
@@ -292,7 +324,8 @@ def evaluate_core(case: BidCase, assumptions: Assumptions, basis: str = DEFAULT_
     used_hours = hours_from_seconds(seconds)
     t = terms(case.pricing, perf.gpus, assumptions)
     energy = energy_mwh(perf.gpus, t.power, used_hours)
-    bases = () if missing else tuple(basis_cost(case, t, used_hours, b, assumptions)
+    cash = None if missing else cash_summary(t, case.lead_time_days, used_hours)
+    bases = () if missing else tuple(basis_cost(case, t, used_hours, b, assumptions, cash)
                                      for b in ((basis,) if ranking_only else BASES))
     ranked = next((b for b in bases if b.basis == basis), None)
     run = next((b for b in bases if b.basis == "run"), None)
@@ -313,7 +346,7 @@ def evaluate_core(case: BidCase, assumptions: Assumptions, basis: str = DEFAULT_
         flags=in_order(found), notes=tuple(_goodput_notes(gp) + cost_notes(t)),
         deadline_days=case.deadline_days, basis=basis, bases=bases,
         upfront_capex=None if missing else upfront_capex(t), lead_time_days=case.lead_time_days,
-        days_to_finish=finish, used_hours=used_hours, terms=t,
+        days_to_finish=finish, used_hours=used_hours, terms=t, cash=cash,
         ratios=None if ranking_only else ratios(
             perf.step_time_terms, perf.modeled_step_time_s, tokens_per_step=perf.tokens_per_step,
             step_time_s=perf.step_time_s, gpus=perf.gpus, goodput_fraction=gp.fraction,
@@ -332,6 +365,4 @@ def _phases(case: BidCase, seconds: list[float]) -> tuple[PhaseEconomics, ...]:
 def evaluate_bid(case: BidCase, assumptions: Assumptions, basis: str = DEFAULT_BASIS) -> BidEconomics:
     """The economics of one bid, with its seeded uncertainty band (rank/sensitivity unset)."""
     econ = evaluate_core(case, assumptions, basis)
-    end = commitment_end(econ)
-    econ = with_cash(econ, assumptions, horizon_hours(assumptions, [] if end is None else [end]))
     return replace(econ, uncertainty=band(case, assumptions, basis))

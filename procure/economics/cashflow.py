@@ -15,7 +15,8 @@ Conventions (docs/economics.md, "Cash over one horizon"):
 * An owned cluster is held from delivery to the horizon end (or the end of its run when that is
   later): colocation, support and staff are paid for every held month, power for the run only.
   It is sold ``resale_months_to_sell`` after the hold ends, at its market value for its age
-  (capex × (1 − resale decline)^years), less the used-market haircut and the transaction cost.
+  (the market price of the same hardware new × (1 − resale decline)^years: not the price this
+  bid paid), less the used-market haircut and the transaction cost.
 * Reserved hours left over after the run are credited at ``leftover_hours_reuse_share`` of
   their price (default 0: nobody is assumed to use them), in the months they fall in.
 * Present value: every flow discounted at the cost of capital with monthly compounding of the
@@ -31,8 +32,8 @@ from dataclasses import dataclass
 from decimal import Decimal, localcontext
 from typing import Any, Iterable
 
-from procure.economics.cost import Terms, capex_total
-from procure.economics.tax import Tax, bid_tax_flows
+from procure.economics.cost import NO_DRAWS, DrawnRates, Terms, capex_total, market_float, market_value_new
+from procure.economics.tax import bid_tax_flows
 from procure.money import CONVERTED_QUANTUM, MONEY_CONTEXT, D, cents, money_sum, quantize
 
 HOURS_PER_YEAR = Decimal(8760)
@@ -92,7 +93,7 @@ class CashSummary:
 def commitment_end_hours(t: Terms, lead_time_days: float, used_hours: Decimal) -> Decimal:
     """Hours from as_of to the end of what the bid commits to: delivery, then the run or the term."""
     with localcontext(MONEY_CONTEXT):
-        return D(lead_time_days) * 24 + max(used_hours, t.min_commit_hours if t.pricing.kind == "rental"
+        return D(lead_time_days) * 24 + max(used_hours, t.term_hours if t.pricing.kind == "rental"
                                               else Decimal(0))
 
 
@@ -164,7 +165,7 @@ def rental_flows(t: Terms, lead_hours: Decimal, used_hours: Decimal, leftover: L
 
 
 def resale_net_fraction(t: Terms, age_hours: Decimal, leftover: Leftover) -> Decimal:
-    """Cash from selling owned hardware of this age, as a fraction of capex, to 1e-6."""
+    """Cash from selling owned hardware of this age, as a fraction of its market price new, to 1e-6."""
     with localcontext(MONEY_CONTEXT):
         market = (1 - t.resale_decline_per_year) ** (age_hours / HOURS_PER_YEAR)
         return quantize(market * (1 - leftover.haircut) * (1 - leftover.transaction_cost), CONVERTED_QUANTUM)
@@ -197,7 +198,7 @@ def purchase_flows(t: Terms, lead_hours: Decimal, used_hours: Decimal, horizon_h
                                   cents(D(p.egress_tb) * D(p.egress_per_tb)), "egress"))
         sold = _month_of(hold_end, mh) + leftover.months_to_sell
         fraction = resale_net_fraction(t, sold * mh - lead_hours, leftover)
-        flows.append(CashFlow(sold, -cents(capex * fraction), "resale"))
+        flows.append(CashFlow(sold, -cents(market_value_new(t) * fraction), "resale"))
     return flows, fraction
 
 
@@ -223,15 +224,26 @@ def peak_cash_out(flows: Iterable[CashFlow]) -> Decimal:
     return peak
 
 
-def cash_summary(t: Terms, lead_time_days: float, used_hours: Decimal, horizon_hours: Decimal,
-                 leftover: Leftover, tax: Tax | None = None) -> CashSummary:
-    """The bid's dated cash over the horizon, its nominal total, present value and cash needs."""
+def leftover_of(t: Terms) -> Leftover:
+    """What the leftover value assumes, from the resolved terms."""
+    return Leftover(haircut=t.resale_haircut, transaction_cost=t.resale_transaction_cost,
+                    months_to_sell=t.months_to_sell, reuse_share=t.reuse_share)
+
+
+def cash_summary(t: Terms, lead_time_days: float, used_hours: Decimal, horizon_hours: Decimal | None = None,
+                 leftover: Leftover | None = None) -> CashSummary:
+    """The bid's dated cash over the horizon (the terms' own unless given: the quote's, or the
+    bid's commitment or run when that ends later), its nominal total, present value and cash needs."""
+    leftover = leftover_of(t) if leftover is None else leftover
     with localcontext(MONEY_CONTEXT):
         lead_hours = D(lead_time_days) * 24
+        horizon_hours = max(t.horizon_hours if horizon_hours is None else horizon_hours,
+                            commitment_end_hours(t, lead_time_days, used_hours))
     if t.pricing.kind == "rental":
         flows, fraction = rental_flows(t, lead_hours, used_hours, leftover), None
     else:
         flows, fraction = purchase_flows(t, lead_hours, used_hours, horizon_hours, leftover)
+    tax = t.tax
     if tax is not None:                  # economics.tax: duty, VAT and the tax shield as more flows
         life = t.life_hours if t.pricing.kind == "purchase" else None
         flows += [CashFlow(f.month, f.amount, f.kind) for f in bid_tax_flows(
@@ -245,6 +257,76 @@ def cash_summary(t: Terms, lead_time_days: float, used_hours: Decimal, horizon_h
         peak_cash_out=peak_cash_out(ordered), resale_fraction=fraction)
 
 
+# --- the same present value in floats, over arrays of hours (Monte Carlo only, never reported) ---
+
+def _span_pv(lo: Any, hi: Any, months: Any, mh: float, factors: Any) -> Any:
+    """Σ over month-end invoices of the hours of (lo, hi] in each month × that month's discount
+    factor, per sample; the last month of the grid takes whatever runs past it."""
+    import numpy as np
+
+    lo, hi = np.asarray(lo, dtype=float)[..., None], np.asarray(hi, dtype=float)[..., None]
+    upper = np.where(months == months[-1], np.inf, months * mh)
+    hours = np.clip(np.minimum(hi, upper) - np.maximum(lo, (months - 1) * mh), 0.0, None)
+    return (hours * factors).sum(axis=-1)
+
+
+def present_value_float(t: Terms, used_hours: Any, price_scale: Any = 1.0, power_scale: Any = 1.0,
+                        lead_hours: float = 0.0, rates: DrawnRates = NO_DRAWS) -> Any:
+    """``cash_summary(...).present_value`` in floats for arrays of hours used and of price and
+    power scales (the band's samples): the same flows, months and discount factors, without cents.
+    ``rates``: per-sample scales of the cost of capital and of the resale decline and haircut."""
+    import numpy as np
+
+    mh = float(t.months_hours)
+    rate = np.asarray(float(t.cost_of_capital) * np.asarray(rates.cost_of_capital, dtype=float))
+    used = np.asarray(used_hours, dtype=float)
+    billed = np.maximum(used, float(t.min_commit_hours)) if t.pricing.kind == "rental" else used
+    hold_end = np.maximum(float(t.horizon_hours), lead_hours + used)
+    last = float(np.max(hold_end if t.pricing.kind == "purchase" else lead_hours + billed))
+    months = np.arange(1, min(max(1, math.ceil(last / mh)), MAX_MONTHLY_FLOWS) + 1, dtype=float)
+    factors = (1.0 + rate[..., None]) ** (-months / 12.0)     # (months) or (samples, months)
+
+    def at(month: Any) -> Any:
+        return (1.0 + rate) ** (-np.asarray(month, dtype=float) / 12.0)
+    p = t.pricing
+    one_time = float(p.setup_fee) + float(p.egress_tb * p.egress_per_tb) * at(np.ceil((lead_hours + used) / mh))
+    if p.kind == "rental":
+        return _rental_pv_float(t, used, billed, lead_hours, months, factors, price_scale) + one_time
+    power, total = t.power, float(capex_total(t)) * price_scale + one_time
+    if power.kw_per_gpu is not None and power.price_per_kwh is not None:
+        per_hour = t.gpus * float(power.kw_per_gpu * power.utilisation * power.pue * power.price_per_kwh)
+        total = total + per_hour * power_scale * _span_pv(lead_hours, lead_hours + used, months, mh, factors)
+    held = 0.0
+    if power.kw_per_gpu is not None and p.colo_per_kw_month is not None:
+        held += t.gpus * float(power.kw_per_gpu * p.colo_per_kw_month) / mh
+    held += t.gpus * float(p.support_per_gpu_year or 0) / 8760.0 + float(p.staff_per_year or 0) / 8760.0
+    total = total + held * _span_pv(lead_hours, hold_end, months, mh, factors)
+    sold = np.ceil(hold_end / mh) + t.months_to_sell
+    market = market_float(t, price_scale)
+    haircut = np.clip(float(t.resale_haircut) * np.asarray(rates.resale_haircut, dtype=float), 0.0, 1.0)
+    decline = np.clip(float(t.resale_decline_per_year) * np.asarray(rates.resale_decline, dtype=float), 0.0, 1.0)
+    net = (1.0 - haircut) * float(1 - t.resale_transaction_cost)
+    resale = market * (1.0 - decline) ** ((sold * mh - lead_hours) / 8760.0) * net
+    return total - resale * at(sold)
+
+
+def _rental_pv_float(t: Terms, used: Any, billed: Any, lead_hours: float, months: Any, factors: Any,
+                     price_scale: Any) -> Any:
+    p, mh = t.pricing, float(t.months_hours)
+    gpu_rate = t.gpus * float(p.price_per_gpu_hour or 0) * float(t.price_factor) * price_scale
+    per_hour = gpu_rate * (1.0 + float(p.support_fraction)) + t.gpus * float(p.storage_per_gpu_hour
+                                                                             + p.network_per_gpu_hour)
+    committed = float(t.min_commit_hours)
+    prepaid = float(p.prepay_fraction) if committed > 0 else 0.0
+    total = per_hour * _span_pv(lead_hours, lead_hours + billed, months, mh, factors)
+    total = total + gpu_rate * committed * prepaid - gpu_rate * prepaid * _span_pv(
+        lead_hours, lead_hours + committed, months, mh, factors)
+    if t.reuse_share:
+        total = total - gpu_rate * float(t.reuse_share) * _span_pv(lead_hours + used, lead_hours + billed,
+                                                                 months, mh, factors)
+    return total
+
+
 __all__ = ["CashFlow", "CashSummary", "Leftover", "cash_summary", "commitment_end_hours",
-           "default_horizon_hours", "discount_factor", "horizon_months", "peak_cash_out", "present_value",
-           "resale_net_fraction"]
+           "default_horizon_hours", "discount_factor", "horizon_months", "leftover_of", "peak_cash_out",
+           "present_value", "present_value_float", "resale_net_fraction"]

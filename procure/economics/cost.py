@@ -1,12 +1,15 @@
-"""Cost lines in Decimal, in the report currency, on two bases that are the same for every bid.
+"""Cost lines in Decimal, in the report currency, on three bases that are the same for every bid.
 
+* ``present_value`` (the default ranking basis): the bid's dated cash over the quote's horizon,
+  discounted at the cost of capital (``cashflow``; its lines are built in ``bid.basis_cost``,
+  one per kind of flow).
 * ``run``: what this job consumes. Rented GPU-hours used; or the owned cluster's straight-line
   depreciation, financing and opex for the hours used (the rest of its life serves other work).
 * ``commitment``: the terms the buyer commits to, costed to the end of the run (not cash: no
   dates, no discounting; ``cashflow`` is the cash view). A reservation's terms in full (unused
   hours are shown as an idle-commitment line); or capex plus opex plus financing minus the cash
-  of selling at the end of the run (market value less the used-market haircut and the
-  transaction cost).
+  of selling at the end of the run (the market value of the same hardware, less the used-market
+  haircut and the transaction cost).
 
 For an on-demand rental with no minimum both bases are the same lines. Every line obeys one
 rule, so a spreadsheet can rebuild it from the exposed inputs::
@@ -25,10 +28,12 @@ from decimal import ROUND_CEILING, Decimal, localcontext
 from typing import Any
 
 from procure.economics.inputs import Assumptions, Pricing
+from procure.economics.tax import Tax
 from procure.money import CONVERTED_QUANTUM, MONEY_CONTEXT, D, cents, money_sum, quantize, rate
 
-BASES = ("run", "commitment")
-DEFAULT_BASIS = "commitment"
+BASES = ("present_value", "run", "commitment")
+DEFAULT_BASIS = "present_value"
+COMMITTED_BASES = ("present_value", "commitment")   # bill a reservation's whole commitment
 HOURS_PER_YEAR = Decimal(8760)
 HOUR_QUANTUM = Decimal("0.01")
 DEFAULT_PUE = Decimal(1)  # IT energy only, when neither the book nor the workload gives a PUE
@@ -156,10 +161,21 @@ class Terms:
     resale_decline_per_year: Decimal
     resale_haircut: Decimal = Decimal(0)           # used-market discount off the market value
     resale_transaction_cost: Decimal = Decimal(0)  # share of the sale spent selling
+    horizon_hours: Decimal = Decimal(0)            # the quote's horizon (0: the bid's own commitment or run)
+    months_to_sell: int = 0
+    reuse_share: Decimal = Decimal(0)              # reserved hours left over: share of their price recovered
+    tax: Tax | None = None                         # workload.tax: duty, VAT and the tax shield as dated flows
+
+    @property
+    def term_hours(self) -> Decimal:
+        """A reservation's term, in hours (0 on demand)."""
+        return self.pricing.min_commit_months * self.months_hours
 
     @property
     def min_commit_hours(self) -> Decimal:
-        return self.pricing.min_commit_months * self.months_hours
+        """Hours paid whether used or not: the committed share of the term."""
+        with localcontext(MONEY_CONTEXT):
+            return self.term_hours * D(self.pricing.committed_share)
 
     @property
     def life_hours(self) -> Decimal:
@@ -183,13 +199,25 @@ def terms(pricing: Pricing, gpus: int, assumptions: Assumptions) -> Terms:
     decline = (pricing.resale_decline_per_year if pricing.resale_decline_per_year is not None
                else assumptions.resale_decline_per_year)
     return Terms(pricing, gpus, power_basis(pricing, assumptions), D(assumptions.months_hours),
-                 D(coc), D(decline), D(assumptions.resale_haircut), D(assumptions.resale_transaction_cost))
+                 D(coc), D(decline), D(assumptions.resale_haircut), D(assumptions.resale_transaction_cost),
+                 _horizon(assumptions), assumptions.resale_months_to_sell,
+                 D(assumptions.leftover_hours_reuse_share), assumptions.tax)
+
+
+def _horizon(assumptions: Assumptions) -> Decimal:
+    """The quote's horizon in hours: pinned by the comparison, else ``horizon_months``, else 0
+    (the bid's own commitment or run, whichever ends later)."""
+    if assumptions.horizon_hours is not None:
+        return D(assumptions.horizon_hours)
+    with localcontext(MONEY_CONTEXT):
+        return Decimal(assumptions.horizon_months or 0) * D(assumptions.months_hours)
 
 
 def billed_hours(t: Terms, used_hours: Decimal, basis: str) -> Decimal:
-    """Hours paid for: a reservation's whole term on the commitment basis, else the hours used."""
+    """Hours paid for: a reservation's whole commitment on the commitment and present-value
+    bases, else the hours used."""
     check_basis(basis)
-    if basis == "commitment" and t.pricing.kind == "rental":
+    if basis in COMMITTED_BASES and t.pricing.kind == "rental":
         return max(used_hours, t.min_commit_hours)
     return used_hours
 
@@ -267,6 +295,29 @@ def capex_total(t: Terms) -> Decimal:
     return money_sum(cents(qty * price) for _, _, qty, _, price in _capex_items(t))
 
 
+def market_reference(t: Terms) -> Decimal | None:
+    """The market's price of the same hardware new, to the cent, from a purchase book's reference
+    price per GPU (its share of the server included, as the books state it): the GPUs and their
+    nodes at that, the network at its reference (else what was paid), a whole fabric at what was
+    paid. None without a reference."""
+    p = t.pricing
+    if p.market_capex_per_gpu is None:
+        return None
+    network = p.market_network_capex_per_gpu if p.market_network_capex_per_gpu is not None \
+        else p.network_capex_per_gpu
+    per_gpu = D(p.market_capex_per_gpu) + D(network or 0)
+    return cents(t.gpus * per_gpu) + cents(D(p.network_capex or 0))
+
+
+def market_value_new(t: Terms) -> Decimal:
+    """What resale is a share of: the market's price new or the capex paid, whichever is lower.
+    Overpaying raises the cost and not the resale; a bargain is not assumed to resell above what
+    it cost."""
+    reference = market_reference(t)
+    paid = capex_total(t)
+    return paid if reference is None else min(reference, paid)
+
+
 def _depreciation_lines(t: Terms, used_hours: Decimal) -> list[CostLine]:
     factors = {"used_hours": min(used_hours, t.life_hours), "depreciable_fraction": t.depreciable_fraction}
     return [make_line(key, f"{what} depreciation", qty, unit, price,
@@ -281,7 +332,7 @@ def _capex_lines(t: Terms) -> list[CostLine]:
 
 
 def resale_fraction(t: Terms, used_hours: Decimal) -> Decimal:
-    """Cash from selling at the end of the run as a fraction of capex: (1 − decline)^years × (1 −
+    """Cash from selling at the end of the run as a fraction of the market price new: (1 − decline)^years × (1 −
     haircut) × (1 − transaction cost), to 1e-6 (the used market's discount and the cost of selling
     are paid however short the run)."""
     with localcontext(MONEY_CONTEXT):
@@ -333,10 +384,10 @@ def purchase_lines(t: Terms, used_hours: Decimal, basis: str) -> list[CostLine]:
         lines.append(_financing_line(t, used_hours))
     lines += _facility_lines(t, used_hours) + _people_lines(t, used_hours)
     if basis == "commitment":
-        lines.append(make_line("resale", "Resale at the end of the run", capex_total(t), t.pricing.currency,
+        lines.append(make_line("resale", "Resale at the end of the run", market_value_new(t), t.pricing.currency,
                                -resale_fraction(t, used_hours),
-                               "− capex × (1 − resale decline per year)^(used hours / 8760) × (1 − haircut)"
-                               " × (1 − transaction cost)"))
+                               "− market price new × (1 − resale decline per year)^(used hours / 8760)"
+                               " × (1 − haircut) × (1 − transaction cost)"))
     return lines + _one_time_lines(t.pricing)
 
 
@@ -371,6 +422,9 @@ def upfront_capex(t: Terms) -> Decimal | None:
 def cost_notes(t: Terms) -> list[str]:
     """Caveats a reader needs when a line is absent or a default was used."""
     notes, power = [], t.power
+    if t.pricing.kind == "purchase" and t.pricing.market_capex_per_gpu is None:
+        notes.append("no purchase book prices this accelerator: resale is a share of the price paid, "
+                     "not of a market price")
     if power.kw_per_gpu is None:
         notes.append("no system power spec or TDP: energy, power and colocation are not computed")
     elif power.source == "tdp":
@@ -398,9 +452,15 @@ class DrawnRates:
     resale_haircut: Any = 1.0
 
 
+NO_DRAWS = DrawnRates()     # every financial term at its own value
+
+
 def total_cost_float(t: Terms, used_hours: Any, price_scale: Any = 1.0, power_scale: Any = 1.0,
-                     basis: str = DEFAULT_BASIS, rates: DrawnRates = DrawnRates()) -> Any:
+                     basis: str = "run", rates: DrawnRates = DrawnRates()) -> Any:
+    """The run or commitment total in floats (the present value's is ``cashflow.present_value_float``)."""
     check_basis(basis)
+    if basis == "present_value":
+        raise ValueError("the present value in floats is cashflow.present_value_float")
     if t.pricing.kind == "rental":
         return _rental_float(t, used_hours, price_scale, basis, rates)
     return _purchase_float(t, used_hours, price_scale, power_scale, basis, rates)
@@ -434,12 +494,21 @@ def _purchase_float(t: Terms, used_hours: Any, price_scale: Any, power_scale: An
         haircut = np.clip(float(t.resale_haircut) * rates.resale_haircut, 0.0, 1.0)
         decline = np.clip(float(t.resale_decline_per_year) * rates.resale_decline, 0.0, 1.0)
         net = (1.0 - haircut) * float(1 - t.resale_transaction_cost)
-        total = capex * (1.0 - (1.0 - decline) ** years * net)
+        total = capex - market_float(t, price_scale) * (1.0 - decline) ** years * net
     else:
         life_h = float(t.life_hours)
         total = capex * float(t.depreciable_fraction) * np.minimum(used_hours, life_h) / life_h
     total = total + capex * float(t.cost_of_capital) * rates.cost_of_capital * used_hours / 8760.0
     return total + _opex_float(t, used_hours, power_scale) + _one_time_float(t.pricing)
+
+
+def market_float(t: Terms, price_scale: Any = 1.0) -> Any:
+    """``market_value_new`` with the capex moved by ``price_scale`` (floats, Monte Carlo only)."""
+    import numpy as np
+
+    paid = float(capex_total(t)) * price_scale
+    reference = market_reference(t)
+    return paid if reference is None else np.minimum(float(reference), paid)
 
 
 def _opex_float(t: Terms, used_hours: Any, power_scale: Any) -> Any:
@@ -458,7 +527,7 @@ def _opex_float(t: Terms, used_hours: Any, power_scale: Any) -> Any:
     return total
 
 
-__all__ = ["BASES", "DEFAULT_BASIS", "CostLine", "DrawnRates", "PowerBasis", "Terms", "billed_hours", "book_value_left",
+__all__ = ["BASES", "COMMITTED_BASES", "DEFAULT_BASIS", "CostLine", "DrawnRates", "PowerBasis", "Terms", "billed_hours", "book_value_left",
            "capex_total", "cost_lines", "cost_notes", "energy_mwh", "hours_from_seconds", "make_line",
-           "missing_price_reason", "per_million_tokens", "power_basis", "resale_fraction", "terms",
+           "market_float", "market_reference", "market_value_new", "missing_price_reason", "per_million_tokens", "power_basis", "resale_fraction", "terms",
            "total_cost", "total_cost_float", "upfront_capex"]

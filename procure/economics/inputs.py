@@ -97,6 +97,12 @@ class Pricing:
     staff_per_year: Decimal | None = None    # people to run the cluster, per year
     cost_of_capital: Decimal | None = None   # None -> the assumption
     resale_decline_per_year: Decimal | None = None  # None -> the assumption
+    # the market's price of the same hardware new (a purchase book's line, report currency): what
+    # resale is worth a share of, whatever this bid paid; None -> the price paid (stated as a note)
+    market_capex_per_gpu: Decimal | None = None
+    market_network_capex_per_gpu: Decimal | None = None
+    market_source: str = ""
+    committed_share: Decimal = Decimal(1)    # reservation: share of the term's GPU-hours paid whether used or not
     # the quote, for the negotiator: the quoted currency and report units per quoted unit
     quoted_currency: str = ""
     fx_rate: Decimal = Decimal(1)
@@ -138,6 +144,7 @@ class Assumptions:
     leftover_hours_reuse_share: Decimal = cast(Decimal, default("leftover_hours_reuse_share"))
     horizon_months: int | None = None                     # None -> the longest commitment or run
     tax: Tax | None = None                                # workload.tax; None: no tax flows
+    horizon_hours: Decimal | None = None                  # the quote's horizon, pinned by compare (else own end)
     value_of_time_per_day: Decimal | None = None          # report currency per day earlier
     step_time_sigma_calibrated: float = _float("step_time_sigma_calibrated")
     step_time_sigma_uncalibrated: float = _float("step_time_sigma_uncalibrated")

@@ -99,7 +99,7 @@ class SensitivityRow:
 
     def describe(self, bid_id: str) -> str:
         if self.factor == BASIS_FACTOR:
-            return f"the {self.setting} cost basis"
+            return f"the {(self.setting or '').replace('_', ' ')} cost basis"   # "present value", "run"
         trial = Trial(self.factor, self.change, self.step, 0 if self.scope == "bid" else None, self.subject)
         return trial.describe(bid_id)
 

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
+from procure.economics.cashflow import present_value_float
 from procure.economics.cost import DEFAULT_BASIS, DrawnRates, Terms, missing_price_reason, terms, total_cost_float
 from procure.economics.goodput import (MAX_LOST_FRACTION, checkpoint_write_s, interval_s,
                                       lost_fraction)
@@ -154,9 +155,10 @@ def financial_terms(t: Terms, basis: str) -> tuple[str, ...]:
     """The financial terms the bid's cost on ``basis`` depends on (what the band draws)."""
     p = t.pricing
     found = []
-    if (p.kind == "purchase" and t.cost_of_capital) or (basis == "commitment" and p.prepay_fraction):
+    discounted = basis == "present_value" and t.cost_of_capital    # every dated flow is discounted
+    if discounted or (p.kind == "purchase" and t.cost_of_capital) or (basis == "commitment" and p.prepay_fraction):
         found.append("cost_of_capital")
-    if p.kind == "purchase" and basis == "commitment":
+    if p.kind == "purchase" and basis in ("commitment", "present_value"):
         found += ["resale_decline", "resale_haircut"]
     if p.quoted_currency and p.quoted_currency != p.currency:
         found.append("fx")
@@ -250,7 +252,9 @@ def band(case: BidCase, assumptions: Assumptions, basis: str = DEFAULT_BASIS) ->
     if missing_price_reason(case.pricing) is None:
         t = terms(case.pricing, case.performance.gpus, assumptions)
         drawn = financial_terms(t, basis)
-        total = total_cost_float(t, hours, price, power, basis, rates) * (fx if "fx" in drawn else 1.0)
+        total = (present_value_float(t, hours, price, power, case.lead_time_days * 24.0, rates)
+                 if basis == "present_value" else total_cost_float(t, hours, price, power, basis, rates)) * (
+            fx if "fx" in drawn else 1.0)
         per_mtok = total / case.total_tokens * 1e6
         worst = max(supported_quantum(per_mtok, p) for p in PERCENTILES)
         cost_q = max(D(repr(worst)), RATE_QUANTUM) if worst > 0 else RATE_QUANTUM

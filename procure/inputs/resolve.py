@@ -69,6 +69,7 @@ class PriceChoice:
     quoted: tuple[QuotedPrice, ...] = ()
     plain: dict[str, Any] = field(default_factory=dict)   # the PLAIN_TERMS in force
     fx_as_of: date | None = None
+    market: dict[str, Any] = field(default_factory=dict)  # purchase: the market price new (Pricing.market_*)
 
     @property
     def source_key(self) -> str | None:
@@ -166,8 +167,30 @@ def _price(bid: Bid, cluster: Cluster, cat: Catalog) -> PriceChoice:
     headline = next((q for q in quoted if q.key in ("price_per_gpu_hour", "capex_per_gpu")), None)
     quoted_ccy = headline.currency if headline else (book.currency if book else inline_ccy)
     table = cat.fx_for(cluster.as_of)
+    market = _market_price(bid, cluster, cat, book, line) if p.kind == "purchase" else {}
     return PriceChoice(p.kind, book, line, fx_rate(cat, cluster, quoted_ccy), quoted_ccy, missing,
-                       tuple(quoted), plain, table.as_of if table is not None else None)
+                       tuple(quoted), plain, table.as_of if table is not None else None, market)
+
+
+def _market_price(bid: Bid, cluster: Cluster, cat: Catalog, book: PriceBook | None,
+                  line: PriceLine | None) -> dict[str, Any]:
+    """The market's price of the bid's hardware new, in the report currency: the purchase book
+    line the bid names, else the first shipped or given purchase book (by id, in force on as_of)
+    that prices the accelerator. Resale is a share of it, not of what the bid paid."""
+    if book is None or book.kind != "purchase" or line is None or line.capex_per_gpu is None:
+        found = [(b, b.line(bid.accelerator, "purchase")) for _, b in sorted(cat.price_books.items())
+                 if b.kind == "purchase" and b.effective <= cluster.as_of]
+        book, line = next(((b, l) for b, l in found if l is not None and l.capex_per_gpu is not None), (None, None))
+    if book is None or line is None or line.capex_per_gpu is None:
+        return {}
+    try:
+        rate = fx_rate(cat, cluster, book.currency)
+    except ValueError:        # no FX table converts that book: resale follows the price paid (a note says so)
+        return {}
+    return {"market_capex_per_gpu": convert(line.capex_per_gpu, rate),
+            "market_network_capex_per_gpu": (None if line.network_capex_per_gpu is None
+                                             else convert(line.network_capex_per_gpu, rate)),
+            "market_source": f"price book {book.id} ({line.accelerator} {line.term})"}
 
 
 def _lead_time(bid: Bid, cluster: Cluster, choice: PriceChoice) -> tuple[float | None, str]:
@@ -221,6 +244,7 @@ def price_terms(rb: ResolvedBid, report_currency: str) -> dict[str, Any]:
         if key != "kw_per_gpu":
             terms[key] = value
     terms.update(_power_terms(rb))
+    terms.update(choice.market)
     if choice.kind == "purchase" and choice.book is not None and choice.line is not None \
             and "capex_per_gpu" not in terms:
         terms["missing_reason"] = (f"price book {choice.book.id} prices {choice.line.accelerator} "

@@ -11,7 +11,8 @@ from typing import Any
 
 from procure.report.formatting import Formatter
 
-BASES = ("run", "commitment")
+BASES = ("present_value", "run", "commitment")
+SECOND_VIEW = {"present_value": "run", "run": "present_value", "commitment": "present_value"}
 
 
 def basis_name(basis: object, f: Formatter) -> str:
@@ -92,7 +93,7 @@ def basis_rows(bid: dict[str, Any], f: Formatter) -> list[dict[str, Any]]:
 
 def other_basis_lines(bid: dict[str, Any], f: Formatter, line_row: Any) -> dict[str, Any]:
     """The lines of the basis that does not rank (the ranking basis' lines are the cost table)."""
-    other = next((b for b in BASES if b != bid.get("cost_basis")), None)
+    other = SECOND_VIEW.get(str(bid.get("cost_basis")))
     found = (bid.get("cost_bases") or {}).get(other) if other else None
     if not found or not found.get("cost_lines"):
         return {"title": "", "rows": [], "total": ""}
@@ -157,12 +158,35 @@ def negotiator_rows(bid: dict[str, Any], doc: dict[str, Any], f: Formatter) -> d
     credible = f.seconds(n.get("credible_step_time_s"))
     if n.get("credible_bound"):
         credible += f" ({m.get('negotiator.bound.' + str(n.get('credible_bound')), str(n.get('credible_bound')))})"
-    rows = [(price_label, price), (m("negotiator.current_price"), f.unit_price(n.get("current_price"), ccy)),
+    levers = {lever.get("key"): lever for lever in n.get("levers") or []}
+    if n.get("kind") == "reservation":          # the term and the share, not a price cut, decide a reservation
+        price_rows = [(m(f"negotiator.lever.{key}"), _lever_text(levers[key], f)) for key in
+                      ("term_months", "committed_share") if key in levers]
+    else:
+        price_rows = [(price_label, price), (m("negotiator.current_price"), f.unit_price(n.get("current_price"), ccy))]
+    if "lead_time_days" in levers:
+        price_rows.append((m("negotiator.lever.lead_time_days"), _lever_text(levers["lead_time_days"], f)))
+    rows = [*price_rows,
             (m("negotiator.step_time_to_win"), win), (m("negotiator.step_time"), f.seconds(n.get("step_time_s"))),
             (m("negotiator.credible_step_time"), credible),
             (m("negotiator.idle"), m("negotiator.idle_text", hours=f.hours(n.get("idle_commitment_hours")),
                                      cost=f.money(n.get("idle_commitment_cost"), ccy)))]
     return {"rows": rows, "notes": [f.text(x) for x in n.get("notes") or []], "intro": intro}
+
+
+def _lever_text(lever: dict[str, Any], f: Formatter) -> str:
+    """"1 month (bid: 12 months)", "13.9% (bid: 100.0%)", "day 77.0 (bid: day 90.0)"."""
+    key, m = lever.get("key"), f.msg
+
+    def shown(value: Any) -> str:
+        if value is None:
+            return f.na
+        if key == "committed_share":
+            return f.percent(float(value))
+        if key == "lead_time_days":
+            return m("negotiator.day", day=f"{float(value):.1f}")
+        return m("negotiator.months", months=f"{int(value)}")
+    return m("negotiator.lever_value", proposed=shown(lever.get("proposed")), current=shown(lever.get("current")))
 
 
 def bid_commercial(bid: dict[str, Any], doc: dict[str, Any], f: Formatter, line_row: Any) -> dict[str, Any]:
@@ -180,7 +204,10 @@ def summary_bases(bids: list[dict[str, Any]], doc: dict[str, Any], f: Formatter)
         ccy = bid.get("currency") or f.currency
         bases = bid.get("cost_bases") or {}
         run, commitment = bases.get("run") or {}, bases.get("commitment") or {}
+        pv = bases.get("present_value") or {}
         rows.append({"id": f.text(bid["id"]),
+                     "pv": f.rate(pv.get("cost_per_million_tokens"), ccy),
+                     "pv_total": f.money(pv.get("total_cost"), ccy),
                      "run": f.rate(run.get("cost_per_million_tokens"), ccy),
                      "run_total": f.money(run.get("total_cost"), ccy),
                      "commitment": f.rate(commitment.get("cost_per_million_tokens"), ccy),

@@ -145,6 +145,21 @@ def _costed(bid: dict[str, Any] | None) -> bool:
     return bid is not None and bid.get("cost_per_million_tokens") is not None
 
 
+def _ranking_value(bid: dict[str, Any], basis: Any) -> Any:
+    found = (bid.get("cost_bases") or {}).get(basis) or {}
+    value = found.get("ranking_cost_per_million_tokens")
+    return bid.get("cost_per_million_tokens") if value is None else value
+
+
+def _cheapest(doc: dict[str, Any], by_id: dict[str, dict[str, Any]]) -> str | None:
+    """The cheapest costed bid on the ranking basis, constraints aside (the ranking puts bids that
+    miss a constraint after the others, so this may rank lower)."""
+    costed = [str(i) for i in doc.get("ranking") or [] if _costed(by_id.get(i))]
+    if not costed:
+        return None
+    return min(costed, key=lambda i: float(_ranking_value(by_id[i], doc.get("cost_basis"))))
+
+
 def recommendation_facts(doc: dict[str, Any]) -> dict[str, Any] | None:
     """The facts every language's recommendation is written from: the recommended bid, the
     runner-up (the best-ranked other bid with a cost, never the winner itself), whether the winner
@@ -198,6 +213,7 @@ def recommendation(doc: dict[str, Any], f: Formatter) -> str | None:
         parts.append(m("rec.band", cost_lo=f.rate(cost["p10"], ccy), cost_hi=f.rate(cost.get("p90"), ccy),
                        days_lo=f.number(time["p10"], 1), days_hi=f.days(time.get("p90"))))
     parts.append(_sensitivity_sentence(winner, doc, f))
+    parts.append(constraints_line(doc, f))
     return m("rec.join").join(p for p in parts if p)
 
 
@@ -210,7 +226,7 @@ def recommended_line(doc: dict[str, Any], f: Formatter) -> str:
     winner, m = facts["winner"], f.msg
     rate = f.rate(winner.get("cost_per_million_tokens"), winner.get("currency") or f.currency)
     by_id = {b["id"]: b for b in doc.get("bids") or []}
-    cheapest = next((i for i in doc.get("ranking") or [] if _costed(by_id.get(i))), None)
+    cheapest = _cheapest(doc, by_id)
     deadline = f.days(facts["deadline_days"]) if facts["deadline_days"] is not None else ""
     if facts["meets_deadline"] is False:
         why = m("rec.why_none_on_time", usd_mtok=rate, deadline=deadline)
@@ -221,6 +237,23 @@ def recommended_line(doc: dict[str, Any], f: Formatter) -> str:
     else:
         why = m("rec.why_cheapest", usd_mtok=rate)
     return m("summary.recommended", bid=winner["id"], why=why)
+
+
+CONSTRAINT_CODES = ("misses-deadline", "over-budget", "over-net-cost")
+
+
+def constraints_line(doc: dict[str, Any], f: Formatter) -> str:
+    """The bids the ranking puts after those that meet every hard constraint, each with the
+    constraints it misses (in the report's language); empty when no costed bid misses one."""
+    by_id = {b["id"]: b for b in doc.get("bids") or []}
+    late = []
+    for bid_id in doc.get("ranking") or []:
+        bid = by_id.get(bid_id)
+        codes = [str(fl.get("code")) for fl in (bid or {}).get("flags") or [] if fl.get("code") in CONSTRAINT_CODES]
+        if _costed(bid) and codes:
+            late.append(f.msg("rank.after_item", bid=bid_id,
+                              missed=f.msg("reason.join").join(f.msg(f"constraint.{c}") for c in codes)))
+    return f.msg("summary.ranked_after", bids="; ".join(late)) if late else ""
 
 
 def fx_warning(doc: dict[str, Any], f: Formatter) -> str:

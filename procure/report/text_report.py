@@ -33,6 +33,9 @@ def print_terminal(doc: dict[str, Any], console: Any, lang: str = "en") -> None:
     recommended = generated.recommended_line(doc, f)
     if recommended:                                      # the same decision the document and workbook name
         print_line(console, (recommended, "bold"))
+    after = generated.constraints_line(doc, f)
+    if after:                                            # constraints first: who ranks after, and why
+        print_line(console, after)
     warning = generated.fx_warning(doc, f)
     if warning:
         print_line(console, (warning, "yellow"))

@@ -291,6 +291,13 @@ def _capex_total(c: Context) -> Expr:
     return total
 
 
+def _market_value(c: Context) -> Expr:
+    """What resale is a share of: the market's price new (an input, from a purchase book) or the
+    capex paid, whichever is lower; the capex paid without a market price."""
+    market = c.optional(c.inp, "market_value_new")
+    return c.m("capex_total") if market is None else call("MIN", market, c.m("capex_total"))
+
+
 def _life_hours(c: Context) -> Expr:
     return c.inp("life_years") * 8760
 
@@ -436,6 +443,9 @@ ROWS: tuple[Row, ...] = (
         _converted("network_capex"), _converted("network_capex", "discount")),
     Row("capex_total", "Upfront capex", "{ccy}", "money2", "Σ ROUND(quantity × capex, 2) over the capital items",
         _capex_total, _capex_total),
+    Row("market_value", "Market price new (resale base)", "{ccy}", "money2",
+        "MIN(the purchase book's price of the same hardware new (input), upfront capex)", _market_value,
+        _market_value),
     Row("life_hours", "Depreciation life", "h", FMT["int"], "life years × 8,760", _life_hours),
     Row("depreciated_hours", "Hours depreciated", "h", FMT["num2"], "hours used, at most the life",
         _depreciated, _depreciated),
@@ -444,7 +454,7 @@ ROWS: tuple[Row, ...] = (
         _cost_of_capital),
     Row("resale_decline", "Resale value decline", "per year", FMT["pct"], "the bid's, else the workload's",
         _resale_decline),
-    Row("resale_fraction", "Resale value at the end of the run", "of capex", "0.000000",
+    Row("resale_fraction", "Resale value at the end of the run", "of the market price new", "0.000000",
         "ROUND((1 − decline)^(hours used / 8,760) × (1 − haircut) × (1 − transaction cost), 6)", _resale_fraction, _resale_fraction),
     Row("support_per_gpu_year", "Support per GPU-year", "{ccy}/GPU-year", "money2", "ROUND(quoted × FX, 6)",
         _converted("support_per_gpu_year")),

@@ -252,8 +252,8 @@ def basis_rows(doc: dict[str, Any]) -> list[InputRow]:
     if not any(b.get("cost_bases") for b in doc["bids"]):
         return []
     return [InputRow(Names.global_("cost_basis"), "Cost basis that ranks", "", str(doc.get("cost_basis") or "commitment"),
-                     "run | commitment", "cluster.yaml workload.cost_basis, or procure quote --basis",
-                     str(doc["as_of"]), "General", ("run", "commitment"))]
+                     "present_value | run | commitment", "cluster.yaml workload.cost_basis, or procure quote --basis",
+                     str(doc["as_of"]), "General", ("present_value", "run", "commitment"))]
 
 
 def assumption_rows(doc: dict[str, Any]) -> list[InputRow]:
@@ -319,6 +319,11 @@ def bid_rows(doc: dict[str, Any], bid: dict[str, Any], names: Names) -> list[Inp
     rows = [row("gpus", "GPUs", bid.get("gpus"), "GPU", "bid (cluster.yaml)", num_format=FMT["int"])]
     rows += price_rows(doc, bid, row)
     rows += power_rows(doc, bid, row, acc_source, acc_as_of)
+    finance = bid.get("finance") or {}
+    if finance.get("market_source") and finance.get("market_value_new") is not None:
+        rows.append(row("market_value_new", "Market price of the same hardware new (what resale is a share of)",
+                        D(finance["market_value_new"]), str(doc["currency"]),
+                        str(finance["market_source"]), as_of, money_format(str(doc["currency"]), 2)))
     rows += [row("peak_tflops", "Dense peak per GPU at the workload precision", number_or_none(acc.get("peak_tflops")),
                  "TFLOP/s", acc_source, acc_as_of, FMT["num2"]),
              row("model_flops_per_step", "Model FLOPs per step", number_or_none((bid.get("flops") or {}).get(

@@ -167,7 +167,7 @@ def _staff(c: LineContext, line: dict[str, Any]) -> Parts:
 
 
 def _resale(c: LineContext, line: dict[str, Any]) -> Parts:
-    return Parts(c.m("capex_total"), -c.m("resale_fraction"))
+    return Parts(c.m("market_value"), -c.m("resale_fraction"))
 
 
 BUILDERS: dict[str, Builder] = {

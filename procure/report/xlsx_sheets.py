@@ -248,7 +248,20 @@ NEGOTIATION_COLUMNS = (
     ("Step time to win (s)", "step_time_to_win_s", FMT["num3"]), ("MFU to win", "step_time_to_win_mfu", FMT["pct"]),
     ("Credible step time (s)", "credible_step_time_s", FMT["num3"]), ("Credible bound", "credible_bound", "General"),
     ("Idle commitment (h)", "idle_commitment_hours", FMT["num2"]),
-    ("Idle commitment cost", "idle_commitment_cost", "money2"), ("Notes", "notes", "General"))
+    ("Idle commitment cost", "idle_commitment_cost", "money2"), ("Notes", "notes", "General"),
+    ("Kind of bid", "kind", "General"), ("Levers (proposed, as bid)", "levers", "General"))
+#: A reservation is negotiated on its term and committed share, not a price cut: its price cells stay empty.
+PRICE_KEYS = ("break_even_price", "break_even_quoted", "break_even_change")
+LEVER_WORDS = {"price_per_gpu_hour": "price per GPU-hour", "capex_per_gpu": "capex per GPU",
+               "term_months": "term (months)", "committed_share": "committed share of the term",
+               "lead_time_days": "delivery (days after the RFQ date)"}
+
+
+def _levers_text(levers: list[dict[str, Any]]) -> str:
+    """"term (months) 1 (bid 12); committed share of the term 0.139 (bid 1)"; n/a where none ties."""
+    return "; ".join(f"{LEVER_WORDS.get(str(x.get('key')), str(x.get('key')))} "
+                     f"{'n/a' if x.get('proposed') is None else x.get('proposed')} (bid {x.get('current')})"
+                     for x in levers)
 
 
 def negotiation_sheet(book: Book, bids: list[dict[str, Any]], doc: dict[str, Any]) -> Sheet | None:
@@ -268,6 +281,10 @@ def negotiation_sheet(book: Book, bids: list[dict[str, Any]], doc: dict[str, Any
             value = bid["id"] if not key else n.get(key)
             if key == "notes":
                 value = "; ".join(map(str, value or []))
+            elif key == "levers":
+                value = _levers_text(list(value or []))
+            elif key in PRICE_KEYS and n.get("kind") == "reservation":
+                value = None
             sheet.put(r, c, value if not isinstance(value, (list, dict)) else str(value), style(formats.get(fmt, fmt)))
     sheet.freeze = (2, 1)
     return sheet

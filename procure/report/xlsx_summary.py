@@ -3,25 +3,33 @@ train (days)``, one row per bid) and its charts.
 
 Totals sum the bid's lines on Cost lines; cost per million tokens divides by the training tokens
 (of every phase, when the workload has several);
-rank is a RANK formula over that column, so a changed input re-ranks the bids. When the document
-carries both cost bases, each has its own total and cost per million tokens, and the contract
-columns take the basis named by the ``in_cost_basis`` input (so finance can rank on either). The
+rank is a RANK formula over a rank key (constraints missed × RANK_OFFSET + cost per million
+tokens), so a changed input re-ranks the bids and a bid that misses the deadline, the cash budget
+or the net-cost limit ranks after those that miss fewer, as in the document. When the document
+carries the cost bases, each has its own total and cost per million tokens, and the contract
+columns take the basis named by the ``in_cost_basis`` input (so finance can rank on any). The
+present value is the document's figure (the dated cash is not rebuilt on this sheet). The
 Scenario columns do the same over the what-if chain. Bids without a cost rank after the costed.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from decimal import Decimal
+from typing import Any, Collection
 
 from procure.report.xlsx_cells import FMT, PLAIN, Book, Chart, Series, Sheet, Style, money_format, style
-from procure.report.xlsx_formula import Expr, Name, Range, Ref, call
+from procure.report.xlsx_cash import cash_bids
+from procure.report.xlsx_formula import Expr, Name, Range, Ref, call, lift
 from procure.report.xlsx_inputs import Names, train_tokens_expr
 from procure.report.xlsx_lines import A, LINES_SHEET, Blocks, bases_of
 from procure.report.xlsx_chain import Chain
 
 SUMMARY_SHEET = "Summary"
 BASIS_INPUT = "in_cost_basis"
+RANK_OFFSET = 10**12         # per missed constraint, above any cost per million tokens
+LIMIT_CODES = ("over-budget", "over-net-cost")    # constraints the sheet takes from the document
+PV = "present_value"
 
 
 @dataclass(frozen=True)
@@ -31,12 +39,13 @@ class Layout:
     headers: tuple[str, ...]
     keys: tuple[str, ...]
     bases: tuple[str, ...]
+    present_value: bool = False
 
     def col(self, key: str) -> int:
         return self.keys.index(key)
 
 
-def layout(currency: str, bases: tuple[str, ...], timed: bool = False) -> Layout:
+def layout(currency: str, bases: tuple[str, ...], timed: bool = False, present_value: bool = False) -> Layout:
     """``timed``: a value of time can be given, so the rank is on cost plus the value of the days."""
     per_mtok = f"{currency} per million tokens"
     ranked = [("ranked", "Ranked on (per million tokens, with the value of time)")] if timed else []
@@ -45,6 +54,10 @@ def layout(currency: str, bases: tuple[str, ...], timed: bool = False) -> Layout
                ("days", "Time to train (days)"), ("lead", "Lead time (days)"), ("finish", "Days to finish"),
                ("deadline", "Deadline (days)"), ("meets", "Meets deadline"),
                ("billed", "Billed hours"), ("total", "Total cost"), ("per_mtok", per_mtok)] + ranked
+    columns += [("missed", "Constraints missed"),
+                ("rank_key", "Rank key (constraints missed × 10^12 + what ranks)")]
+    if present_value:
+        columns += [(f"total:{PV}", "Present value: total cost"), (f"per_mtok:{PV}", f"Present value: {per_mtok}")]
     for basis in bases if bases != ("",) else ():
         title = basis.capitalize()
         columns += [(f"total:{basis}", f"{title} basis: total cost"), (f"per_mtok:{basis}", f"{title} basis: {per_mtok}")]
@@ -54,7 +67,7 @@ def layout(currency: str, bases: tuple[str, ...], timed: bool = False) -> Layout
                 ("scn_per_mtok", f"Scenario {per_mtok}")]
     columns += [("scn_ranked", "Scenario ranked on")] if timed else []
     columns += [("scn_rank", "Scenario rank"), ("scn_meets", "Scenario meets deadline")]
-    return Layout(tuple(h for _, h in columns), tuple(k for k, _ in columns), bases)
+    return Layout(tuple(h for _, h in columns), tuple(k for k, _ in columns), bases, present_value)
 
 
 RECOMMENDED_FILL = "E2EFDA"      # light green: the recommended bid's row on the Summary sheet
@@ -62,7 +75,8 @@ RECOMMENDED_FILL = "E2EFDA"      # light green: the recommended bid's row on the
 
 def summary_layout(doc: dict[str, Any]) -> Layout:
     timed = any(a.get("key") == "value_of_time_per_day" for a in doc.get("assumptions") or [])
-    return layout(str(doc["currency"]), bases_of(doc), timed)
+    present_value = any(PV in (b.get("cost_bases") or {}) for b in doc["bids"])
+    return layout(str(doc["currency"]), bases_of(doc), timed, present_value)
 
 
 def build_summary(book: Book, doc: dict[str, Any], chains: list[Chain], blocks: Blocks, names: Names,
@@ -77,12 +91,13 @@ def build_summary(book: Book, doc: dict[str, Any], chains: list[Chain], blocks: 
     costed = [any((str(c.bid["id"]), b, "base") in blocks for b in lay.bases) for c in chains]
     money, rate = style(money_format(ccy)), style(money_format(ccy, 4))
     tokens = train_tokens_expr(doc)
+    cash_names = {pv_name(names, str(c.bid["id"])) for c in cash_bids(chains)}   # the Cash flow sheet's
     for i, chain in enumerate(chains):
         row = first + i
         _bid_row(sheet, row, chain, lay, names, defined, deadline,
                  chain.bid.get("id") == (doc.get("recommendation") or {}).get("bid"))
         for case, total_key, per_key in (("base", "total", "per_mtok"), ("scenario", "scn_total", "scn_per_mtok")):
-            total = _total(sheet, row, chain, case, lay, blocks, money, rate, tokens)
+            total = _total(sheet, row, chain, case, lay, blocks, money, rate, tokens, names, cash_names)
             if total is None:
                 sheet.put(row, lay.col(total_key), "n/a")
                 sheet.put(row, lay.col(per_key), "n/a")
@@ -94,7 +109,13 @@ def build_summary(book: Book, doc: dict[str, Any], chains: list[Chain], blocks: 
             time_value = chain.get(case, "time_value")
             if ranked_key in lay.keys and time_value is not None:
                 sheet.put(row, lay.col(ranked_key), _per_mtok(row, lay.col(total_key), tokens, time_value), rate)
-        for rank_key, per_key in (("rank", "ranked" if "ranked" in lay.keys else "per_mtok"),
+        per_col = lay.col("ranked" if "ranked" in lay.keys else "per_mtok")
+        missed = _missed(chain.bid, row, lay, deadline is not None)
+        sheet.put(row, lay.col("missed"), missed, style(FMT["int"]))
+        if costed[i]:
+            sheet.put(row, lay.col("rank_key"), Ref(SUMMARY_SHEET, row, lay.col("missed")) * RANK_OFFSET
+                      + Ref(SUMMARY_SHEET, row, per_col), rate)
+        for rank_key, per_key in (("rank", "rank_key"),
                                   ("scn_rank", "scn_ranked" if "scn_ranked" in lay.keys else "scn_per_mtok")):
             sheet.put(row, lay.col(rank_key), _rank(row, lay.col(per_key), first, last, costed, i),
                       style(FMT["int"], bold=True))
@@ -102,6 +123,18 @@ def build_summary(book: Book, doc: dict[str, Any], chains: list[Chain], blocks: 
     sheet.autofilter = (0, 0, last, len(lay.headers) - 1)
     _charts(sheet, doc, lay, first, last, deadline is not None, any("days_to_finish" in c.base for c in chains))
     return sheet
+
+
+def _missed(bid: dict[str, Any], row: int, lay: Layout, has_deadline: bool) -> Expr:
+    """Hard constraints the bid misses: the deadline by formula where the sheet has one (its lead
+    time and time to train move it), else as the document found it; the cash budget and the
+    net-cost limit as the document found them."""
+    formula = has_deadline and bid.get("time_to_train_days") is not None
+    codes = LIMIT_CODES if formula else LIMIT_CODES + ("misses-deadline",)
+    limits: Expr = lift(sum(1 for f in bid.get("flags") or [] if f.get("code") in codes))
+    if not formula:
+        return limits
+    return call("IF", Ref(SUMMARY_SHEET, row, lay.col("meets")).eq("no"), 1, 0) + limits
 
 
 def _per_mtok(row: int, total_col: int, tokens: Expr, plus: Expr | None = None) -> Expr:
@@ -112,8 +145,13 @@ def _per_mtok(row: int, total_col: int, tokens: Expr, plus: Expr | None = None) 
     return call("ROUND", total / tokens * 1000000, 4)
 
 
+def pv_name(names: Names, bid_id: str) -> str:
+    """The defined name of a bid's present value on the Cash flow sheet."""
+    return f"cash_{names.slug(bid_id)}_present_value"
+
+
 def _total(sheet: Sheet, row: int, chain: Chain, case: str, lay: Layout, blocks: Blocks, money: Style,
-           rate: Style, tokens: Expr) -> Expr | None:
+           rate: Style, tokens: Expr, names: Names, book_names: Collection[str]) -> Expr | None:
     """The total on the ranking basis; with two bases, each gets its columns and the input picks one."""
     bid_id = str(chain.bid["id"])
     sums: dict[str, Expr] = {}
@@ -125,6 +163,15 @@ def _total(sheet: Sheet, row: int, chain: Chain, case: str, lay: Layout, blocks:
         return None
     if lay.bases == ("",):
         return sums[""]
+    pv = ((chain.bid.get("cost_bases") or {}).get(PV) or {}).get("total_cost")
+    pv_cell: Expr | None = None
+    if lay.present_value and pv is not None:
+        col = lay.col(f"total:{PV}")
+        if case == "base":      # live: the Cash flow sheet's discounted total (its own check: 1e-6 of the JSON)
+            live = pv_name(names, bid_id)
+            sheet.put(row, col, Name(live) if live in book_names else Decimal(str(pv)), money)
+            sheet.put(row, lay.col(f"per_mtok:{PV}"), _per_mtok(row, col, tokens), rate)
+        pv_cell = Ref(SUMMARY_SHEET, row, col)
     cells: dict[str, Expr] = {}
     for basis, total in sums.items():
         if case == "base":          # each basis' own total has a column; the scenario picks directly
@@ -133,9 +180,9 @@ def _total(sheet: Sheet, row: int, chain: Chain, case: str, lay: Layout, blocks:
             sheet.put(row, lay.col(f"per_mtok:{basis}"), _per_mtok(row, col, tokens), rate)
             total = Ref(SUMMARY_SHEET, row, col)
         cells[basis] = total
-    if len(cells) == 1:
-        return next(iter(cells.values()))
-    return call("IF", Name(BASIS_INPUT).eq("run"), cells["run"], cells["commitment"])
+    picked = (next(iter(cells.values())) if len(cells) == 1
+              else call("IF", Name(BASIS_INPUT).eq("run"), cells["run"], cells["commitment"]))
+    return picked if pv_cell is None else call("IF", Name(BASIS_INPUT).eq(PV), pv_cell, picked)
 
 
 def case_total(chain: Chain, case: str, lay: Layout, blocks: Blocks) -> Expr | None:

@@ -25,7 +25,7 @@ from procure.report.xlsx_formula import Expr, Name, Num, Ref, call
 from procure.report.xlsx_inputs import Names, train_tokens_expr
 from procure.report.xlsx_sheets import STEP_FIRST_TERM_COL, STEP_MODELED_COL, STEP_SHEET, STEP_USED_COL
 from procure.report.xlsx_lines import Blocks
-from procure.report.xlsx_summary import SUMMARY_SHEET, Layout, case_total, summary_layout
+from procure.report.xlsx_summary import BASIS_INPUT, SUMMARY_SHEET, Layout, case_total, summary_layout
 
 RATIOS_SHEET = "Ratios"
 TARGET_SHEET = "Time to target"
@@ -36,7 +36,8 @@ RATIOS_HEADER = ["Bid", "Bubble ratio", "Communication-to-computation", "Overlap
 TARGET_HEADER = ["Bid", "Global batch (tokens)", "Workload batch (tokens)", "Critical batch (tokens)", "Token factor",
                  "Token penalty", "Target tokens", "Equivalent tokens", "Penalty tokens", "Days to target",
                  "Days at target tokens", "Penalty days", "Cost to target", "Cost at target tokens",
-                 "Penalty cost", "Source of the values"]
+                 "Penalty cost", "Source of the values", "Cost at target tokens on present value (from the JSON)"]
+PV_AT_TARGET_COL = 16
 RATIO_HOW = ("bubble ratio = bubble_s / modeled step time; communication-to-computation = (exposed + hidden) / "
              "compute_s; overlap efficiency = hidden / comm_overlappable_s; exposed share = exposed / modeled step "
              "time; effective = tokens per step / step time used / GPUs × goodput / token factor (the main phase's "
@@ -147,7 +148,7 @@ def target_sheet(book: Book, doc: dict[str, Any], chains: list[Chain], names: Na
         else:
             for col in (9, 10, 11):
                 sheet.put(r, col, NA)
-        _costs(sheet, r, ttt, ccy, chain, lay, blocks)
+        _costs(sheet, r, ttt, ccy, chain, lay, blocks, doc.get("cost_basis") == "present_value")
         if ttt.get("cost") is not None and isinstance(sheet.cells[(r, COST_AT_TARGET_COL)].content, Expr):
             for key, col in (("cost_to_target", COST_TO_TARGET_COL), ("cost_at_target_tokens", COST_AT_TARGET_COL)):
                 book.define(names.base(bid_id, key), TARGET_SHEET, r, col)
@@ -160,7 +161,8 @@ def target_sheet(book: Book, doc: dict[str, Any], chains: list[Chain], names: Na
 COST_TO_TARGET_COL, COST_AT_TARGET_COL = 12, 13
 
 
-def _costs(sheet: Sheet, r: int, ttt: dict[str, Any], ccy: str, chain: Chain, lay: Layout, blocks: Blocks) -> None:
+def _costs(sheet: Sheet, r: int, ttt: dict[str, Any], ccy: str, chain: Chain, lay: Layout, blocks: Blocks,
+           present_value: bool = False) -> None:
     """Cost to target: the Summary's live total on the basis that ranks (the basis input); at the
     target tokens: the same without the token factor (the target case of the Cost lines), or the
     same cell when the bid's batch is the workload's (no penalty)."""
@@ -170,6 +172,13 @@ def _costs(sheet: Sheet, r: int, ttt: dict[str, Any], ccy: str, chain: Chain, la
         return
     money = style(money_format(ccy))
     sheet.put(r, COST_TO_TARGET_COL, Ref(SUMMARY_SHEET, r, lay.col("total")), money)
-    at_target = case_total(chain, "target", lay, blocks) if chain.target else Ref(TARGET_SHEET, r, COST_TO_TARGET_COL)
+    at_target: Expr | None = (case_total(chain, "target", lay, blocks) if chain.target
+                                        else Ref(TARGET_SHEET, r, COST_TO_TARGET_COL))
+    if chain.target and present_value and ttt.get("cost_at_target_tokens") is not None and at_target is not None:
+        # on present value the workbook holds no dated cash at the target tokens: the JSON's figure,
+        # beside; the run and commitment bases rebuild it from the Cost lines
+        sheet.put(r, PV_AT_TARGET_COL, Decimal(str(ttt["cost_at_target_tokens"])), money)
+        at_target = call("IF", Name(BASIS_INPUT).eq("present_value"), Ref(TARGET_SHEET, r, PV_AT_TARGET_COL),
+                         at_target)
     sheet.put(r, COST_AT_TARGET_COL, at_target if at_target is not None else NA, money)
     sheet.put(r, 14, Ref(TARGET_SHEET, r, COST_TO_TARGET_COL) - Ref(TARGET_SHEET, r, COST_AT_TARGET_COL), money)

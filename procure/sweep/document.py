@@ -59,7 +59,7 @@ class SweepPoint(Frozen):
     goodput: Optional[Real]
     time_to_train_days: Optional[Real]
     days_to_finish: Optional[Real] = Field(description="Lead time of the capacity, then the run.")
-    cost_basis: Literal["run", "commitment"] = Field(description="The basis of total_cost and of the ranking.")
+    cost_basis: Literal["present_value", "run", "commitment"] = Field(description="The basis of total_cost and of the ranking.")
     billed_hours: Optional[Amount]
     energy_mwh: Optional[Amount]
     total_cost: Optional[Amount] = Field(description="On the ranking basis (`cost_basis`), in the sweep currency.")
@@ -104,7 +104,7 @@ class WorkloadRow(Frozen):
     train_tokens: Tokens = Field(description="Tokens of every phase (cost per million tokens divides by them).")
     precision: str
     deadline_days: Optional[Real] = Field(description="The workload's, else the sweep's constraint.")
-    cost_basis: Literal["run", "commitment"] = Field(description="The basis that ranks this workload's points.")
+    cost_basis: Literal["present_value", "run", "commitment"] = Field(description="The basis that ranks this workload's points.")
     phases: list[WorkloadPhase] = Field(default_factory=list, description="Further phases after the main one; time "
                                         "to train and cost of every point cover them all.")
 
@@ -193,7 +193,7 @@ class SweepDocument(Frozen):
     title: str
     as_of: date
     currency: str
-    cost_basis: Optional[Literal["run", "commitment"]] = Field(
+    cost_basis: Optional[Literal["present_value", "run", "commitment"]] = Field(
         description="The basis sweep.yaml sets for every workload; null: each workload's own.")
     sweep_sha256: str = Field(pattern=r"^[0-9a-f]{64}$", description="Of the sweep.yaml bytes.")
     workloads: list[WorkloadRow]

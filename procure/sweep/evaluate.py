@@ -16,7 +16,7 @@ from decimal import Decimal
 from typing import Any
 
 from procure.catalog.types import Network
-from procure.economics.bid import BidEconomics, commitment_end, evaluate_core, horizon_hours, with_cash
+from procure.economics.bid import BidEconomics, commitment_end, evaluate_core, pinned
 from procure.economics.inputs import Assumptions
 from procure.economics.uncertainty import band
 from procure.inputs.resolve import ResolvedBid
@@ -44,7 +44,8 @@ def _plan(est: Estimate) -> dict[str, Any] | None:
 def _band(econ: BidEconomics, case: Any, ctx: SweepContext, basis: str) -> dict[str, Any] | None:
     if not econ.has_cost:
         return None
-    found = band(case, ctx.assumptions, basis)
+    end = commitment_end(econ)      # the band's horizon, as a quote of this point alone pins it
+    found = band(case, pinned(ctx.assumptions, [] if end is None else [end]), basis)
     if found is None or found.cost_per_million_tokens is None:
         return None
     return {"cost_per_million_tokens": [quantized("band_cost_p10", v) for v in found.cost_per_million_tokens],
@@ -70,9 +71,9 @@ def _bases(econ: BidEconomics) -> Row:
 
 
 def point_cash(econ: BidEconomics, assumptions: Assumptions) -> BidEconomics:
-    """The point with its dated cash, over ``horizon_months`` when given, else its own run or term."""
-    end = commitment_end(econ)
-    return with_cash(econ, assumptions, horizon_hours(assumptions, [] if end is None else [end]))
+    """The point with its dated cash, over ``horizon_months`` when given, else its own run or term
+    (``evaluate_core`` computes it so; kept as the one place the sweep names it)."""
+    return econ
 
 
 def _cash(econ: BidEconomics) -> Row:

@@ -113,7 +113,7 @@ class SweepSpec(Strict):
     title: str = Field(min_length=1, max_length=300)
     as_of: CalendarDate
     currency: str = Field("USD", pattern=r"^[A-Z]{3}$")
-    cost_basis: Optional[Literal["run", "commitment"]] = Field(
+    cost_basis: Optional[Literal["present_value", "run", "commitment"]] = Field(
         None, description="the basis that ranks every workload (else each workload's, else the quote's default)")
     price_books: list[str] = Field(default_factory=list, max_length=100,
                                    description="folders of your own price books, as in cluster.yaml")

@@ -88,7 +88,7 @@ def test_a_twd_price_keeps_its_quote_and_converts_once(tmp_path):
     assert quoted["fx_rate"] == Decimal("0.0317279015166")            # 1 / 31.518, 12 digits
     assert quoted["converted"] == Decimal("2.379593") == bid["pricing"]["price_per_gpu_hour"]
     assert bid["pricing"]["book_currency"] == "TWD" and str(bid["pricing"]["fx_as_of"]) == "2026-06-30"
-    line = bid["cost_lines"][0]
+    line = bid["cost_bases"]["run"]["cost_lines"][0]
     assert line["rate"] == Decimal("2.379593")                        # the cost line uses the converted price
 
 
@@ -169,13 +169,14 @@ def test_a_user_book_may_not_reuse_a_shipped_id_or_name_an_unknown_accelerator(t
 
 # --- two bases, one ranking basis ------------------------------------------------------------
 
-def test_the_basis_comes_from_the_option_else_the_workload_else_commitment(tmp_path):
+def test_the_basis_comes_from_the_option_else_the_workload_else_present_value(tmp_path):
     path = write(tmp_path, "{kind: rental, usd_per_gpu_hour: 2}", workload="  cost_basis: run\n")
     assert api.quote_document(path).cost_basis == "run"
     assert api.quote_document(path, basis="commitment").cost_basis == "commitment"
     plain = write(tmp_path, "{kind: rental, usd_per_gpu_hour: 2}")
     doc = api.quote_document(plain)
-    assert doc.cost_basis == "commitment" and set(doc.bids[0].cost_bases) == {"run", "commitment"}
+    assert doc.cost_basis == "present_value"
+    assert set(doc.bids[0].cost_bases) == {"present_value", "run", "commitment"}
 
 
 def test_the_terminal_names_the_ranking_basis(tmp_path):

@@ -50,8 +50,14 @@ def test_a_small_price_move_flips_a_close_race():
     assert not rows[("price", -0.1)].winner_changes and rows[("price", -0.1)].rank == 1
     assert rows[("price", 0.1)].cost_per_million_tokens > result.bids[0].cost_per_million_tokens
     base_usd = result.bids[0].cost_per_million_tokens
-    assert rows[("cost_of_capital", 0.2)].cost_per_million_tokens == base_usd   # nothing prepaid or owned
-    assert rows[("lead_time_slip", 30.0)].cost_per_million_tokens == base_usd
+    # present value (the default basis): the same invoices discounted more, or paid a month later
+    assert rows[("cost_of_capital", 0.2)].cost_per_million_tokens < base_usd
+    assert rows[("lead_time_slip", 30.0)].cost_per_million_tokens < base_usd
+    undiscounted = compare(close, A, "commitment")
+    moved = {(r.factor, r.change if r.step is None else r.step): r for r in undiscounted.bids[0].sensitivity}
+    same = undiscounted.bids[0].cost_per_million_tokens      # nothing prepaid or owned
+    assert moved[("cost_of_capital", 0.2)].cost_per_million_tokens == same
+    assert moved[("lead_time_slip", 30.0)].cost_per_million_tokens == same
     assert rows[("efficiency", 0.2)].time_to_train_days < result.bids[0].time_to_train_days
     assert rows[("failure_rate", 0.2)].time_to_train_days > result.bids[0].time_to_train_days
     summary = result.sensitivity_summary
@@ -86,7 +92,8 @@ def test_recommendation_prefers_a_bid_that_meets_the_deadline():
                          pricing=ex.rental("0.50"), deadline_days=30)
     on_time = ex.case("ontime", pricing=ex.rental("2.35"), deadline_days=30)
     result = compare([cheap_late, on_time], A)
-    assert result.ranking[0] == "late"
+    assert result.ranking == ("ontime", "late")          # constraints first: the late bid ranks after
+    assert result.bids[0].total_cost < result.bids[1].total_cost
     assert result.recommendation["bid"] == "ontime"
     assert "misses it" in result.recommendation["text"]
     assert "30-day deadline" in result.recommendation["text"]

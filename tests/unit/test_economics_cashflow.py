@@ -162,13 +162,13 @@ def test_a_bid_whose_cash_exceeds_the_budget_is_flagged_with_the_excess():
     assert found.flag_codes.count("over-net-cost") == 1 and "over-budget" not in found.flag_codes
 
 
-def test_on_the_ranking_basis_a_purchase_for_a_short_job_pays_the_haircut_and_the_rental_is_recommended():
-    # commitment basis (the default ranking basis): 11,200,000 capex + 1,534.25 financing
+def test_on_the_commitment_basis_a_purchase_for_a_short_job_pays_the_haircut_and_the_rental_is_recommended():
+    # commitment basis (undiscounted; no market price given, so resale follows the capex): 11,200,000 capex + 1,534.25 financing
     # (11.2M × 0.08 × 15 / 8760) − resale at 0.67^(15/8760) × 0.85 × 0.95 = 0.806946 of capex
     # (9,037,795.20): 2,163,739.05, i.e. 19.3% of capex, at least the 5% the used market takes
     buy = hours_job("own", bare_purchase("43750"), gpus=256, hours=15)
     rent = hours_job("rent", ex.rental("2.35"), gpus=256, hours=15)
-    result = compare([buy, rent], NO_FAILURES)
+    result = compare([buy, rent], NO_FAILURES, "commitment")
     own, rental = result.bids
     capex = Decimal("11200000.00")
     assert own.basis == "commitment"

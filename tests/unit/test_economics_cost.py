@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 
 from procure.economics import Assumptions, evaluate_core
 from procure.economics import examples as ex
+from procure.economics.cashflow import cash_summary, present_value_float
 from procure.economics.cost import (BASES, book_value_left, capex_total, cost_lines, resale_fraction, terms,
                                     total_cost_float)
 from procure.economics.inputs import Pricing
@@ -31,7 +32,7 @@ def amounts(econ, basis: str) -> dict[str, Decimal]:
 
 
 def test_rental_cost_is_gpus_times_price_times_hours_to_the_cent():
-    econ = evaluate_core(one_hour_per_thousand(ex.rental("2.35")), NO_FAILURES)
+    econ = evaluate_core(one_hour_per_thousand(ex.rental("2.35")), NO_FAILURES, "commitment")
     assert econ.billed_hours == Decimal("1.00")
     assert econ.total_cost == Decimal("18.80")
     assert [line.key for line in econ.cost_lines] == ["gpu_hours"]
@@ -39,7 +40,7 @@ def test_rental_cost_is_gpus_times_price_times_hours_to_the_cent():
 
 
 def test_rental_cost_for_a_realistic_bid():
-    econ = evaluate_core(ex.case("a", pricing=ex.rental("2.35")), Assumptions())
+    econ = evaluate_core(ex.case("a", pricing=ex.rental("2.35")), Assumptions(), "commitment")
     hours = econ.billed_hours
     assert hours == hours.quantize(Decimal("0.01"))
     assert 0 <= hours - Decimal(repr(econ.time_to_train_days * 24)) < Decimal("0.01")
@@ -74,7 +75,7 @@ def test_a_reservation_is_charged_its_hours_used_on_run_and_in_full_on_commitmen
 
 def test_training_longer_than_the_commitment_bills_the_hours_used():
     econ = evaluate_core(one_hour_per_thousand(ex.rental("2.00", min_commit_months=1), hours=1000),
-                         NO_FAILURES)
+                         NO_FAILURES, "commitment")
     assert econ.billed_hours == Decimal("1000.00")
     assert econ.total_cost == Decimal("16000.00")
     assert econ.idle_commitment_hours == 0
@@ -83,7 +84,7 @@ def test_training_longer_than_the_commitment_bills_the_hours_used():
 def test_rental_adders_and_support():
     pricing = ex.rental("2.35", storage_per_gpu_hour=Decimal("0.05"),
                         network_per_gpu_hour=Decimal("0.10"), support_fraction=Decimal("0.03"))
-    econ = evaluate_core(one_hour_per_thousand(pricing, hours=10), NO_FAILURES)
+    econ = evaluate_core(one_hour_per_thousand(pricing, hours=10), NO_FAILURES, "commitment")
     assert amounts(econ, "commitment") == {"gpu_hours": Decimal("188.00"), "storage": Decimal("4.00"),
                                            "network": Decimal("8.00"), "support": Decimal("5.64")}
     assert econ.total_cost == Decimal("205.64")
@@ -93,7 +94,7 @@ def test_inline_rental_terms_discount_setup_egress_and_prepayment():
     pricing = ex.rental("2.00", min_commit_months=1, discount_fraction=Decimal("0.10"),
                         setup_fee=Decimal("2500"), egress_tb=Decimal("40"), egress_per_tb=Decimal("90"),
                         prepay_fraction=Decimal("0.5"))
-    econ = evaluate_core(one_hour_per_thousand(pricing, hours=100), NO_FAILURES)
+    econ = evaluate_core(one_hour_per_thousand(pricing, hours=100), NO_FAILURES, "commitment")
     commitment = amounts(econ, "commitment")
     assert commitment["gpu_hours"] == Decimal("1440.00")            # 8 × 100 h × 2.00 × 0.9
     assert commitment["idle_commitment"] == Decimal("9072.00")      # 8 × 630 h × 2.00 × 0.9
@@ -313,7 +314,11 @@ def test_the_monte_carlo_float_total_matches_the_decimal_total(pricing, gpus, us
     t = terms(pricing, gpus, Assumptions())
     lines = cost_lines(t, used_hours, basis)
     decimal_total = sum((line.amount for line in lines), Decimal(0))
-    float_total = float(total_cost_float(t, float(used_hours), basis=basis))
+    if basis == "present_value":       # the dated cash, discounted: one cent per flow at most
+        cash = cash_summary(t, 0.0, used_hours)
+        decimal_total, lines = cash.present_value, list(cash.flows)
+    float_total = float(present_value_float(t, float(used_hours)) if basis == "present_value"
+                        else total_cost_float(t, float(used_hours), basis=basis))
     scale = max(abs(float(decimal_total)), float(capex_total(t)) if pricing.kind == "purchase" else 0.0)
     assert float_total == pytest.approx(float(decimal_total), rel=0, abs=0.01 * len(lines) + 2e-6 * scale)
 

@@ -71,8 +71,9 @@ def _with_tax(tmp_path: Path, tax: str) -> Path:
     for log in (CASES / "example" / "logs").iterdir():
         (target / "logs").mkdir(exist_ok=True)
         (target / "logs" / log.name).write_bytes(log.read_bytes())
-    (target / "cluster.yaml").write_text(text.replace("  cost_basis: commitment", f"  tax: {tax}\n  cost_basis: commitment",
-                                                      1), encoding="utf-8")
+    assert "\n  cost_basis:" in text
+    (target / "cluster.yaml").write_text(text.replace("\n  cost_basis:", f"\n  tax: {tax}\n  cost_basis:", 1),
+                                         encoding="utf-8")
     return target / "cluster.yaml"
 
 

@@ -86,7 +86,7 @@ def test_a_large_report_defaults_to_the_top_bids_and_says_so():
     assert first["gpus"] == "4,096" and first["accel"] == doc["bids"][0]["accelerator"]["name"]
     assert first["flags_text"] == ", ".join(f["code"] for f in first["flags"])
     assert [r["id"] for r in view["bases"]["rows"]] == [b["id"] for b in doc["bids"][:10]] + ["bid-024"]
-    assert view["bases"]["note"] == ("Both bases of the 11 bids with a detail page, of 60; the workbook and "
+    assert view["bases"]["note"] == ("Every cost basis of the 11 bids with a detail page, of 60; the workbook and "
                                      "the JSON hold every bid.")
     assert view["large"] is True
     none = build_view(doc, bid_pages=BidPages("none"))

@@ -116,8 +116,13 @@ def test_summary_contract(case, documents, workbooks):
         if bid["total_cost"] is None:
             assert ws.cell(r, total).value == "n/a"
         else:                       # the ranking basis' total, each basis summing its cost lines
-            assert str(ws.cell(r, total).value) == f'=IF(in_cost_basis="run",{_col(head, "Run basis: total cost")}{r},' \
-                                                    f'{_col(head, "Commitment basis: total cost")}{r})'
+            assert str(ws.cell(r, total).value) == (
+                f'=IF(in_cost_basis="present_value",{_col(head, "Present value: total cost")}{r},'
+                f'IF(in_cost_basis="run",{_col(head, "Run basis: total cost")}{r},'
+                f'{_col(head, "Commitment basis: total cost")}{r}))')
+            # live: the Cash flow sheet's discounted total (which LibreOffice checks against the JSON)
+            assert str(ws.cell(r, head.index("Present value: total cost") + 1).value) == \
+                f"=cash_{bid['id'].replace('-', '_').lower()}_present_value"
             for basis in ("Run", "Commitment"):
                 assert str(ws.cell(r, head.index(f"{basis} basis: total cost") + 1).value).startswith(
                     "=SUM('Cost lines'!")
@@ -278,7 +283,7 @@ def _whatif(book, name: str, value) -> None:
 
 def _summary_value(book, bid: str, column: str):
     sheet = next(s for s in book.sheets if s.name == "Summary")
-    head = [sheet.cells[(0, c)].content for c in range(30) if (0, c) in sheet.cells]
+    head = [sheet.cells[(0, c)].content for c in range(60) if (0, c) in sheet.cells]
     row = next(r for (r, c), cell in sheet.cells.items() if c == 1 and cell.content == bid)
     return book.value("Summary", row, head.index(column))
 
@@ -286,6 +291,9 @@ def _summary_value(book, bid: str, column: str):
 def test_the_scenario_column_answers_what_ifs(documents):
     doc = documents["example"]
     book, _ = build_book(doc)
+    # the chain rebuilds the run and commitment bases; the present value is the document's figure
+    sheet, row, col = book.names["in_cost_basis"]
+    next(s for s in book.sheets if s.name == sheet).cells[(row, col)].content = "commitment"
     aws = next(b for b in doc["bids"] if b["id"] == "aws-p5")
     base_days = _summary_value(book, "aws-p5", "Time to train (days)")
     _whatif(book, "whatif_aws_p5_mfu", "0.45")                      # the vendor only reaches 45% MFU

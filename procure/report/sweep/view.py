@@ -9,7 +9,9 @@ from typing import Any
 from procure.report.formatting import Formatter
 from procure.report.sweep.chart import ChartPoint, frontier_chart
 from procure.sweep.document import BestPoint, Plan, SweepDocument, SweepPoint, TermPrice, WorkloadFindings
-BASIS_MEANING = {"run": "what this job consumes", "commitment": "the terms the buyer commits to, costed to the end of the run"}
+BASIS_MEANING = {"present_value": "every point's dated cash over its horizon, discounted at the cost of capital",
+                 "run": "the economic cost of this job on an amortised cluster",
+                 "commitment": "the terms the buyer commits to, costed to the end of the run, undiscounted"}
 FAILURE_TEXT = {
     "infeasible": "no plan fits", "price-missing": "no price", "misses-deadline": "misses deadline",
     "over-budget": "over the cash budget", "over-net-cost": "over the net-cost limit", "too-many-gpus": "too many GPUs", "over-power": "over power",
