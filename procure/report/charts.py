@@ -182,14 +182,19 @@ def stacked_bar(segments: Sequence[tuple[str, float | None]], fmt: Fmt, *, title
 
 def tornado(rows: Sequence[tuple[str, float | None, float | None, str, str]], base: float,
             fmt: Fmt, *, title: str, base_label: str, width: float = 640) -> str:
-    """For each factor a bar from the base to its low case and one to its high case (room on the
-    right for a case's text, which may name the bid it makes the recommendation)."""
+    """For each factor a bar from the base to its low case and one to its high case, each case's
+    text beyond its bar's end; two cases on the same side of the base (a delivery slip of 30 and
+    60 days, say) share one text at the outer end. The margins are sized to the texts, so no text
+    runs into the factor names or off the chart."""
     row_h, top = 24, 18
     label_w = min(240, max([text_width(r[0], 10) for r in rows] + [40]) + 12)
-    x0, x1 = label_w + 40, width - 130
+    placed = [_tornado_texts(low, high, lt, ht, base) for _, low, high, lt, ht in rows]
+    left_w = max([text_width(t, 9) for left, _ in placed for t in left] + [30]) + 10
+    right_w = max([text_width(t, 9) for _, right in placed for t in right] + [30]) + 10
+    x0, x1 = label_w + left_w, max(label_w + left_w + 120, width - right_w)
     values = [v for r in rows for v in (r[1], r[2]) if v is not None] + [base]
     span = max(abs(v - base) for v in values) or abs(base) * 0.1 or 1.0
-    lo, hi = base - span * 1.1, base + span * 1.1
+    lo, hi = base - span * 1.05, base + span * 1.05
     scale: Callable[[float], float] = lambda v: x0 + (x1 - x0) * (v - lo) / (hi - lo)  # noqa: E731
     y_bottom = top + row_h * len(rows) + 4
     ticks = [t for t in nice_ticks(lo, hi, 6) if lo <= t <= hi]
@@ -198,27 +203,32 @@ def tornado(rows: Sequence[tuple[str, float | None, float | None, str, str]], ba
         body.append(_line(scale(t), top, scale(t), y_bottom, GRID, 0.6))
         body.append(_text(scale(t), y_bottom + 12, fmt(t), anchor="middle", size=9, fill=MUTED))
     xb = scale(base)
-    for i, (label, low, high, low_text, high_text) in enumerate(rows):
+    for i, ((label, low, high, _lt, _ht), (left, right)) in enumerate(zip(rows, placed)):
         y = top + i * row_h
         body.append(_text(label_w, y + 16, label, anchor="end", size=10))
-        body.extend(_tornado_side(low, low_text, base, scale, y, PALETTE[2]))
-        body.extend(_tornado_side(high, high_text, base, scale, y, PALETTE[3]))
+        for value, colour in sorted(((v, c) for v, c in ((low, PALETTE[2]), (high, PALETTE[3])) if v is not None),
+                                    key=lambda vc: -abs(vc[0] - base)):     # the longer bar first
+            a, b = sorted((xb, scale(value)))
+            body.append(_rect(a, y + 5, b - a, 14, colour))
+        ends = [scale(v) for v in (low, high) if v is not None] + [xb]
+        if left:
+            body.append(_text(min(ends) - 4, y + 16, " · ".join(left), anchor="end", size=9))
+        if right:
+            body.append(_text(max(ends) + 4, y + 16, " · ".join(right), size=9))
     body.append(_line(xb, top - 6, xb, y_bottom, INK, 1.2))
     body.append(_text(xb, top - 8, base_label, anchor="middle", size=9))
     return _svg(width, y_bottom + 20, body, title)
 
 
-def _tornado_side(value: float | None, text: str, base: float, scale: Callable[[float], float],
-                  y: float, colour: str) -> list[str]:
-    if value is None:
-        return []
-    a, b = sorted((scale(base), scale(value)))
-    out = [_rect(a, y + 5, b - a, 14, colour)]
-    if value >= base:
-        out.append(_text(b + 4, y + 16, text, size=9))
-    else:
-        out.append(_text(a - 4, y + 16, text, anchor="end", size=9))
-    return out
+def _tornado_texts(low: float | None, high: float | None, low_text: str, high_text: str,
+                   base: float) -> tuple[list[str], list[str]]:
+    """The texts left and right of the base: each case on its own side; two on one side joined."""
+    left: list[str] = []
+    right: list[str] = []
+    for value, text in ((low, low_text), (high, high_text)):
+        if value is not None and text:
+            (right if value >= base else left).append(text)
+    return left, right
 
 
 def line_chart(points: Sequence[tuple[float, float]], x_fmt: Fmt, y_fmt: Fmt, *, title: str,

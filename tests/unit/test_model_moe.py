@@ -203,8 +203,9 @@ def _case(step_times: list[float], tokens: list[float], gpus: int = 2048) -> Bid
 def test_a_workload_with_phases_costs_the_sum_of_its_phases(steps, tokens):
     tokens = tokens[:len(steps)]
     a = Assumptions(monte_carlo_samples=0)
-    whole = evaluate_core(_case(steps, tokens), a)
-    alone = [evaluate_core(_case([s], [t]), a) for s, t in zip(steps, tokens)]
+    # the undiscounted basis adds up; on present value a later phase is discounted more
+    whole = evaluate_core(_case(steps, tokens), a, "run")
+    alone = [evaluate_core(_case([s], [t]), a, "run") for s, t in zip(steps, tokens)]
     assert whole.time_to_train_days == pytest.approx(sum(x.time_to_train_days for x in alone), rel=1e-12)
     # every cost line is a rate times billed hours (rounded up to 0.01 h, then to cents)
     slack = Decimal("0.01") * 2048 * Decimal("2.00") * len(steps) + Decimal("0.01") * len(steps) * 3
@@ -258,7 +259,7 @@ def test_deepseek_v3_training_cost_is_reproduced_per_phase(cat):
                    commitment=Commitment(), train_tokens=phases[0][3], params=param_count(arch),
                    main_phase="pretrain",
                    phases=tuple(Phase(p[0], perf, p[3]) for p, perf in zip(phases[1:], perfs[1:])))
-    econ = evaluate_core(case, Assumptions(monte_carlo_samples=0))
+    econ = evaluate_core(case, Assumptions(monte_carlo_samples=0), "run")   # GPU-hours x price, undiscounted
     gpu_hours = {p.name: p.time_to_train_days * 24 * 2048 for p in econ.phases}
     assert gpu_hours["pretrain"] == pytest.approx(2_664_000, rel=0.10)
     extension = gpu_hours["context-32k"] + gpu_hours["context-128k"]

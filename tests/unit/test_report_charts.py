@@ -76,3 +76,25 @@ def test_nice_ticks_cover_the_range_with_even_steps(lo, span):
     assert ticks[0] <= lo + tol and ticks[-1] >= lo + span - tol
     steps = {round(b - a, 6) for a, b in zip(ticks, ticks[1:])}
     assert len(ticks) >= 2 and max(steps) - min(steps) <= 1e-6 * max(1.0, max(steps))
+
+
+def test_tornado_texts_stay_clear_of_the_factor_names_and_of_each_other():
+    """Two cases on one side of the base share one text; no case text runs into the factor names
+    (the sensitivity page's delivery slips and long left texts overlapped before)."""
+    import re
+
+    rows = [("Price on a very long bid name", 0.55, 1.09, "−20%: $0.5389", "+20%: $1.0940"),
+            ("Delivery slip on aws-p5", 0.8699, 0.8593, "+30 days: $0.8699", "+60 days: $0.8593"),
+            ("Delivery slip on lambda-b200", 0.8858, 0.8909, "+30 days: $0.8858", "+60 days: $0.8909")]
+    svg = charts.tornado(rows, 0.8806, lambda v: f"{v:.2f}", title="t", base_label="base")
+    texts = [(float(x), anchor, s) for x, anchor, s in
+             re.findall(r'<text x="([\d.]+)" y="[\d.]+" font-size="9" text-anchor="(\w+)"[^>]*>([^<]*)</text>', svg)]
+    label_end = max(float(x) for x, s in re.findall(r'<text x="([\d.]+)" y="[\d.]+" font-size="10"[^>]*>([^<]*)<', svg))
+    values = [t for t in texts if ":" in t[2]]
+    assert any("+30 days: $0.8699 · +60 days: $0.8593" in s or "+60 days: $0.8593 · +30 days: $0.8699" in s
+               or ("+30 days" in s and "+60 days" in s) for _, _, s in values)
+    for x, anchor, s in values:
+        if anchor == "end":
+            assert x - charts.text_width(s, 9) >= label_end, s
+    width = float(re.search(r'viewBox="0 0 ([\d.]+)', svg).group(1))
+    assert all(x + charts.text_width(s, 9) <= width for x, anchor, s in values if anchor == "start")
