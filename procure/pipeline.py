@@ -86,8 +86,9 @@ def estimate_at(inputs: Inputs, rb: ResolvedBid, measured: MeasuredBid | None, k
 
 
 def _timed(est: Estimate, start: float) -> Estimate:
+    """The estimate with the seconds its search took (a copy: a memoised estimate is shared)."""
     if est.search is not None and est.search.get("seconds") is None:
-        est.search["seconds"] = round(time.perf_counter() - start, 4)
+        return replace(est, search={**est.search, "seconds": round(time.perf_counter() - start, 4)})
     return est
 
 

@@ -8,7 +8,7 @@ knobs, curves padded to one length), evaluated by the same ``core.evaluate`` the
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -129,10 +129,9 @@ def estimate_batch(cases: list[Case], knobs: Knobs | None = None,
     for i, c in enumerate(cases):
         accel_knobs = all_knobs.for_accelerator(c.accel.id)
         est = _row_estimate(prep, res, i, c, accel_knobs.step_time_cv, check_memory)
-        est.calibration = calibration_info(all_knobs, accel_knobs, c.accel,
-                                           evaluation_family(c.arch, c.accel, c.workload, c.plan))
-        est.software = c.software.to_dict() if c.software is not None else None
-        out.append(est)
+        out.append(replace(est, calibration=calibration_info(all_knobs, accel_knobs, c.accel,
+                                                             evaluation_family(c.arch, c.accel, c.workload, c.plan)),
+                           software=c.software.to_dict() if c.software is not None else None))
     return out
 
 
@@ -149,9 +148,8 @@ def _row_estimate(prep: Prepared, res: dict[str, Any], i: int, c: Case, cv: floa
                         memory_gib(res, i, c.accel), 0.0, 0.0, 0.0, 0.0,
                         {"plans_evaluated": 1, "feasible": 0, "seconds": None}, [], gpus=c.gpus)
     est = assemble(c.arch, c.accel, c.gpus, c.workload, res, i, plan, cv)
-    est.search = {"plans_evaluated": 1, "feasible": int(fits), "seconds": None}
-    if not fits:
+    search: dict[str, Any] = {"plans_evaluated": 1, "feasible": int(fits), "seconds": None}
+    if not fits:       # timed as it would run, with a note that it does not fit
         need = float(res["memory"]["total"][i]) / GIB
-        est.reason = None
-        est.search["memory_note"] = memory_reason(need, plan, c.accel, True)
-    return est
+        search["memory_note"] = memory_reason(need, plan, c.accel, True)
+    return replace(est, search=search, reason=None if not fits else est.reason)

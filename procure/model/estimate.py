@@ -116,18 +116,16 @@ def _pick(arch: ModelArch, accel: Accelerator, gpus: int, workload: Workload, re
     ranked = top[np.lexsort((top, step[top]))]
     best = int(ranked[0])
     est = assemble(arch, accel, gpus, workload, res, best, plan_dict(grid, best), cv)
-    est.search = {"plans_evaluated": n, "feasible": n_ok, "seconds": elapsed_s}
-    est.runners_up = [{"plan": plan_dict(grid, int(i)), "step_time_s": float(res["step_time_s"][i])}
-                      for i in ranked[1:k]]
-    return est
+    return replace(est, search={"plans_evaluated": n, "feasible": n_ok, "seconds": elapsed_s},
+                   runners_up=[{"plan": plan_dict(grid, int(i)), "step_time_s": float(res["step_time_s"][i])}
+                               for i in ranked[1:k]])
 
 
 def _with_context(est: Estimate, knobs: Knobs, accel_knobs: Any, arch: ModelArch, accel: Accelerator,
                   workload: Workload, spec: PlanSpec, software: SoftwareStack | None) -> Estimate:
     family = evaluation_family(arch, accel, workload, spec)
-    est.calibration = calibration_info(knobs, accel_knobs, accel, family)
-    est.software = software.to_dict() if software is not None else None
-    return est
+    return replace(est, calibration=calibration_info(knobs, accel_knobs, accel, family),
+                   software=software.to_dict() if software is not None else None)
 
 
 def assemble(arch: ModelArch, accel: Accelerator, gpus: int, workload: Workload, res: dict[str, Any],

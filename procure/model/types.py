@@ -134,7 +134,7 @@ class PlanSpec:
         return all(getattr(self, k) is not None for k in PLAN_KEYS if k != "activation_offload")
 
 
-@dataclass
+@dataclass(frozen=True)
 class Estimate:
     """One plan's predicted step time, explained.
 

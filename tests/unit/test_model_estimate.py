@@ -196,3 +196,19 @@ def test_an_undescribed_stack_pipelines_126_layers_over_16_stages_not_63():
                    Workload(seq_len=8192, global_batch=2048), knobs=load_knobs(),
                    software=resolve_software("other", when="2024-04-01", accel=accel))
     assert est.feasible and est.plan["pp"] == 16 and est.idle_gpus == 0
+
+
+def test_an_estimate_is_a_frozen_record_and_timing_a_shared_one_copies_it():
+    """Issue 29: ``Estimate`` is frozen; the pipeline's search timing makes a copy, so an estimate
+    the memo shares between bids is never changed under another bid."""
+    import dataclasses
+    import time
+
+    from procure.pipeline import _timed
+
+    est = estimate(LLAMA3_70B, H100, NDR, 1024, WL_70B)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        est.step_time_s = 1.0  # type: ignore[misc]
+    shared = replace(est, search={**est.search, "seconds": None})
+    timed = _timed(shared, time.perf_counter())
+    assert shared.search["seconds"] is None and timed.search["seconds"] is not None
