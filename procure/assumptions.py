@@ -7,7 +7,7 @@ they name the same keys. Layer 1: no project imports.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from decimal import Decimal
 from typing import Literal, Union
 
@@ -32,6 +32,8 @@ class AssumptionDef:
 
 
 LLAMA3_FAILURES_PER_GPU_HOUR = 419 / 21_233_664   # 419 interruptions in 54 days on 16,384 GPUs
+NODE_WRITE_GBS = 5.0            # checkpoint bytes one 8-GPU node writes per second (an estimate)
+WRITING_GPUS_PER_NODE = 8
 
 ASSUMPTIONS: tuple[AssumptionDef, ...] = (
     AssumptionDef("failures_per_gpu_hour", "Interruptions per GPU-hour", "1/GPU-h",
@@ -46,8 +48,26 @@ ASSUMPTIONS: tuple[AssumptionDef, ...] = (
                   "bf16 weights + fp32 master + Adam m, v (VAST Data via glennklockwood.com)",
                   "Checkpoint bytes per model parameter (weights, master copy, optimizer state).",
                   gt=0, le=64),
-    AssumptionDef("checkpoint_write_gbs", "Checkpoint write bandwidth", "GB/s", 100.0, "procure default",
-                  "Aggregate checkpoint write bandwidth to storage.", gt=0, le=1e6),
+    AssumptionDef("checkpoint_write_gbs", "Checkpoint write bandwidth", "GB/s", None,
+                  "grows with the cluster when not given: each GPU's share up to the storage's aggregate",
+                  "Aggregate checkpoint write bandwidth to storage; unset: the GPUs times the write bandwidth "
+                  "per GPU, up to the storage system's aggregate.", gt=0, le=1e6,
+                  default_text="GPUs × the write bandwidth per GPU, up to the storage's aggregate"),
+    AssumptionDef("checkpoint_write_gbs_per_gpu", "Checkpoint write bandwidth per GPU", "GB/s",
+                  NODE_WRITE_GBS / WRITING_GPUS_PER_NODE,
+                  "estimate, not published: 5 GB/s written per 8-GPU node (a fifth of one 200 Gb/s storage "
+                  "network card sustained)",
+                  "What each GPU's share of a node writes to shared storage when the aggregate is not given.",
+                  gt=0, le=1e4),
+    AssumptionDef("storage_write_cap_gbs", "Storage aggregate write bandwidth", "GB/s", 2000.0,
+                  "Llama 3 Herd of Models (2024), sec 3.3.4: Tectonic sustains 2 TB/s (peak 7 TB/s)",
+                  "The storage system's aggregate write bandwidth: the cap on the GPUs' sum.", gt=0, le=1e6),
+    AssumptionDef("eval_fraction", "In-loop evaluations", "of wall-clock", 0.003,
+                  "estimate, not published: a few hundred evaluation batches every few thousand steps",
+                  "Share of wall-clock spent on evaluations inside the training job.", ge=0, lt=1),
+    AssumptionDef("data_stall_fraction", "Data-pipeline stalls", "of wall-clock", 0.002,
+                  "estimate, not published: prefetching loaders hide most input time",
+                  "Share of wall-clock the GPUs wait for input.", ge=0, lt=1),
     AssumptionDef("checkpoint_interval_min", "Checkpoint interval", "min", None,
                   "Young 1974 optimum when not given", "Minutes between checkpoints.", gt=0, le=1e6,
                   default_text="Young's optimum, computed per bid"),
@@ -183,25 +203,17 @@ RUN_LOSS_ASSUMPTIONS: tuple[AssumptionDef, ...] = (
     AssumptionDef("checkpoint_bytes_per_param", "Checkpoint bytes per parameter", "B", 16.0,
                   "bf16 weights + fp32 master + Adam m, v (VAST Data via glennklockwood.com)",
                   "Checkpoint bytes per model parameter.", gt=0, le=64, settable=False),
-    AssumptionDef("node_write_gbs", "Checkpoint write bandwidth per node", "GB/s", 5.0,
-                  "procure assumption, not sourced: a fifth of one 200 Gb/s storage NIC sustained per node",
+    AssumptionDef("node_write_gbs", "Checkpoint write bandwidth per node", "GB/s", NODE_WRITE_GBS,
+                  "estimate, not published: a fifth of one 200 Gb/s storage network card sustained per node",
                   "What one node writes to shared storage; the aggregate scales with the nodes.",
                   gt=0, le=1e4, settable=False),
-    AssumptionDef("storage_write_cap_gbs", "Storage aggregate write bandwidth", "GB/s", 2000.0,
-                  "Llama 3 Herd of Models, sec 3.3.4: Tectonic sustains 2 TB/s (peak 7 TB/s), via the "
-                  "shared reliability fact sheet",
-                  "The storage system's aggregate write bandwidth, the cap on the nodes' sum.",
-                  gt=0, le=1e6, settable=False),
+    replace(BY_KEY["storage_write_cap_gbs"], settable=False),
     AssumptionDef("host_copy_gbs", "Device-to-host copy per GPU", "GB/s", 20.0,
                   "procure assumption, not sourced: a PCIe Gen4 x16 link (~25 GB/s) less overhead",
                   "What an asynchronous checkpoint blocks on: each GPU's shard copied to host memory "
                   "(MegaScale's two-stage checkpoint).", gt=0, le=1e4, settable=False),
-    AssumptionDef("eval_fraction", "In-loop evaluations", "of wall-clock", 0.003,
-                  "procure assumption, not sourced: a few hundred evaluation batches every few thousand steps",
-                  "Share of wall-clock spent on evaluations inside the training job.", ge=0, lt=1, settable=False),
-    AssumptionDef("data_stall_fraction", "Data-pipeline stalls", "of wall-clock", 0.002,
-                  "procure assumption, not sourced: prefetching loaders hide most input time",
-                  "Share of wall-clock the GPUs wait for input.", ge=0, lt=1, settable=False),
+    replace(BY_KEY["eval_fraction"], settable=False),
+    replace(BY_KEY["data_stall_fraction"], settable=False),
     AssumptionDef("instability_fraction", "Early-run instabilities (fitted)", "of wall-clock", 0.0,
                   "fitted on the whole-run fit split (median log error), capped so a 128-GPU run keeps 99% "
                   "goodput; loss spikes and rollbacks (MegaScale sec 5; OPT logbook restarts) as context only",

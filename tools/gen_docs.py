@@ -491,7 +491,11 @@ assumptions:                         # optional; every key has a default
   rental_pue: 1.3                    # rentals whose price book states no PUE (assumed provider overhead)
   failures_per_gpu_hour: 0.00002     # interruptions per GPU-hour (Llama 3: about 2e-5)
   restart_min: 15                    # minutes lost per interruption
-  checkpoint_write_gbs: 100          # aggregate write bandwidth to storage, GB/s
+  checkpoint_write_gbs: 100          # aggregate write bandwidth to storage, GB/s (unset: grows with the GPUs)
+  checkpoint_write_gbs_per_gpu: 0.625  # each GPU's share when the aggregate is unset (5 GB/s per 8-GPU node)
+  storage_write_cap_gbs: 2000        # the storage system's aggregate, the cap on that sum
+  eval_fraction: 0.003               # wall-clock spent on in-loop evaluations
+  data_stall_fraction: 0.002         # wall-clock the GPUs wait for input
   checkpoint_interval_min: 60        # leave unset for Young's optimum
   checkpoint_bytes_per_param: 16     # bf16 weights + fp32 master + Adam moments
   gpu_utilisation_power: 0.8         # average draw as a fraction of TDP

@@ -318,6 +318,10 @@ class Goodput(Frozen):
     checkpoint_interval_min: Optional[Real]
     restart_min: Real
     clamped: bool
+    checkpoint_write_gbs: Optional[Real] = Field(None, description="The aggregate write bandwidth the "
+                                                 "checkpoints were costed at, GB/s.")
+    steady_lost_fraction: Optional[Real] = Field(None, description="Evaluations and data stalls, as a share "
+                                                 "of the time failures and checkpoints leave.")
 
 
 class CostLine(Frozen):

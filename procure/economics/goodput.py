@@ -1,8 +1,12 @@
-"""Goodput: the share of wall-clock time that trains, after checkpoints and failures.
+"""Goodput: the share of wall-clock time that trains, after checkpoints, failures and the steady
+losses of a real run.
 
 With a job interruption rate ``N·λ`` (per second), checkpoint write time ``δ``, checkpoint
 interval ``τ`` and restart cost ``R``, the lost fraction is about ``δ/τ + N·λ·(τ/2 + R)``
-(Young 1974; the ETTR form of Kokolis et al. 2025). Young's optimum is ``τ* = sqrt(2δ/(N·λ))``.
+(Young 1974; the ETTR form of Kokolis et al. 2025). Young's optimum is ``τ* = sqrt(2δ/(N·λ))``,
+never shorter than one write. The write bandwidth grows with the cluster (each GPU's share) up to
+the storage system's aggregate, unless it is given. Evaluations and data stalls then take their
+share of what is left.
 """
 
 from __future__ import annotations
@@ -26,6 +30,8 @@ class Goodput:
     checkpoint_interval_s: float | None      # None when nothing fails and no interval is given
     restart_min: float
     clamped: bool                            # the formula gave a lost fraction outside [0, 0.99]
+    checkpoint_write_gbs: float = 0.0        # the aggregate write bandwidth used
+    steady_lost_fraction: float = 0.0        # evaluations and data stalls, of the time left
 
     def to_dict(self) -> dict[str, Any]:
         tau_s = self.checkpoint_interval_s
@@ -39,6 +45,8 @@ class Goodput:
             "checkpoint_interval_min": interval_min,
             "restart_min": self.restart_min,
             "clamped": self.clamped,
+            "checkpoint_write_gbs": self.checkpoint_write_gbs,
+            "steady_lost_fraction": self.steady_lost_fraction,
         }
 
 
@@ -53,7 +61,8 @@ def young_interval_s(write_s: float, job_failures_per_s: float) -> float | None:
     """Young's optimal checkpoint interval; None when the job never fails."""
     if job_failures_per_s <= 0:
         return None
-    return float((2.0 * write_s / job_failures_per_s) ** 0.5)
+    tau = float((2.0 * write_s / job_failures_per_s) ** 0.5)
+    return tau if math.isfinite(tau) else None     # a rate so small the interval overflows: nothing fails
 
 
 def lost_fraction(write_s: float, interval_s: float | None, job_failures_per_s: Any, restart_s: float) -> Any:
@@ -63,26 +72,45 @@ def lost_fraction(write_s: float, interval_s: float | None, job_failures_per_s: 
     return checkpoint_cost + job_failures_per_s * (rework + restart_s)
 
 
+def write_gbs(gpus: int, assumptions: Assumptions) -> float:
+    """The aggregate checkpoint write bandwidth: the given one, else each GPU's share up to the
+    storage system's aggregate."""
+    if assumptions.checkpoint_write_gbs is not None:
+        return assumptions.checkpoint_write_gbs
+    return min(gpus * assumptions.checkpoint_write_gbs_per_gpu, assumptions.storage_write_cap_gbs)
+
+
+def write_s_of(gpus: int, params: int, assumptions: Assumptions) -> float:
+    """Seconds to write one checkpoint of ``params`` parameters from ``gpus`` GPUs."""
+    return checkpoint_write_s(params, assumptions.checkpoint_bytes_per_param, write_gbs(gpus, assumptions))
+
+
 def interval_s(gpus: int, params: int, assumptions: Assumptions) -> float | None:
-    """The checkpoint interval in use: the given one, else Young's optimum."""
+    """The checkpoint interval in use: the given one, else Young's optimum, never shorter than one
+    write (the next checkpoint cannot start before the last is written)."""
     if assumptions.checkpoint_interval_min is not None:
         return assumptions.checkpoint_interval_min * 60.0
-    write_s = checkpoint_write_s(params, assumptions.checkpoint_bytes_per_param,
-                                 assumptions.checkpoint_write_gbs)
-    return young_interval_s(write_s, gpus * assumptions.failures_per_gpu_hour / 3600.0)
+    write_s = write_s_of(gpus, params, assumptions)
+    tau = young_interval_s(write_s, gpus * assumptions.failures_per_gpu_hour / 3600.0)
+    return None if tau is None else max(tau, write_s)
+
+
+def steady_kept(assumptions: Assumptions) -> float:
+    """The share of time evaluations and data stalls leave (each a share of what is left)."""
+    return (1.0 - assumptions.eval_fraction) * (1.0 - assumptions.data_stall_fraction)
 
 
 def goodput(gpus: int, params: int, assumptions: Assumptions) -> Goodput:
     """Goodput of a job on ``gpus`` GPUs checkpointing ``params`` parameters."""
     rate_per_gpu_h = assumptions.failures_per_gpu_hour
     job_rate_s = gpus * rate_per_gpu_h / 3600.0
-    write_s = checkpoint_write_s(params, assumptions.checkpoint_bytes_per_param,
-                                 assumptions.checkpoint_write_gbs)
+    write_s = write_s_of(gpus, params, assumptions)
     tau_s = interval_s(gpus, params, assumptions)
     raw = lost_fraction(write_s, tau_s, job_rate_s, assumptions.restart_min * 60.0)
     lost = min(max(raw, 0.0), MAX_LOST_FRACTION)
+    kept = steady_kept(assumptions)
     return Goodput(
-        fraction=1.0 - lost,
+        fraction=(1.0 - lost) * kept,
         lost_fraction=lost,
         failures_per_gpu_hour=rate_per_gpu_h,
         job_mtti_h=None if job_rate_s <= 0 else 1.0 / (gpus * rate_per_gpu_h),
@@ -90,6 +118,8 @@ def goodput(gpus: int, params: int, assumptions: Assumptions) -> Goodput:
         checkpoint_interval_s=tau_s,
         restart_min=assumptions.restart_min,
         clamped=lost != raw,
+        checkpoint_write_gbs=write_gbs(gpus, assumptions),
+        steady_lost_fraction=1.0 - kept,
     )
 
 

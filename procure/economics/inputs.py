@@ -129,7 +129,11 @@ class Assumptions:
     failures_per_gpu_hour: float = _float("failures_per_gpu_hour")
     restart_min: float = _float("restart_min")
     checkpoint_bytes_per_param: float = _float("checkpoint_bytes_per_param")
-    checkpoint_write_gbs: float = _float("checkpoint_write_gbs")
+    checkpoint_write_gbs: float | None = None             # None -> GPUs x per-GPU share, up to the storage cap
+    checkpoint_write_gbs_per_gpu: float = _float("checkpoint_write_gbs_per_gpu")
+    storage_write_cap_gbs: float = _float("storage_write_cap_gbs")
+    eval_fraction: float = _float("eval_fraction")
+    data_stall_fraction: float = _float("data_stall_fraction")
     checkpoint_interval_min: float | None = None          # None -> Young's optimum
     gpu_utilisation_power: float = _float("gpu_utilisation_power")
     power_price_per_kwh: Decimal | None = None            # report currency; None -> the purchase book's figure

@@ -28,8 +28,7 @@ from typing import Any
 
 from procure.economics.cashflow import present_value_float
 from procure.economics.cost import DEFAULT_BASIS, DrawnRates, Terms, missing_price_reason, terms, total_cost_float
-from procure.economics.goodput import (MAX_LOST_FRACTION, checkpoint_write_s, interval_s,
-                                      lost_fraction)
+from procure.economics.goodput import MAX_LOST_FRACTION, interval_s, lost_fraction, steady_kept, write_s_of
 from procure.economics.inputs import Assumptions, BidCase, Performance, Phase
 from procure.economics.statistical import token_factor
 from procure.money import RATE_QUANTUM, D, quantize
@@ -199,12 +198,11 @@ def _training_hours(case: BidCase, assumptions: Assumptions, step_z: Any, failur
     import numpy as np
 
     perf = case.performance
-    write_s = checkpoint_write_s(case.params, assumptions.checkpoint_bytes_per_param,
-                                 assumptions.checkpoint_write_gbs)
+    write_s = write_s_of(perf.gpus, case.params, assumptions)
     tau_s = interval_s(perf.gpus, case.params, assumptions)
     job_rate_s = perf.gpus * assumptions.failures_per_gpu_hour * failures / 3600.0
     lost = lost_fraction(write_s, tau_s, job_rate_s, assumptions.restart_min * 60.0)
-    goodput = 1.0 - np.clip(lost, 0.0, MAX_LOST_FRACTION)
+    goodput = (1.0 - np.clip(lost, 0.0, MAX_LOST_FRACTION)) * steady_kept(assumptions)
     seconds = sum(_phase_seconds(phase, assumptions, step_z, factors if i == 0 else 1.0)
                   for i, phase in enumerate(case.all_phases())) / goodput
     return seconds / 3600.0

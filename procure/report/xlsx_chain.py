@@ -120,7 +120,6 @@ class Row:
     how: str
     base: Builder | None
     scenario: Builder | None = None
-    shared: Builder | None = None     # one value for all bids, in the "All bids" column
 
 
 # --- the rows, in chain order (a builder raises Missing where its row does not apply) ------------
@@ -160,24 +159,30 @@ def _job_rate(c: Context) -> Expr:
     return c.inp("gpus") * c.g("failures_per_gpu_hour") / 3600
 
 
+def _write_gbs(c: Context) -> Expr:
+    given = c.g("checkpoint_write_gbs")
+    scaled = call("MIN", c.inp("gpus") * c.g("checkpoint_write_gbs_per_gpu"), c.g("storage_write_cap_gbs"))
+    return call("IF", call("ISNUMBER", given), given, scaled)
+
+
 def _write_s(c: Context) -> Expr:
-    return c.g("params") * c.g("checkpoint_bytes_per_param") / (c.g("checkpoint_write_gbs") * GIGA)
+    return c.g("params") * c.g("checkpoint_bytes_per_param") / (c.b("checkpoint_write_gbs") * GIGA)
 
 
 def _interval(c: Context) -> Expr:
-    rate, given, write = c.b("job_failures_per_s"), c.g("checkpoint_interval_min"), Name(SHARED_WRITE)
-    young = call("IF", rate.gt(0), call("SQRT", 2 * write / rate), 0)
+    rate, given, write = c.b("job_failures_per_s"), c.g("checkpoint_interval_min"), c.b("checkpoint_write_s")
+    young = call("IF", rate.gt(0), call("MAX", call("SQRT", 2 * write / rate), write), 0)
     return call("IF", call("ISNUMBER", given), given * 60, young)
 
 
 def _lost(c: Context) -> Expr:
-    rate, tau, write = c.b("job_failures_per_s"), c.b("checkpoint_interval_s"), Name(SHARED_WRITE)
+    rate, tau, write = c.b("job_failures_per_s"), c.b("checkpoint_interval_s"), c.b("checkpoint_write_s")
     raw = call("IF", tau.gt(0), write / tau, 0) + rate * (tau / 2 + c.g("restart_min") * 60)
     return call("MIN", call("MAX", raw, 0), c.g("max_lost_fraction"))
 
 
 def _goodput(c: Context) -> Expr:
-    return 1 - c.b("lost_fraction")
+    return (1 - c.b("lost_fraction")) * (1 - c.g("eval_fraction")) * (1 - c.g("data_stall_fraction"))
 
 
 def _phases_s(c: Context) -> Expr:
@@ -386,7 +391,6 @@ def _time_value(c: Context) -> Expr:
     return call("IF", call("ISNUMBER", value), call("ROUND", value * c.m("days_to_finish"), 2), 0)
 
 
-SHARED_WRITE = "all_checkpoint_write_s"
 ROWS: tuple[Row, ...] = (
     Row("step_time_s", "Step time", "s", FMT["num3"],
         "the basis chosen on Inputs; scenario: the what-if step time, else the one the what-if MFU implies",
@@ -394,15 +398,18 @@ ROWS: tuple[Row, ...] = (
     Row("tokens_per_s", "Tokens per second", "tokens/s", FMT["int"], "tokens per step / step time",
         _tokens_per_s, _tokens_per_s),
     Row("mfu", "MFU", "", FMT["pct"], "model FLOPs per step / (step time × GPUs × peak)", _mfu, _mfu),
+    Row("checkpoint_write_gbs", "Checkpoint write bandwidth", "GB/s", FMT["num2"],
+        "the given bandwidth, else GPUs × bandwidth per GPU, at most the storage's aggregate", _write_gbs),
     Row("checkpoint_write_s", "Checkpoint write time δ", "s", FMT["num2"],
-        "parameters × checkpoint bytes per parameter / write bandwidth", None, shared=_write_s),
+        "parameters × checkpoint bytes per parameter / write bandwidth", _write_s),
     Row("job_failures_per_s", "Job interruptions N·λ", "1/s", FMT["sci"], "GPUs × interruptions per GPU-hour / 3600",
         _job_rate),
     Row("checkpoint_interval_s", "Checkpoint interval τ", "s", FMT["num2"],
-        "the given interval, else Young's optimum √(2δ/(N·λ))", _interval),
+        "the given interval, else Young's optimum √(2δ/(N·λ)), at least one write δ", _interval),
     Row("lost_fraction", "Lost fraction", "", FMT["pct2"], "δ/τ + N·λ·(τ/2 + restart), clamped to [0, the cap]",
         _lost),
-    Row("goodput", "Goodput", "", FMT["pct2"], "1 − lost fraction", _goodput),
+    Row("goodput", "Goodput", "", FMT["pct2"], "(1 − lost fraction) × (1 − evaluations) × (1 − data stalls)",
+        _goodput),
     Row("phases_s", "Further phases, compute time", "s", FMT["int"],
         "Σ over the workload's further phases (Inputs): tokens × step time / tokens per step; the training time "
         "below adds it over goodput; scenario: each phase's step time moves by the main step time's what-if factor",

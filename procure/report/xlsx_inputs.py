@@ -25,6 +25,7 @@ VALUE_COL = 3
 BASIS_CHOICES = ["modeled", "measured", "committed"]
 # the assumptions the chain reads (the others drive flags and bands, computed by procure only)
 CHAIN_ASSUMPTIONS = ("failures_per_gpu_hour", "restart_min", "checkpoint_bytes_per_param", "checkpoint_write_gbs",
+                     "checkpoint_write_gbs_per_gpu", "storage_write_cap_gbs", "eval_fraction", "data_stall_fraction",
                      "checkpoint_interval_min", "gpu_utilisation_power", "power_usd_per_kwh", "pue", "rental_pue",
                      "months_hours",
                      "cost_of_capital", "resale_decline_per_year", "resale_haircut", "resale_transaction_cost",

@@ -11,7 +11,7 @@ from typing import Any
 
 from procure.report.xlsx_cells import (FMT, HEADER, NOTE, PLAIN, SECTION, WHATIF_FILL, Book, Sheet, Style, money_format,
                                        style)
-from procure.report.xlsx_chain import (ROWS, SHARED_WRITE, TARGET_KEYS, Chain, Context, Missing, Row, fx_formula, fx_name,
+from procure.report.xlsx_chain import (ROWS, TARGET_KEYS, Chain, Row, fx_formula, fx_name,
                                        target_name)
 from procure.report.xlsx_formula import Expr
 from procure.report.xlsx_inputs import Names
@@ -112,8 +112,6 @@ def _target_rows(book: Book, sheet: Sheet, row: int, chains: list[Chain], names:
 
 
 def _row_used(spec: Row, chains: list[Chain]) -> bool:
-    if spec.shared is not None:
-        return True
     return any(("base", spec.key) in ch.formulas for ch in chains)
 
 
@@ -132,12 +130,6 @@ def _write_chain_row(book: Book, sheet: Sheet, row: int, spec: Row, doc: dict[st
     sheet.put(row, 0, spec.label)
     sheet.put(row, 1, spec.unit.replace("{ccy}", ccy))
     fmt = style(_format(spec.num_format, ccy))
-    if spec.shared is not None:
-        try:
-            sheet.put(row, 2, spec.shared(Context({"id": ""}, doc, names, defined)), fmt)
-            book.define(SHARED_WRITE, MODEL_SHEET, row, 2)
-        except Missing:
-            pass
     for i, chain in enumerate(chains):
         col = FIRST_BID_COL + 2 * i
         bid_id = str(chain.bid["id"])

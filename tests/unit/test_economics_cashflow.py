@@ -15,7 +15,7 @@ from procure.economics.cashflow import (CashFlow, discount_factor, peak_cash_out
 from procure.economics.cost import terms
 from procure.money import cents
 
-NO_FAILURES = Assumptions(failures_per_gpu_hour=0.0)
+NO_FAILURES = Assumptions(failures_per_gpu_hour=0.0, eval_fraction=0.0, data_stall_fraction=0.0)   # goodput 1
 
 
 def hours_job(bid_id: str, pricing, gpus: int, hours: int):

@@ -17,7 +17,7 @@ from procure.economics.cost import (BASES, book_value_left, capex_total, cost_li
 from procure.economics.inputs import Pricing
 from procure.money import cents, money_sum
 
-NO_FAILURES = Assumptions(failures_per_gpu_hour=0.0)
+NO_FAILURES = Assumptions(failures_per_gpu_hour=0.0, eval_fraction=0.0, data_stall_fraction=0.0)   # goodput 1
 NO_CAPITAL = replace(NO_FAILURES, cost_of_capital=Decimal(0))
 
 

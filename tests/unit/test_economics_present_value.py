@@ -18,7 +18,7 @@ from procure.economics.cashflow import discount_factor
 from procure.economics.negotiation import SHARE_STEP, ranking_total
 from procure.money import cents
 
-NO_FAILURES = Assumptions(failures_per_gpu_hour=0.0)
+NO_FAILURES = Assumptions(failures_per_gpu_hour=0.0, eval_fraction=0.0, data_stall_fraction=0.0)   # goodput 1
 RATE = Decimal("0.08")
 CASES = sorted(p.parent for p in (Path(__file__).parents[1] / "cases").glob("*/cluster.yaml"))
 
