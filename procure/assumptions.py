@@ -185,9 +185,8 @@ def default(key: str) -> Number:
 RSC1_FAILURES_PER_GPU_HOUR = 1 / (1.8 * 16_384)   # job MTTF 1.8 h projected at 16,384 A100
 
 RUN_LOSS_ASSUMPTIONS: tuple[AssumptionDef, ...] = (
-    AssumptionDef("failures_per_gpu_hour", "Interruptions per GPU-hour", "1/GPU-h", LLAMA3_FAILURES_PER_GPU_HOUR,
-                  "Llama 3 Herd of Models, sec 3.3.4: 419 unplanned interruptions in 54 days on 16,384 H100",
-                  "Job interruptions per GPU-hour (the band's low end).", ge=0, le=1, settable=False),
+    replace(BY_KEY["failures_per_gpu_hour"], settable=False,
+            description="Job interruptions per GPU-hour (the band's low end)."),
     AssumptionDef("failures_per_gpu_hour_high", "Interruptions per GPU-hour, research cluster", "1/GPU-h",
                   RSC1_FAILURES_PER_GPU_HOUR,
                   "Kokolis et al., Revisiting Reliability in Large-Scale ML Research Clusters (HPCA 2025, "
@@ -200,9 +199,7 @@ RUN_LOSS_ASSUMPTIONS: tuple[AssumptionDef, ...] = (
                   "(>90% effective training time at 16,384 H100) and MegaScale (>90% ETTR at 12,288 GPUs) figures",
                   "Minutes lost per interruption on top of the rework since the last checkpoint.",
                   ge=0, le=10_000, settable=False),
-    AssumptionDef("checkpoint_bytes_per_param", "Checkpoint bytes per parameter", "B", 16.0,
-                  "bf16 weights + fp32 master + Adam m, v (VAST Data via glennklockwood.com)",
-                  "Checkpoint bytes per model parameter.", gt=0, le=64, settable=False),
+    replace(BY_KEY["checkpoint_bytes_per_param"], settable=False),
     AssumptionDef("node_write_gbs", "Checkpoint write bandwidth per node", "GB/s", NODE_WRITE_GBS,
                   "estimate, not published: a fifth of one 200 Gb/s storage network card sustained per node",
                   "What one node writes to shared storage; the aggregate scales with the nodes.",

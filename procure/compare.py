@@ -266,20 +266,6 @@ def _limits(case: BidCase, econ: BidEconomics) -> BidEconomics:
     return replace(econ, flags=checks.in_order(found))
 
 
-def constrained(case: BidCase, econ: BidEconomics) -> BidEconomics:
-    """A trial evaluation (``ranking_only``: no flags) with the hard constraints' flags, so it
-    ranks among the others as the full evaluation would."""
-    deadline = checks.misses_deadline(econ.time_to_train_days, case.deadline_days, case.lead_time_days)
-    return _limits(case, replace(econ, flags=checks.in_order([*econ.flags, deadline])))
-
-
-def quote_horizon(cases: list[BidCase], assumptions: Assumptions) -> Assumptions:
-    """The assumptions with the quote's horizon pinned: the latest commitment or run end among the
-    bids, unless ``horizon_months`` sets it."""
-    ends = [commitment_end(evaluate_core(case, assumptions, "run", ranking_only=True)) for case in cases]
-    return pinned(assumptions, [end for end in ends if end is not None])
-
-
 def compare(cases: list[BidCase], assumptions: Assumptions, basis: str = DEFAULT_BASIS) -> Comparison:
     """Evaluate, rank on ``basis`` and stress every bid; give each its negotiator's figures;
     recommend one."""

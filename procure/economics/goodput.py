@@ -90,14 +90,13 @@ def interval_s(gpus: int, params: int, assumptions: Assumptions) -> float | None
     write (the next checkpoint cannot start before the last is written)."""
     if assumptions.checkpoint_interval_min is not None:
         return assumptions.checkpoint_interval_min * 60.0
-    write_s = write_s_of(gpus, params, assumptions)
-    tau = young_interval_s(write_s, gpus * assumptions.failures_per_gpu_hour / 3600.0)
-    return None if tau is None else max(tau, write_s)
+    write_s = write_s_of(gpus, params, assumptions)      # a synchronous write: it blocks until durable
+    return checkpoint_interval_for(write_s, write_s, gpus * assumptions.failures_per_gpu_hour / 3600.0)
 
 
 def steady_kept(assumptions: Assumptions) -> float:
     """The share of time evaluations and data stalls leave (each a share of what is left)."""
-    return (1.0 - assumptions.eval_fraction) * (1.0 - assumptions.data_stall_fraction)
+    return 1.0 - steady_lost_fraction(assumptions.eval_fraction, assumptions.data_stall_fraction, 0.0)
 
 
 def goodput(gpus: int, params: int, assumptions: Assumptions) -> Goodput:
@@ -184,9 +183,7 @@ def checkpoint_stall_s(state_bytes: float, write_gbs: float, gpus: int, host_cop
 def checkpoint_interval_for(stall_s: float, durable_s: float, job_failures_per_s: float) -> float | None:
     """Young's interval for the blocking cost, never shorter than the time to make one durable."""
     tau = young_interval_s(stall_s, job_failures_per_s)
-    if tau is None or not math.isfinite(tau):       # a rate so small the interval overflows: nothing fails
-        return None
-    return max(tau, durable_s)
+    return None if tau is None else max(tau, durable_s)
 
 
 def failure_lost_fraction(job_failures_per_s: float, interval_s: float | None, restart_s: float) -> float:

@@ -237,8 +237,9 @@ def _inflate_kept(raw: bytes, limit: int, limits: Limits, path: Path, truncate: 
 
 def _kept_raw(path: Path) -> bytes | None:
     """The file's bytes as read once in this command's scope (reading them now when they fit the
-    text limit); None outside a scope or for a file too large to keep (then it is streamed)."""
-    if not once.active():
+    text limit); None outside a scope, for a table (its own library reads it, so keeping it would
+    read it twice) or for a file too large to keep (then it is streamed)."""
+    if not once.active() or is_table(path):
         return None
     kept = once.recall(path)
     if kept is not None:

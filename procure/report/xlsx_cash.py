@@ -70,7 +70,12 @@ class Block:
         return Name(name) if name in self.defined else None
 
     def name(self, key: str) -> str:
-        return f"cash_{self.names.slug(self.bid_id)}_{key}"
+        return cash_name(self.names, self.bid_id, key)
+
+
+def cash_name(names: Names, bid_id: str, key: str) -> str:
+    """The defined name of a bid's figure ``key`` on the Cash flow sheet."""
+    return f"cash_{names.slug(bid_id)}_{key}"
 
 
 def cash_bids(chains: list[Chain]) -> list[Chain]:

@@ -16,6 +16,7 @@ from procure.report.xlsx_formula import Scalar, XlError
 from procure.report.xlsx_inputs import Names
 from procure.report.xlsx_lines import LINES_SHEET, A, Blocks, Q, R, cost_bases
 from procure.report.xlsx_chain import Chain
+from procure.report.xlsx_cash import cash_name
 from procure.report.xlsx_summary import SUMMARY_SHEET, summary_layout
 
 FLOAT_REL_TOL = Decimal("5e-6")      # half a unit in the sixth significant digit
@@ -87,7 +88,7 @@ def check(book: Book, doc: dict[str, Any], chains: list[Chain], blocks: Blocks, 
                 compare(f"time_to_target {path}", bid_id, book.value(*book.names[names.base(bid_id, key)]), ttt[path],
                         PV_REL_TOL if on_pv else EXACT)
         for key, path, tol in CASH_FIGURES:
-            name = f"cash_{names.slug(bid_id)}_table_{key}"
+            name = cash_name(names, bid_id, f"table_{key}")
             if (bid.get("cash") or {}).get(path) is not None and name in book.names:
                 compare(f"cash {path}", bid_id, book.value(*book.names[name]), bid["cash"][path], tol)
         for basis, _ in cost_bases(bid):

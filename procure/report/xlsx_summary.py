@@ -19,7 +19,7 @@ from decimal import Decimal
 from typing import Any, Collection
 
 from procure.report.xlsx_cells import FMT, PLAIN, Book, Chart, Series, Sheet, Style, money_format, style
-from procure.report.xlsx_cash import cash_bids
+from procure.report.xlsx_cash import cash_bids, cash_name
 from procure.report.xlsx_formula import Expr, Name, Range, Ref, call, lift
 from procure.report.xlsx_inputs import Names, train_tokens_expr
 from procure.report.xlsx_lines import A, LINES_SHEET, Blocks, bases_of
@@ -147,7 +147,7 @@ def _per_mtok(row: int, total_col: int, tokens: Expr, plus: Expr | None = None) 
 
 def pv_name(names: Names, bid_id: str) -> str:
     """The defined name of a bid's present value on the Cash flow sheet."""
-    return f"cash_{names.slug(bid_id)}_present_value"
+    return cash_name(names, bid_id, "present_value")
 
 
 def _total(sheet: Sheet, row: int, chain: Chain, case: str, lay: Layout, blocks: Blocks, money: Style,
