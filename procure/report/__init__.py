@@ -113,15 +113,20 @@ def unique_slug(out_dir: Path, base: str, formats: list[str], source: str) -> st
 
 @dataclass
 class RenderContext:
-    """What every renderer may read: the document's plain data and the options. The HTML is made
+    """What every renderer may read: the typed document and the options. The HTML is made
     once, on first use, because the PDF is rendered from exactly that HTML."""
 
-    doc: dict[str, Any]
+    document: QuoteDocument
     lang: str = "en"
     page_size: str = "A4"
     templates_dir: Path | None = None
     attachments: list[tuple[str, bytes]] | tuple[tuple[str, bytes], ...] = ()
     bid_pages: str | None = None
+
+    @cached_property
+    def doc(self) -> dict[str, Any]:
+        """The document's plain data (the JSON form): what renderers not yet typed read."""
+        return self.document.to_data()
 
     @cached_property
     def html(self) -> str:
@@ -170,7 +175,7 @@ def render_bytes(document: QuoteDocument, formats: list[str], *, templates_dir: 
     """Every requested format as bytes, nothing written (the PDF is made from the HTML).
 
     Renderers read the document's plain data (the JSON form), so each is a pure function of it."""
-    ctx = RenderContext(document.to_data(), lang, page_size, templates_dir, attachments, bid_pages)
+    ctx = RenderContext(document, lang, page_size, templates_dir, attachments, bid_pages)
     return {fmt: RENDERERS[fmt](ctx) for fmt in formats}
 
 

@@ -60,8 +60,8 @@ def test_static_bounds_accept_the_shipped_reports():
     from procure.report import RenderContext
 
     for path in (EXAMPLE, SAMPLE):
-        doc = load_quote(path.read_bytes(), "x").to_data()
-        check_layout_bounds(RenderContext(doc).html, bids=len(doc["bids"]))
+        doc = load_quote(path.read_bytes(), "x")
+        check_layout_bounds(RenderContext(doc).html, bids=len(doc.bids))
 
 
 def test_static_bounds_scale_with_bids_and_close_unclosed_tags():
