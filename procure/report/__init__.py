@@ -161,7 +161,7 @@ def _pdf(ctx: RenderContext) -> bytes:
 def _xlsx(ctx: RenderContext) -> bytes:
     from procure.report.xlsx_report import render_xlsx
 
-    return render_xlsx(ctx.doc)
+    return render_xlsx(ctx.document)
 
 
 # The one table of output formats: name -> renderer. A new format is one function and one row.

@@ -15,7 +15,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from decimal import Decimal
-from typing import Any, Callable
+from typing import Callable
+
+from procure.document import QuoteDocument
+from procure.document.quote import TaxSummary
 
 from procure.economics.cashflow import MAX_MONTHLY_FLOWS
 from procure.report.xlsx_cells import FMT, NOTE, SECTION, Book, Sheet, Style, money_format, style
@@ -47,7 +50,7 @@ class Block:
     """One bid's rows: named scalars, then one row per kind of flow."""
 
     chain: Chain
-    doc: dict[str, Any]
+    doc: QuoteDocument
     names: Names
     defined: set[str]
     book: Book
@@ -56,7 +59,7 @@ class Block:
 
     @property
     def bid_id(self) -> str:
-        return str(self.chain.bid["id"])
+        return self.chain.bid.id
 
     def m(self, key: str) -> Expr | None:
         return self.chain.get("base", key)
@@ -80,24 +83,25 @@ def cash_name(names: Names, bid_id: str, key: str) -> str:
 
 def cash_bids(chains: list[Chain]) -> list[Chain]:
     """The bids the document costs as cash (a price and a time to train)."""
-    return [c for c in chains if (c.bid.get("cash") or {}).get("flows") is not None and "used_hours" in c.base]
+    return [c for c in chains if c.bid.cash is not None and "used_hours" in c.base]
 
 
 def month_count(chains: list[Chain]) -> int:
     """Months 0..N: the document's last flow, at least its horizon, at most the cap."""
     last = 0
     for chain in cash_bids(chains):
-        cash = chain.bid["cash"]
-        last = max([last, int(cash.get("horizon_months") or 0)] + [int(f["month"]) for f in cash["flows"]])
+        cash = chain.bid.cash
+        assert cash is not None                              # cash_bids keeps the bids that have it
+        last = max([last, cash.horizon_months] + [f.month for f in cash.flows])
     return min(last, MAX_MONTH_COLUMNS)
 
 
-def build_cash(book: Book, doc: dict[str, Any], chains: list[Chain], names: Names, defined: set[str]) -> Sheet | None:
+def build_cash(book: Book, doc: QuoteDocument, chains: list[Chain], names: Names, defined: set[str]) -> Sheet | None:
     bids = cash_bids(chains)
     if not bids:
         return None
     sheet = book.sheet(CASH_SHEET)
-    ccy = str(doc["currency"])
+    ccy = doc.currency
     money = style(money_format(ccy))
     sheet.header(0, TABLE_HEADER)
     months = month_count(chains)
@@ -158,8 +162,8 @@ def _opt(expr: Expr | None, fallback: Decimal = Decimal(0)) -> Expr:
 
 def _write_block(sheet: Sheet, row: int, block: Block, months: int, grid: int, money: Style) -> int:
     bid = block.chain.bid
-    rental = (bid.get("pricing") or {}).get("kind") == "rental"
-    sheet.put(row, 0, f"{block.bid_id}: {(bid.get('pricing') or {}).get('kind')}", SECTION)
+    rental = bid.pricing.kind == "rental"
+    sheet.put(row, 0, f"{block.bid_id}: {bid.pricing.kind}", SECTION)
     for col in range(1, FIRST_MONTH_COL + months + 1):
         sheet.put(row, col, None, SECTION)
     row += 1
@@ -183,9 +187,9 @@ def _write_block(sheet: Sheet, row: int, block: Block, months: int, grid: int, m
         row = _scalar(sheet, row, block, "sale_month", "Sold in month", sale, "0")
         row = _scalar(sheet, row, block, "resale_fraction", "Resale cash, fraction of capex", _resale_fraction(block),
                       "0.000000")
-    tax = (block.doc.get("workload") or {}).get("tax")
+    tax = block.doc.workload.tax
     depreciation = None
-    if tax and not rental:
+    if tax is not None and not rental:
         row = _scalar(sheet, row, block, "tax_base", "Tax depreciation base: capex + import duty (+ VAT not recovered)",
                       _tax_base(block, tax), FMT["num2"])
         depreciation = row
@@ -193,7 +197,7 @@ def _write_block(sheet: Sheet, row: int, block: Block, months: int, grid: int, m
     first_flow = row
     for kind, cell in flows:
         row = _flow_row(sheet, row, block, kind, cell, months, grid, money)
-    if tax:
+    if tax is not None:
         for kind, cell in tax_cells(block, tax, rental, depreciation):
             row = _flow_row(sheet, row, block, kind, cell, months, grid, money)
     return _totals(sheet, row, block, first_flow, months, grid, money)
@@ -358,11 +362,11 @@ def _tax_rate(key: str) -> Expr:
     return Name(Names.global_(f"tax_{key}"))
 
 
-def _tax_base(block: Block, tax: dict[str, Any]) -> Expr:
+def _tax_base(block: Block, tax: TaxSummary) -> Expr:
     capex = block.m("capex_total")
     assert capex is not None
     base = capex + call("ROUND", capex * _tax_rate("import_duty_rate"), 2)
-    if tax.get("vat_recovered_after_months") is None:
+    if tax.vat_recovered_after_months is None:
         base = base + call("ROUND", capex * _tax_rate("vat_rate"), 2)
     return base
 
@@ -377,7 +381,7 @@ def _depreciation(block: Block) -> Cell:
     return lambda k, last: call("ROUND", base * span_hours(lead, end, k, mh, last) / life, 2)
 
 
-def tax_cells(block: Block, tax: dict[str, Any], rental: bool, depreciation: int | None) -> list[tuple[str, Cell]]:
+def tax_cells(block: Block, tax: TaxSummary, rental: bool, depreciation: int | None) -> list[tuple[str, Cell]]:
     """Import duty, VAT (and its refund), the tax shield and the tax on the sale, per month, over the
     flow rows already written: the month's expenses are every flow but capex and resale."""
     expense_rows = [r for kind, r in block.flows if kind not in ("capex", "resale")]
@@ -403,7 +407,7 @@ def tax_cells(block: Block, tax: dict[str, Any], rental: bool, depreciation: int
             base = base + Ref(CASH_SHEET, capex_row, k.col)
         return call("ROUND", base * vat, 2)
     cells.append(("vat", vat_cell))
-    after = tax.get("vat_recovered_after_months")
+    after = tax.vat_recovered_after_months
     if after is not None:
         cells.append(("vat-refund", _refund(block, int(after))))
     cost = after is None

@@ -12,7 +12,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from decimal import Decimal
-from typing import Any, Callable
+from typing import Callable
+
+from procure.document import QuoteDocument
+from procure.document.bid import BidResult
 
 from procure.report.xlsx_cells import FMT
 from procure.report.xlsx_formula import Expr, Name, Num, call
@@ -27,8 +30,8 @@ class Missing(Exception):
 class Context:
     """What one bid's formulas may read: its inputs, the globals, and its chain so far."""
 
-    bid: dict[str, Any]
-    doc: dict[str, Any]
+    bid: BidResult
+    doc: QuoteDocument
     names: Names
     defined: set[str]
     base: dict[str, Expr] = field(default_factory=dict)
@@ -40,11 +43,11 @@ class Context:
 
     @property
     def id(self) -> str:
-        return str(self.bid["id"])
+        return self.bid.id
 
     @property
     def kind(self) -> str:
-        return str((self.bid.get("pricing") or {}).get("kind") or "rental")
+        return self.bid.pricing.kind
 
     def _named(self, name: str) -> Expr:
         if name not in self.defined:
@@ -84,11 +87,11 @@ class Context:
 
     def currency_of(self, term: str) -> str:
         quoted = quoted_prices(self.doc, self.bid).get(term)
-        return str(self.doc["currency"]) if quoted is None else quoted[1]
+        return self.doc.currency if quoted is None else quoted[1]
 
     def to_report(self, quoted: Expr, currency: str) -> Expr:
         """A price in the report currency: as written in it, else ROUND(price × FX, 6) (money policy)."""
-        if currency == str(self.doc["currency"]):
+        if currency == self.doc.currency:
             return quoted
         self.currencies.add(currency)
         return call("ROUND", quoted * Name(fx_name(currency)), 6)
@@ -125,7 +128,7 @@ class Row:
 # --- the rows, in chain order (a builder raises Missing where its row does not apply) ------------
 
 def _step_base(c: Context) -> Expr:
-    if c.bid.get("step_time_s") is None:
+    if c.bid.step_time_s is None:
         raise Missing("step_time_s")
     basis = c.inp("step_time_basis")
     return call("IF", basis.eq("measured"), c.inp("measured_step_time_s"),
@@ -234,7 +237,7 @@ def _commit_hours(c: Context) -> Expr:
 
 def _billed(c: Context) -> Expr:
     """What the commitment basis pays for: a reservation's whole term, else the hours used."""
-    used, commit = c.m("used_hours"), c.base.get("commit_hours")
+    used, commit = c.m("used_hours"), c.optional(c.b, "commit_hours")
     return used if commit is None else call("MAX", used, commit)
 
 
@@ -336,9 +339,9 @@ def _resale_fraction(c: Context) -> Expr:
 
 def _kw(c: Context) -> Expr:
     c.b("used_hours")
-    power = c.bid.get("power") or {}
-    source = str(power.get("source") or "tdp")
-    if power.get("it_kw_per_gpu") is None and (c.bid.get("accelerator") or {}).get("tdp_w") is None:
+    power = c.bid.power
+    source = (power.source if power is not None else "") or "tdp"
+    if (power is None or power.it_kw_per_gpu is None) and c.bid.accelerator.tdp_w is None:
         raise Missing("power")
     if source.startswith("system:") and c.optional(c.inp, "node_power_kw") is not None:
         return c.inp("node_power_kw") / c.inp("gpus_per_node") + c.inp("fabric_w_per_gpu") / 1000
@@ -377,8 +380,8 @@ def _power_price(c: Context) -> Expr:
 
 def _given_assumption(c: Context, key: str) -> Expr | None:
     """An assumption's input cell, when the document gives it a value."""
-    row = next((a for a in c.doc.get("assumptions") or [] if a.get("key") == key), None)
-    return None if row is None or row.get("value") is None else c.optional(c.g, key)
+    row = next((a for a in c.doc.assumptions if a.key == key), None)
+    return None if row is None or row.value is None else c.optional(c.g, key)
 
 
 def _energy(c: Context) -> Expr:
@@ -487,7 +490,7 @@ ROWS: tuple[Row, ...] = (
 class Chain:
     """One bid's named chain: key -> the name of its cell, per case, and the formulas behind them."""
 
-    bid: dict[str, Any]
+    bid: BidResult
     base: dict[str, Expr]
     scenario: dict[str, Expr]
     formulas: dict[tuple[str, str], Expr]      # (case, key) -> formula
@@ -506,7 +509,7 @@ class Chain:
         return "time_to_train_days" in self.base
 
 
-def plan_chain(doc: dict[str, Any], bid: dict[str, Any], names: Names, defined: set[str]) -> Chain:
+def plan_chain(doc: QuoteDocument, bid: BidResult, names: Names, defined: set[str]) -> Chain:
     """Decide every formula of one bid (nothing is written yet; names resolve when evaluated)."""
     c = Context(bid, doc, names, defined)
     formulas: dict[tuple[str, str], Expr] = {}

@@ -12,11 +12,15 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from decimal import Decimal
-from typing import Any
+from typing import Callable, Protocol
+
+from procure.document import QuoteDocument
+from procure.document.bid import BidResult, CostLine
+from procure.document.quote import PhaseSummary, SourceRow, TaxSummary
 
 from procure.economics.goodput import MAX_LOST_FRACTION
 from procure.money import FX_SIGNIFICANT_DIGITS, D
-from procure.report.xlsx_cells import FMT, INPUT_FILL, NOTE, PLAIN, Book, Sheet, Style, money_format, style
+from procure.report.xlsx_cells import FMT, INPUT_FILL, NOTE, PLAIN, Book, Content, Sheet, Style, money_format, style
 from procure.report.xlsx_formula import Expr, Name
 
 INPUTS_SHEET = "Inputs"
@@ -71,7 +75,7 @@ class InputRow:
     name: str | None           # None: shown for reference, not an input of any formula
     label: str
     bid: str
-    value: Any
+    value: Content
     unit: str
     source: str
     as_of: str
@@ -116,11 +120,11 @@ class Names:
         return "fx_" + re.sub(r"[^A-Za-z0-9_]", "_", str(currency))
 
 
-def number_or_none(value: Any) -> Decimal | None:
+def number_or_none(value: Decimal | float | None) -> Decimal | None:
     return None if value is None else D(value)
 
 
-def build_inputs(book: Book, doc: dict[str, Any], bids: list[dict[str, Any]], names: Names) -> set[str]:
+def build_inputs(book: Book, doc: QuoteDocument, bids: list[BidResult], names: Names) -> set[str]:
     """Write the Inputs sheet; return the names defined (what formulas may reference)."""
     sheet = book.sheet(INPUTS_SHEET)
     sheet.header(0, HEADER)
@@ -162,19 +166,24 @@ def _write_row(sheet: Sheet, row: int, item: InputRow) -> None:
     sheet.put(row, 6, item.as_of, PLAIN)
 
 
-def _sources(doc: dict[str, Any]) -> dict[str, dict[str, Any]]:
-    return {str(s.get("key")): s for s in doc.get("sources") or []}
+def _sources(doc: QuoteDocument) -> dict[str, SourceRow]:
+    return {s.key: s for s in doc.sources}
 
 
-def _source_text(row: dict[str, Any] | None, fallback: str) -> str:
-    if not row:
+def _source_text(row: SourceRow | None, fallback: str) -> str:
+    if row is None:
         return fallback
-    return f"{row.get('label')}: " + "; ".join(str(s) for s in row.get("source") or [])
+    return f"{row.label}: " + "; ".join(str(s) for s in row.source)
 
 
-def further_phases(doc: dict[str, Any]) -> list[dict[str, Any]]:
+def _as_of(row: SourceRow | None, fallback: object) -> str:
+    """A source's as-of date, else ``fallback`` (the report's)."""
+    return str((row.as_of if row is not None else "") or fallback)
+
+
+def further_phases(doc: QuoteDocument) -> list[PhaseSummary]:
     """The workload's phases after the main one (a long-context extension, say); [] for one phase."""
-    return list(((doc.get("workload") or {}).get("phases") or [])[1:])
+    return list(doc.workload.phases[1:])
 
 
 def phase_key(index: int, key: str) -> str:
@@ -182,7 +191,7 @@ def phase_key(index: int, key: str) -> str:
     return f"phase{index}_{key}"
 
 
-def train_tokens_expr(doc: dict[str, Any]) -> Expr:
+def train_tokens_expr(doc: QuoteDocument) -> Expr:
     """The tokens of every phase: what cost per million tokens divides by (as the economics does)."""
     total: Expr = Name(Names.global_("train_tokens"))
     for i in range(1, len(further_phases(doc)) + 1):
@@ -190,38 +199,38 @@ def train_tokens_expr(doc: dict[str, Any]) -> Expr:
     return total
 
 
-def phase_rows(doc: dict[str, Any]) -> list[InputRow]:
+def phase_rows(doc: QuoteDocument) -> list[InputRow]:
     """Each further phase's tokens and tokens per step (its step time is a bid input)."""
-    as_of, rows = str(doc["as_of"]), []
+    as_of, rows = str(doc.as_of), []
     for i, phase in enumerate(further_phases(doc), start=1):
-        name, where = str(phase.get("name")), f"cluster.yaml workload.phases[{i - 1}]"
+        name, where = phase.name, f"cluster.yaml workload.phases[{i - 1}]"
         rows += [InputRow(Names.global_(phase_key(i, "train_tokens")), f"Training tokens, phase {name}", "",
-                          number_or_none(phase.get("train_tokens")), "tokens", f"{where} (train_tokens, or steps "
+                          number_or_none(phase.train_tokens), "tokens", f"{where} (train_tokens, or steps "
                           "× tokens per step)", as_of, FMT["int"]),
                  InputRow(Names.global_(phase_key(i, "tokens_per_step")), f"Tokens per step, phase {name}", "",
-                          int(phase.get("global_batch_seqs") or 0) * int(phase.get("seq_len") or 0), "tokens",
+                          phase.global_batch_seqs * phase.seq_len, "tokens",
                           f"{where} (global batch × sequence length)", as_of, FMT["int"])]
     return rows
 
 
-def workload_rows(doc: dict[str, Any]) -> list[InputRow]:
-    w, as_of = doc.get("workload") or {}, str(doc["as_of"])
-    model = w.get("model") or {}
-    model_source = _source_text(_sources(doc).get(f"model:{model.get('id')}"), f"model {model.get('name') or ''}")
-    phases = w.get("phases") or []
-    main_tokens = phases[0].get("train_tokens") if phases else w.get("train_tokens")
-    tokens_label = f"Training tokens, phase {phases[0].get('name')}" if phases else "Training tokens"
+def workload_rows(doc: QuoteDocument) -> list[InputRow]:
+    w, as_of = doc.workload, str(doc.as_of)
+    model = w.model
+    model_source = _source_text(_sources(doc).get(f"model:{model.id}"), f"model {model.name}")
+    phases = w.phases
+    main_tokens = phases[0].train_tokens if phases else w.train_tokens
+    tokens_label = f"Training tokens, phase {phases[0].name}" if phases else "Training tokens"
     return [
         InputRow(Names.global_("train_tokens"), tokens_label, "", number_or_none(main_tokens), "tokens",
                  "cluster.yaml workload.train_tokens", as_of, FMT["int"]),
         InputRow(Names.global_("tokens_per_step"), "Tokens per step (global batch)", "",
-                 w.get("global_batch_tokens"), "tokens", "cluster.yaml workload (global batch × sequence length)",
+                 w.global_batch_tokens, "tokens", "cluster.yaml workload (global batch × sequence length)",
                  as_of, FMT["int"]),
-        InputRow(Names.global_("params"), "Model parameters (checkpoint size)", "", model.get("params"), "parameters",
+        InputRow(Names.global_("params"), "Model parameters (checkpoint size)", "", model.params, "parameters",
                  model_source, as_of, FMT["int"]),
-        InputRow(Names.global_("deadline_days"), "Deadline", "", number_or_none(w.get("deadline_days")), "days",
+        InputRow(Names.global_("deadline_days"), "Deadline", "", number_or_none(w.deadline_days), "days",
                  "cluster.yaml workload.deadline_days (blank: none)", as_of, FMT["days"]),
-        InputRow(Names.global_("horizon_months"), "Horizon of the cash view", "", w.get("horizon_months"), "months",
+        InputRow(Names.global_("horizon_months"), "Horizon of the cash view", "", w.horizon_months, "months",
                  "cluster.yaml workload.horizon_months (blank: the longest commitment or run among the bids)", as_of,
                  "0"),
         InputRow(Names.global_("max_lost_fraction"), "Largest lost fraction the goodput formula is trusted to", "",
@@ -230,47 +239,50 @@ def workload_rows(doc: dict[str, Any]) -> list[InputRow]:
     ] + phase_rows(doc) + tax_rows(doc)
 
 
-TAX_RATES = (("rate", "Income tax rate (the shield of costs and depreciation)"), ("vat_rate", "VAT/GST rate"),
-             ("import_duty_rate", "Import duty on capex"))
+# (input key, label, the rate) of workload.tax
+TAX_RATES: tuple[tuple[str, str, Callable[[TaxSummary], Decimal]], ...] = (
+    ("rate", "Income tax rate (the shield of costs and depreciation)", lambda tax: tax.rate),
+    ("vat_rate", "VAT/GST rate", lambda tax: tax.vat_rate),
+    ("import_duty_rate", "Import duty on capex", lambda tax: tax.import_duty_rate))
 
 
-def tax_rows(doc: dict[str, Any]) -> list[InputRow]:
+def tax_rows(doc: QuoteDocument) -> list[InputRow]:
     """workload.tax, when given: its rates are inputs of the Cash flow sheet's tax rows."""
-    tax, as_of = (doc.get("workload") or {}).get("tax"), str(doc["as_of"])
-    if not tax:
+    tax, as_of = doc.workload.tax, str(doc.as_of)
+    if tax is None:
         return []
-    rows = [InputRow(Names.global_(f"tax_{key}"), label, "", number_or_none(tax.get(key)), "fraction",
-                     f"cluster.yaml workload.tax.{key}", as_of, FMT["pct"]) for key, label in TAX_RATES]
-    after = tax.get("vat_recovered_after_months")
+    rows = [InputRow(Names.global_(f"tax_{key}"), label, "", number_or_none(rate(tax)), "fraction",
+                     f"cluster.yaml workload.tax.{key}", as_of, FMT["pct"]) for key, label, rate in TAX_RATES]
+    after = tax.vat_recovered_after_months
     rows.append(InputRow(None, "VAT recovered after (the layout of the Cash flow sheet)", "",
                          "not recovered: a cost" if after is None else after, "months",
                          "cluster.yaml workload.tax.vat_recovered_after_months", as_of))
     return rows
 
 
-def basis_rows(doc: dict[str, Any]) -> list[InputRow]:
+def basis_rows(doc: QuoteDocument) -> list[InputRow]:
     """The cost basis that ranks, when the document carries both (issue 12)."""
-    if not any(b.get("cost_bases") for b in doc["bids"]):
+    if not any(b.cost_bases for b in doc.bids):
         return []
-    return [InputRow(Names.global_("cost_basis"), "Cost basis that ranks", "", str(doc.get("cost_basis") or "commitment"),
+    return [InputRow(Names.global_("cost_basis"), "Cost basis that ranks", "", doc.cost_basis,
                      "present_value | run | commitment", "cluster.yaml workload.cost_basis, or procure quote --basis",
-                     str(doc["as_of"]), "General", ("present_value", "run", "commitment"))]
+                     str(doc.as_of), "General", ("present_value", "run", "commitment"))]
 
 
-def assumption_rows(doc: dict[str, Any]) -> list[InputRow]:
+def assumption_rows(doc: QuoteDocument) -> list[InputRow]:
     rows = []
-    as_of, version = str(doc["as_of"]), doc.get("procure_version") or ""
-    by_key = {a.get("key"): a for a in doc.get("assumptions") or []}
+    as_of, version = str(doc.as_of), doc.procure_version
+    by_key = {a.key: a for a in doc.assumptions}
     for key in CHAIN_ASSUMPTIONS:
         a = by_key.get(key)
         if a is None:
             continue
-        value, unit = a.get("value"), str(a.get("unit") or "")
+        unit = a.unit
         if key == "power_usd_per_kwh":    # given in USD: the Model converts it with the FX cells
             unit = "USD/kWh"
-        given = a.get("origin") != "default"
-        rows.append(InputRow(Names.global_(key), str(a.get("label") or key), "", number_or_none(value), unit,
-                             f"{a.get('source')}" + (f" ({a.get('origin')})" if given else ""),
+        given = a.origin != "default"
+        rows.append(InputRow(Names.global_(key), a.label or key, "", number_or_none(a.value), unit,
+                             f"{a.source}" + (f" ({a.origin})" if given else ""),
                              as_of if given else f"procure {version} default", _assumption_format(key)))
     return rows
 
@@ -284,56 +296,61 @@ def _assumption_format(key: str) -> str:
     return "General"
 
 
-def reference_rows(doc: dict[str, Any]) -> list[InputRow]:
-    as_of = str(doc["as_of"])
-    return [InputRow(None, str(a.get("label") or a.get("key")), "", a.get("value"), str(a.get("unit") or ""),
-                     str(a.get("source") or ""), as_of)
-            for a in doc.get("assumptions") or [] if a.get("key") not in CHAIN_ASSUMPTIONS]
+def reference_rows(doc: QuoteDocument) -> list[InputRow]:
+    as_of = str(doc.as_of)
+    return [InputRow(None, a.label or a.key, "", a.value, a.unit, a.source, as_of)
+            for a in doc.assumptions if a.key not in CHAIN_ASSUMPTIONS]
 
 
-def fx_rows(doc: dict[str, Any]) -> list[InputRow]:
-    fx = doc.get("fx")
-    if not fx:
+def fx_rows(doc: QuoteDocument) -> list[InputRow]:
+    fx = doc.fx
+    if fx is None:
         return []
-    base = fx.get("base") or "USD"
-    verified = "" if fx.get("verified") else " (unverified)"
+    base = fx.base or "USD"
+    verified = "" if fx.verified else " (unverified)"
     rows = [InputRow(Names.fx(ccy), f"FX rate {ccy}", "", D(rate), f"{ccy} per {base}",
-                     f"{fx.get('source')}{verified}", str(fx.get("as_of")), "General")
-            for ccy, rate in sorted((fx.get("rates") or {}).items())]
+                     f"{fx.source}{verified}", str(fx.as_of), "General")
+            for ccy, rate in sorted(fx.rates.items())]
     rows.append(InputRow(Names.global_("fx_significant_digits"), "Significant digits of a converted FX rate", "",
                          FX_SIGNIFICANT_DIGITS, "digits", "procure money policy: FX rates at 12 significant digits, "
-                         "converted prices to 1e-6 of a unit, half away from zero", str(doc["as_of"]), "0"))
+                         "converted prices to 1e-6 of a unit, half away from zero", str(doc.as_of), "0"))
     return rows
 
 
-def bid_rows(doc: dict[str, Any], bid: dict[str, Any], names: Names) -> list[InputRow]:
-    bid_id, as_of = str(bid["id"]), str(doc["as_of"])
-    sources = _sources(doc)
-    acc = bid.get("accelerator") or {}
-    acc_source = _source_text(sources.get(f"accelerator:{acc.get('id')}"), f"catalog {acc.get('id')}")
-    acc_as_of = str((sources.get(f"accelerator:{acc.get('id')}") or {}).get("as_of") or as_of)
+class RowMaker(Protocol):
+    """One input row of a bid (``bid_rows``' ``row``)."""
 
-    def row(field: str, label: str, value: Any, unit: str, source: str, when: str = as_of,
+    def __call__(self, field: str, label: str, value: Content, unit: str, source: str, when: str = ...,
+                 num_format: str = ..., choices: tuple[str, ...] = ...) -> InputRow: ...
+
+
+def bid_rows(doc: QuoteDocument, bid: BidResult, names: Names) -> list[InputRow]:
+    bid_id, as_of = bid.id, str(doc.as_of)
+    acc = bid.accelerator
+    acc_row = _sources(doc).get(f"accelerator:{acc.id}")
+    acc_source, acc_as_of = _source_text(acc_row, f"catalog {acc.id}"), _as_of(acc_row, as_of)
+
+    def row(field: str, label: str, value: Content, unit: str, source: str, when: str = as_of,
             num_format: str = "General", choices: tuple[str, ...] = ()) -> InputRow:
         return InputRow(names.bid(bid_id, field), label, bid_id, value, unit, source, when, num_format, choices)
 
-    rows = [row("gpus", "GPUs", bid.get("gpus"), "GPU", "bid (cluster.yaml)", num_format=FMT["int"])]
+    rows = [row("gpus", "GPUs", bid.gpus, "GPU", "bid (cluster.yaml)", num_format=FMT["int"])]
     rows += price_rows(doc, bid, row)
     rows += power_rows(doc, bid, row, acc_source, acc_as_of)
-    finance = bid.get("finance") or {}
-    if finance.get("market_source") and finance.get("market_value_new") is not None:
+    finance = bid.finance
+    if finance is not None and finance.market_source and finance.market_value_new is not None:
         rows.append(row("market_value_new", "Market price of the same hardware new (what resale is a share of)",
-                        D(finance["market_value_new"]), str(doc["currency"]),
-                        str(finance["market_source"]), as_of, money_format(str(doc["currency"]), 2)))
-    rows += [row("peak_tflops", "Dense peak per GPU at the workload precision", number_or_none(acc.get("peak_tflops")),
+                        D(finance.market_value_new), doc.currency,
+                        finance.market_source, as_of, money_format(doc.currency, 2)))
+    rows += [row("peak_tflops", "Dense peak per GPU at the workload precision", number_or_none(acc.peak_tflops),
                  "TFLOP/s", acc_source, acc_as_of, FMT["num2"]),
-             row("model_flops_per_step", "Model FLOPs per step", number_or_none((bid.get("flops") or {}).get(
-                 "model_per_step")), "FLOP", "procure step-time model (6 significant digits)", as_of, FMT["sci"])]
-    delivery = bid.get("delivery")
+             row("model_flops_per_step", "Model FLOPs per step", number_or_none(bid.flops.model_per_step), "FLOP",
+                 "procure step-time model (6 significant digits)", as_of, FMT["sci"])]
+    delivery = bid.delivery
     if delivery is not None:
         rows.append(row("lead_time_days", "Lead time before the capacity is usable",
-                        number_or_none(delivery.get("lead_time_days")), "days",
-                        str(delivery.get("lead_time_origin") or "not given: usable on the as-of date"), as_of,
+                        number_or_none(delivery.lead_time_days), "days",
+                        delivery.lead_time_origin or "not given: usable on the as-of date", as_of,
                         FMT["days"]))
     rows += step_time_rows(doc, bid, row)
     rows += batch_rows(doc, bid, row)
@@ -341,68 +358,70 @@ def bid_rows(doc: dict[str, Any], bid: dict[str, Any], names: Names) -> list[Inp
     return rows
 
 
-def own_batch(doc: dict[str, Any], bid: dict[str, Any]) -> bool:
+def own_batch(doc: QuoteDocument, bid: BidResult) -> bool:
     """The bid runs at a batch of its own (chosen in a batch range), or pays a token penalty: its
     tokens per step and token factor are inputs of its chain (issue 18)."""
-    batch = bid.get("batch") or {}
-    workload = (doc.get("workload") or {}).get("global_batch_tokens")
-    return bool(batch) and (batch.get("origin") == "range" or batch.get("token_factor") not in (None, 1, 1.0)
-                            or (bid.get("tokens_per_step") is not None and bid.get("tokens_per_step") != workload))
+    batch = bid.batch
+    return batch is not None and (batch.origin == "range" or batch.token_factor != 1
+                                  or bid.tokens_per_step != doc.workload.global_batch_tokens)
 
 
-def batch_rows(doc: dict[str, Any], bid: dict[str, Any], row: Any) -> list[InputRow]:
+def batch_rows(doc: QuoteDocument, bid: BidResult, row: RowMaker) -> list[InputRow]:
     """The main phase's batch on this bid and its statistical-efficiency factor (issue 18)."""
-    if not own_batch(doc, bid):
+    batch, as_of = bid.batch, str(doc.as_of)
+    if batch is None or not own_batch(doc, bid):
         return []
-    batch, as_of = bid.get("batch") or {}, str(doc["as_of"])
     law = "procure statistical-efficiency law (methodology), at the document's six significant digits"
     return [row("tokens_per_step", "Tokens per step (this bid's global batch)",
-                batch.get("global_batch_tokens") or bid.get("tokens_per_step"), "tokens",
-                f"procure: batch {batch.get('origin') or 'workload'} (workload.global_batch_range)", as_of, FMT["int"]),
+                batch.global_batch_tokens or bid.tokens_per_step, "tokens",
+                f"procure: batch {batch.origin} (workload.global_batch_range)", as_of, FMT["int"]),
             row("token_factor", "Token factor of the batch (tokens to the target over train tokens)",
-                number_or_none(batch.get("token_factor", 1.0)), "ratio", law, as_of, "0.000000")]
+                D(batch.token_factor), "ratio", law, as_of, "0.000000")]
 
 
-def phase_step_rows(doc: dict[str, Any], bid: dict[str, Any], row: Any) -> list[InputRow]:
+def _model_source(doc: QuoteDocument) -> tuple[str, str]:
+    """The step-time model and when it was fitted: the source of every modeled step time."""
+    method = doc.methodology
+    return method.model or "procure step-time model", str(method.fitted_at or doc.as_of)
+
+
+def phase_step_rows(doc: QuoteDocument, bid: BidResult, row: RowMaker) -> list[InputRow]:
     """The modeled step time of each further phase on this bid (none where no plan fits it)."""
-    method = doc.get("methodology") or {}
-    by_name = {str(p.get("name")): p for p in bid.get("phases") or []}
+    by_name = {p.name: p for p in bid.phases}
+    model, fitted = _model_source(doc)
     rows = []
     for i, phase in enumerate(further_phases(doc), start=1):
-        step = (by_name.get(str(phase.get("name"))) or {}).get("step_time_s")
-        if step is None:
+        result = by_name.get(phase.name)
+        if result is None or result.step_time_s is None:
             continue
-        rows.append(row(phase_key(i, "step_time_s"), f"Step time, phase {phase.get('name')}, modeled", D(step), "s",
-                        f"{method.get('model') or 'procure step-time model'}",
-                        str(method.get("fitted_at") or doc["as_of"]), FMT["num3"]))
+        rows.append(row(phase_key(i, "step_time_s"), f"Step time, phase {phase.name}, modeled",
+                        D(result.step_time_s), "s", model, fitted, FMT["num3"]))
     return rows
 
 
-def quoted_prices(doc: dict[str, Any], bid: dict[str, Any]) -> dict[str, tuple[Decimal, str, str, str]]:
+def quoted_prices(doc: QuoteDocument, bid: BidResult) -> dict[str, tuple[Decimal, str, str, str]]:
     """key -> (price as quoted, its currency, what one unit buys, origin); an older document keeps
     only the converted price per GPU-hour, which is then the input, in the report currency."""
-    p = bid.get("pricing") or {}
-    quoted = {str(q["key"]): (D(q["quoted"]), str(q["currency"]), str(q.get("unit") or ""), str(q.get("origin") or ""))
-              for q in p.get("quoted") or []}
-    if not quoted and p.get("price_per_gpu_hour") is not None:
-        quoted["price_per_gpu_hour"] = (D(p["price_per_gpu_hour"]), str(doc["currency"]), "GPU-h", "as converted")
+    p = bid.pricing
+    quoted = {q.key: (D(q.quoted), q.currency, q.unit, q.origin) for q in p.quoted}
+    if not quoted and p.price_per_gpu_hour is not None:
+        return {"price_per_gpu_hour": (D(p.price_per_gpu_hour), doc.currency, "GPU-h", "as converted")}
     return quoted
 
 
-def plain_terms(bid: dict[str, Any]) -> dict[str, Any]:
-    p = bid.get("pricing") or {}
-    terms = dict(p.get("terms") or {})
-    if p.get("kind") == "rental":
-        terms.setdefault("min_commit_months", p.get("min_commit_months") or 0)
+def plain_terms(bid: BidResult) -> dict[str, Decimal | int]:
+    p = bid.pricing
+    terms: dict[str, Decimal | int] = dict(p.terms)
+    if p.kind == "rental":
+        terms.setdefault("min_commit_months", p.min_commit_months)
     return terms
 
 
-def price_rows(doc: dict[str, Any], bid: dict[str, Any], row: Any) -> list[InputRow]:
-    source_row = next((s for k, s in _sources(doc).items() if k in (bid.get("sources") or []) and k.startswith(
-        "price:")), None)
-    book = (bid.get("pricing") or {}).get("price_book")
+def price_rows(doc: QuoteDocument, bid: BidResult, row: RowMaker) -> list[InputRow]:
+    source_row = next((s for k, s in _sources(doc).items() if k in bid.sources and k.startswith("price:")), None)
+    book = bid.pricing.price_book
     book_source = _source_text(source_row, f"price book {book}" if book else "bid (cluster.yaml)")
-    when = str((source_row or {}).get("as_of") or doc["as_of"])
+    when = _as_of(source_row, doc.as_of)
     used = used_terms(bid)
     rows = []
     for key, (value, ccy, unit, origin) in quoted_prices(doc, bid).items():
@@ -411,10 +430,10 @@ def price_rows(doc: dict[str, Any], bid: dict[str, Any], row: Any) -> list[Input
         label = TERM_LABELS.get(key, (key.replace("_", " "), ""))[0]
         source = book_source if origin.startswith("price book") else f"bid ({origin or 'cluster.yaml'})"
         rows.append(row(key, label, value, f"{ccy}/{unit}", source, when, money_format(ccy, MONEY_TERMS.get(key, 4))))
-    for key, value in plain_terms(bid).items():
+    for key, term in plain_terms(bid).items():
         if key in used and key in PLAIN_LABELS:
             label, unit, fmt = PLAIN_LABELS[key]
-            rows.append(row(key, label, number_or_none(value), unit, book_source, when, fmt))
+            rows.append(row(key, label, number_or_none(term), unit, book_source, when, fmt))
     return rows
 
 
@@ -433,69 +452,67 @@ CAPEX_TERMS = {"capex_per_gpu", "capex_per_node", "network_capex_per_gpu", "netw
 DEPRECIATION_TERMS = {"life_years", "residual_fraction"}
 
 
-def all_lines(bid: dict[str, Any]) -> list[dict[str, Any]]:
-    bases = bid.get("cost_bases") or {}
-    lines = [line for basis in bases.values() for line in basis.get("cost_lines") or []]
-    return lines or list(bid.get("cost_lines") or [])
+def all_lines(bid: BidResult) -> list[CostLine]:
+    lines = [line for basis in bid.cost_bases.values() for line in basis.cost_lines]
+    return lines or list(bid.cost_lines)
 
 
-def used_terms(bid: dict[str, Any]) -> set[str]:
+def used_terms(bid: BidResult) -> set[str]:
     """The terms some cost line of this bid reads."""
-    purchase = (bid.get("pricing") or {}).get("kind") == "purchase"
+    purchase = bid.pricing.kind == "purchase"
     used: set[str] = set()
     for line in all_lines(bid):
-        key = str(line.get("key"))
-        used |= LINE_TERMS.get(key, set())
-        if key == "support":
+        used |= LINE_TERMS.get(line.key, set())
+        if line.key == "support":
             used.add("support_per_gpu_year" if purchase else "support_fraction")
     used.add("pue")                  # energy: the bid's own PUE (a rental's provider, a purchase's facility)
     if purchase and used & CAPEX_TERMS:
-        quoted = {str(q.get("key")) for q in (bid.get("pricing") or {}).get("quoted") or []}
+        quoted = {q.key for q in bid.pricing.quoted}
         used |= (CAPEX_TERMS & quoted) | DEPRECIATION_TERMS     # capex, financing and resale read them all
     return used
 
 
-def power_rows(doc: dict[str, Any], bid: dict[str, Any], row: Any, acc_source: str, acc_as_of: str) -> list[InputRow]:
+def power_rows(doc: QuoteDocument, bid: BidResult, row: RowMaker, acc_source: str, acc_as_of: str) -> list[InputRow]:
     """IT power per GPU: a system spec (node power / GPUs + fabric share), a given figure, or the TDP."""
-    power, acc = bid.get("power") or {}, bid.get("accelerator") or {}
-    finance = bid.get("finance") or {}
-    source = str(power.get("source") or "tdp")
+    power, finance = bid.power, bid.finance
+    source = (power.source if power is not None else "") or "tdp"
+    node_kw = power.node_power_kw if power is not None else None
     rows = []
-    if source.startswith("system:") and power.get("node_power_kw") is not None:
+    if power is not None and source.startswith("system:") and node_kw is not None:
         spec = _sources(doc).get(source)
-        text, when = _source_text(spec, f"catalog {source}"), str((spec or {}).get("as_of") or doc["as_of"])
-        rows += [row("node_power_kw", "Power of one node at full load", D(power["node_power_kw"]), "kW", text, when,
+        text, when = _source_text(spec, f"catalog {source}"), _as_of(spec, doc.as_of)
+        rows += [row("node_power_kw", "Power of one node at full load", D(node_kw), "kW", text, when,
                      FMT["num2"]),
-                 row("fabric_w_per_gpu", "Fabric power per GPU (switches)", D(power.get("fabric_w_per_gpu") or 0), "W",
+                 row("fabric_w_per_gpu", "Fabric power per GPU (switches)", D(power.fabric_w_per_gpu or 0), "W",
                      text, when, FMT["num2"])]
     elif source == "given":
-        rows.append(row("kw_per_gpu", "IT power per GPU", number_or_none(plain_terms(bid).get("kw_per_gpu")), "kW",
-                        "bid (cluster.yaml)", str(doc["as_of"]), FMT["num3"]))
-    if not source.startswith("system:") or power.get("node_power_kw") is None:
-        rows.append(row("tdp_w", "Power per GPU (TDP)", number_or_none(acc.get("tdp_w")), "W", acc_source, acc_as_of,
-                        FMT["int"]))
-    gpn = power.get("gpus_per_node") or finance.get("gpus_per_node")
+        rows.append(row("kw_per_gpu", "IT power per GPU", number_or_none(bid.pricing.terms.get("kw_per_gpu")), "kW",
+                        "bid (cluster.yaml)", str(doc.as_of), FMT["num3"]))
+    if not source.startswith("system:") or node_kw is None:
+        rows.append(row("tdp_w", "Power per GPU (TDP)", number_or_none(bid.accelerator.tdp_w), "W", acc_source,
+                        acc_as_of, FMT["int"]))
+    gpn = (power.gpus_per_node if power is not None else None) or (finance.gpus_per_node if finance is not None
+                                                                   else None)
     if gpn is not None:
         rows.append(row("gpus_per_node", "GPUs per node", gpn, "GPU", f"catalog {source}" if source.startswith(
-            "system:") else "accelerator scale-up domain", str(doc["as_of"]), FMT["int"]))
+            "system:") else "accelerator scale-up domain", str(doc.as_of), FMT["int"]))
     return rows
 
 
-def step_time_rows(doc: dict[str, Any], bid: dict[str, Any], row: Any) -> list[InputRow]:
-    as_of = str(doc["as_of"])
-    modeled = (bid.get("modeled") or {}).get("step_time_s")
-    measured = ((bid.get("measured") or {}).get("step_time_s") or {}).get("mean")
-    logs = ", ".join(str(s.get("path")) for s in (bid.get("measured") or {}).get("sources") or [])
-    committed = (bid.get("committed") or {}).get("step_time_s")
-    method = doc.get("methodology") or {}
+def step_time_rows(doc: QuoteDocument, bid: BidResult, row: RowMaker) -> list[InputRow]:
+    as_of = str(doc.as_of)
+    modeled = bid.modeled.step_time_s if bid.modeled is not None else None
+    measured = bid.measured
+    stats = measured.step_time_s if measured is not None else None
+    logs = ", ".join(s.path for s in measured.sources) if measured is not None else ""
+    model, fitted = _model_source(doc)
     return [
-        row("modeled_step_time_s", "Step time, modeled", number_or_none(modeled), "s",
-            f"{method.get('model') or 'procure step-time model'}", str(method.get("fitted_at") or as_of), FMT["num3"]),
-        row("measured_step_time_s", "Step time, measured mean", number_or_none(measured), "s",
+        row("modeled_step_time_s", "Step time, modeled", number_or_none(modeled), "s", model, fitted, FMT["num3"]),
+        row("measured_step_time_s", "Step time, measured mean", number_or_none(stats.mean if stats else None), "s",
             f"measured logs: {logs}" if logs else "no measured logs", as_of, FMT["num3"]),
-        row("committed_step_time_s", "Step time, committed by the vendor", number_or_none(committed), "s",
-            "bid (cluster.yaml committed.step_time_s)", as_of, FMT["num3"]),
-        row("step_time_basis", "Which step time drives the economics", str(bid.get("step_time_basis") or "modeled"),
+        row("committed_step_time_s", "Step time, committed by the vendor", number_or_none(bid.committed.step_time_s),
+            "s", "bid (cluster.yaml committed.step_time_s)", as_of, FMT["num3"]),
+        row("step_time_basis", "Which step time drives the economics", bid.step_time_basis,
             "modeled | measured | committed", "procure: the measured mean when logs gave one, else the model",
             as_of, "General", tuple(BASIS_CHOICES)),
     ]

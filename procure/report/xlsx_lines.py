@@ -10,7 +10,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from decimal import Decimal
-from typing import Any, Callable, Optional
+from typing import Callable, Optional
+
+from procure.document import QuoteDocument
+from procure.document.bid import BidResult, CostLine
 
 from procure.money import D
 from procure.report.xlsx_cells import FMT, INPUT_FILL, NOTE, Book, Sheet, Style, money_format, style
@@ -28,17 +31,17 @@ BASES = ("run", "commitment")
 CAPEX_LINES = ("capex", "node_capex", "network_capex", "fabric_capex")        # issue 12: what the job consumes, and the terms committed to, to the end of the run
 
 
-def cost_bases(bid: dict[str, Any]) -> list[tuple[str, list[dict[str, Any]]]]:
+def cost_bases(bid: BidResult) -> list[tuple[str, list[CostLine]]]:
     """The bid's cost lines per basis; a document without bases has one unnamed basis."""
-    given = bid.get("cost_bases") or {}
+    given = bid.cost_bases
     if given:
-        return [(basis, list(given[basis].get("cost_lines") or [])) for basis in BASES if basis in given]
-    return [("", list(bid.get("cost_lines") or []))]
+        return [(basis, list(given[basis].cost_lines)) for basis in BASES if basis in given]
+    return [("", list(bid.cost_lines))]
 
 
-def bases_of(doc: dict[str, Any]) -> tuple[str, ...]:
+def bases_of(doc: QuoteDocument) -> tuple[str, ...]:
     """The bases the workbook shows side by side ("" alone: the document has one)."""
-    return BASES if any(b.get("cost_bases") for b in doc["bids"]) else ("",)
+    return BASES if any(b.cost_bases for b in doc.bids) else ("",)
 
 
 @dataclass(frozen=True)
@@ -58,7 +61,7 @@ class Block:
     case: str
     first: int
     last: int
-    rows: list[tuple[dict[str, Any], int, bool]]     # (document line, row, rebuilt from the chain)
+    rows: list[tuple[CostLine, int, bool]]           # (document line, row, rebuilt from the chain)
 
 
 @dataclass
@@ -79,7 +82,7 @@ class LineContext:
         return expr
 
     def inp(self, field: str) -> Expr:
-        return self._named(self.names.bid(str(self.chain.bid["id"]), field))
+        return self._named(self.names.bid(self.chain.bid.id, field))
 
     def g(self, key: str) -> Expr:
         return self._named(Names.global_(key))
@@ -95,24 +98,24 @@ class LineContext:
         return Ref(LINES_SHEET, self.earlier[key], col)
 
 
-Builder = Callable[[LineContext, dict[str, Any]], Parts]
+Builder = Callable[[LineContext, CostLine], Parts]
 HOURS_PER_YEAR = Num(Decimal(8760))          # a unit conversion: the economics' year of hours
 
 
-def _discounted(c: LineContext, line: dict[str, Any]) -> Expr | None:
-    return c.m("discount_factor") if "discount_factor" in (line.get("factors") or {}) else None
+def _discounted(c: LineContext, line: CostLine) -> Expr | None:
+    return c.m("discount_factor") if "discount_factor" in line.factors else None
 
 
-def _gpu_hours(c: LineContext, line: dict[str, Any]) -> Parts:
+def _gpu_hours(c: LineContext, line: CostLine) -> Parts:
     return Parts(c.inp("gpus") * c.m("used_hours"), c.m("price_per_gpu_hour"), _discounted(c, line))
 
 
-def _idle(c: LineContext, line: dict[str, Any]) -> Parts:
+def _idle(c: LineContext, line: CostLine) -> Parts:
     return Parts(c.inp("gpus") * c.m("idle_hours"), c.m("price_per_gpu_hour"), _discounted(c, line))
 
 
 def _adder(term: str) -> Builder:
-    def build(c: LineContext, line: dict[str, Any]) -> Parts:
+    def build(c: LineContext, line: CostLine) -> Parts:
         return Parts(c.inp("gpus") * c.m("billed_hours"), c.m(term))
     return build
 
@@ -123,13 +126,13 @@ def _paid(c: LineContext) -> Expr:
     return paid + c.cell("idle_commitment", A) if "idle_commitment" in c.earlier else paid
 
 
-def _support(c: LineContext, line: dict[str, Any]) -> Parts:
-    if c.chain.bid.get("pricing", {}).get("kind") == "purchase":
+def _support(c: LineContext, line: CostLine) -> Parts:
+    if c.chain.bid.pricing.kind == "purchase":
         return Parts(c.inp("gpus"), c.m("support_per_gpu_year"), c.m("used_hours"), HOURS_PER_YEAR)
     return Parts(_paid(c), c.inp("support_fraction"))
 
 
-def _prepay(c: LineContext, line: dict[str, Any]) -> Parts:
+def _prepay(c: LineContext, line: CostLine) -> Parts:
     return Parts(_paid(c), c.m("cost_of_capital"), c.inp("prepay_fraction") * (c.m("billed_hours") / 2),
                  HOURS_PER_YEAR)
 
@@ -140,33 +143,33 @@ def _one(c: LineContext, term: str) -> Parts:
 
 def _capex(term: str, quantity: str) -> Builder:
     """Run basis: depreciation for the hours used; commitment basis: the item bought outright."""
-    def build(c: LineContext, line: dict[str, Any]) -> Parts:
+    def build(c: LineContext, line: CostLine) -> Parts:
         qty = Num(Decimal(1)) if not quantity else c.inp("gpus") if quantity == "gpus" else c.m(quantity)
-        if line.get("factors"):
+        if line.factors:
             return Parts(qty, c.m(term), c.m("depreciated_hours") * c.m("depreciable_fraction"), c.m("life_hours"))
         return Parts(qty, c.m(term))
     return build
 
 
-def _financing(c: LineContext, line: dict[str, Any]) -> Parts:
+def _financing(c: LineContext, line: CostLine) -> Parts:
     return Parts(c.m("capex_total"), c.m("cost_of_capital"), c.m("used_hours"), HOURS_PER_YEAR)
 
 
-def _power(c: LineContext, line: dict[str, Any]) -> Parts:
+def _power(c: LineContext, line: CostLine) -> Parts:
     return Parts(c.inp("gpus") * c.m("used_hours"), c.m("power_per_kwh"),
                  product([c.m("kw_per_gpu"), c.g("gpu_utilisation_power"), c.m("pue")]))
 
 
-def _colocation(c: LineContext, line: dict[str, Any]) -> Parts:
+def _colocation(c: LineContext, line: CostLine) -> Parts:
     """Colocation is priced per kW of IT load provisioned: no PUE, no average-draw factor."""
     return Parts(c.inp("gpus"), c.m("colo_per_kw_month"), c.m("kw_per_gpu") * c.m("used_hours"), c.g("months_hours"))
 
 
-def _staff(c: LineContext, line: dict[str, Any]) -> Parts:
+def _staff(c: LineContext, line: CostLine) -> Parts:
     return Parts(Num(Decimal(1)), c.m("staff_per_year"), c.m("used_hours"), HOURS_PER_YEAR)
 
 
-def _resale(c: LineContext, line: dict[str, Any]) -> Parts:
+def _resale(c: LineContext, line: CostLine) -> Parts:
     return Parts(c.m("market_value"), -c.m("resale_fraction"))
 
 
@@ -194,12 +197,12 @@ BUILDERS: dict[str, Builder] = {
 Blocks = dict[tuple[str, str, str], Block]          # (bid, basis, case) -> rows
 
 
-def build_lines(book: Book, doc: dict[str, Any], chains: list[Chain], names: Names,
+def build_lines(book: Book, doc: QuoteDocument, chains: list[Chain], names: Names,
                 defined: set[str]) -> tuple[Blocks, list[ExtraRow]]:
     """Write the Cost lines sheet; return each (bid, basis, case) block and the Model rows it implies."""
     sheet = book.sheet(LINES_SHEET)
     sheet.header(0, HEADER)
-    ccy = str(doc["currency"])
+    ccy = doc.currency
     row, blocks = 1, {}
     for chain in chains:
         for basis, lines in cost_bases(chain.bid):
@@ -208,12 +211,12 @@ def build_lines(book: Book, doc: dict[str, Any], chains: list[Chain], names: Nam
             # a chain that stops short (a document without the inputs it needs) keeps its lines as given
             cases = (CASES if chain.feasible else CASES[:1]) + (("target",) if chain.target else ())
             for case in cases:
-                block = Block(str(chain.bid["id"]), basis, case, row, row, [])
+                block = Block(chain.bid.id, basis, case, row, row, [])
                 context = LineContext(chain, case, basis, names, defined, {})
                 for line in lines:
                     rebuilt = _write_line(sheet, row, line, context, ccy)
                     block.rows.append((line, row, rebuilt))
-                    context.earlier.setdefault(str(line.get("key")), row)
+                    context.earlier.setdefault(line.key, row)
                     row += 1
                 block.last = row - 1
                 blocks[(block.bid, basis, case)] = block
@@ -222,11 +225,11 @@ def build_lines(book: Book, doc: dict[str, Any], chains: list[Chain], names: Nam
     return blocks, [_book_value_row(chains, blocks)]
 
 
-def _write_line(sheet: Sheet, row: int, line: dict[str, Any], c: LineContext, ccy: str) -> bool:
-    key, unit = str(line.get("key") or ""), str(line.get("unit") or "")
-    sheet.put(row, 0, str(c.chain.bid["id"]))
+def _write_line(sheet: Sheet, row: int, line: CostLine, c: LineContext, ccy: str) -> bool:
+    key, unit = line.key, line.unit
+    sheet.put(row, 0, c.chain.bid.id)
     sheet.put(row, 1, CASE_LABELS[c.case] + (f", {c.basis} basis" if c.basis else ""))
-    sheet.put(row, 2, str(line.get("label") or key))
+    sheet.put(row, 2, line.label or key)
     sheet.put(row, 3, unit)
     builder = BUILDERS.get(key)
     parts: Parts | None = None
@@ -251,7 +254,7 @@ def _write_line(sheet: Sheet, row: int, line: dict[str, Any], c: LineContext, cc
     if parts.divisor is not None:
         amount = amount / Ref(LINES_SHEET, row, DV)
     sheet.put(row, A, call("ROUND", amount, 2), Style(num_format=money_format(ccy), bold=c.case == "base"))
-    sheet.put(row, len(HEADER) - 1, str(line.get("formula") or ""), NOTE)
+    sheet.put(row, len(HEADER) - 1, line.formula, NOTE)
     return builder is not None and parts is not None and not isinstance(parts, _Given)
 
 
@@ -259,20 +262,20 @@ class _Given(Parts):
     """The document's own figures, for a line the workbook cannot rebuild."""
 
 
-def _as_given(sheet: Sheet, row: int, line: dict[str, Any], rate_fmt: str) -> Parts:
+def _as_given(sheet: Sheet, row: int, line: CostLine, rate_fmt: str) -> Parts:
     factor = Decimal(1)
-    for value in (line.get("factors") or {}).values():
+    for value in line.factors.values():
         factor *= D(value)
-    divisor = D(line.get("divisor") if line.get("divisor") is not None else 1)
+    divisor = D(line.divisor)
     given = Style(num_format=FMT["num2"], fill=INPUT_FILL)
-    sheet.put(row, Q, D(line.get("quantity") or 0), given)
-    sheet.put(row, R, D(line.get("rate") or 0), Style(num_format=rate_fmt, fill=INPUT_FILL))
-    has_factors, has_divisor = bool(line.get("factors")), divisor != 1
+    sheet.put(row, Q, D(line.quantity or 0), given)
+    sheet.put(row, R, D(line.rate or 0), Style(num_format=rate_fmt, fill=INPUT_FILL))
+    has_factors, has_divisor = bool(line.factors), divisor != 1
     if has_factors:
         sheet.put(row, F, factor, Style(num_format="0.######", fill=INPUT_FILL))
     if has_divisor:
         sheet.put(row, DV, divisor, given)
-    return _Given(Num(D(line.get("quantity") or 0)), Num(D(line.get("rate") or 0)),
+    return _Given(Num(D(line.quantity or 0)), Num(D(line.rate or 0)),
                   Num(factor) if has_factors else None, Num(divisor) if has_divisor else None)
 
 
@@ -280,11 +283,11 @@ def _book_value_row(chains: list[Chain], blocks: Blocks) -> ExtraRow:
     """A purchase's book value after the run: its capex less what the run depreciated (not in the total)."""
     cells: dict[str, Expr] = {}
     for chain in chains:
-        bid_id = str(chain.bid["id"])
+        bid_id = chain.bid.id
         block = blocks.get((bid_id, "", "base")) or blocks.get((bid_id, "run", "base"))
-        if block is None or chain.bid.get("residual_value") is None:
+        if block is None or chain.bid.residual_value is None:
             continue
-        capex = [r for line, r, _ in block.rows if line.get("key") in CAPEX_LINES]
+        capex = [r for line, r, _ in block.rows if line.key in CAPEX_LINES]
         if not capex:
             continue
         total = chain.get("base", "capex_total")

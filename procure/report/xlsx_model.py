@@ -7,8 +7,8 @@ by name.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
+from procure.document import QuoteDocument
 from procure.report.xlsx_cells import (FMT, HEADER, NOTE, PLAIN, SECTION, WHATIF_FILL, Book, Sheet, Style, money_format,
                                        style)
 from procure.report.xlsx_chain import (ROWS, TARGET_KEYS, Chain, Row, fx_formula, fx_name,
@@ -34,17 +34,17 @@ class ExtraRow:
     cells: dict[str, Expr]                      # bid id -> base formula
 
 
-def build_model(book: Book, doc: dict[str, Any], chains: list[Chain], names: Names, defined: set[str],
+def build_model(book: Book, doc: QuoteDocument, chains: list[Chain], names: Names, defined: set[str],
                 extra: list[ExtraRow]) -> Sheet:
     sheet = book.sheet(MODEL_SHEET)
-    ccy = str(doc["currency"])
+    ccy = doc.currency
     header = ["Item", "Unit", "All bids"]
     sheet.header(0, header)
     sheet.header(1, ["", "", ""])
     for i, chain in enumerate(chains):
         col = FIRST_BID_COL + 2 * i
-        sheet.put(0, col, str(chain.bid["id"]), HEADER)
-        sheet.put(0, col + 1, str(chain.bid["id"]), HEADER)
+        sheet.put(0, col, chain.bid.id, HEADER)
+        sheet.put(0, col + 1, chain.bid.id, HEADER)
         sheet.put(1, col, "Base", Style(bold=True, fill="D9E1F2"))
         sheet.put(1, col + 1, "Scenario", Style(bold=True, fill=WHATIF_FILL))
     how_col = FIRST_BID_COL + 2 * len(chains)
@@ -73,11 +73,11 @@ def build_model(book: Book, doc: dict[str, Any], chains: list[Chain], names: Nam
         sheet.put(row, 0, e.label)
         sheet.put(row, 1, e.unit.replace("{ccy}", ccy))
         for i, chain in enumerate(chains):
-            formula = e.cells.get(str(chain.bid["id"]))
+            formula = e.cells.get(chain.bid.id)
             if formula is not None:
                 col = FIRST_BID_COL + 2 * i
                 sheet.put(row, col, formula, style(_format(e.num_format, ccy)))
-                book.define(names.base(str(chain.bid["id"]), e.key), MODEL_SHEET, row, col)
+                book.define(names.base(chain.bid.id, e.key), MODEL_SHEET, row, col)
         sheet.put(row, how_col, e.how, NOTE)
         row += 1
     _target_rows(book, sheet, row, chains, names, ccy, how_col)
@@ -105,7 +105,7 @@ def _target_rows(book: Book, sheet: Sheet, row: int, chains: list[Chain], names:
             if formula is not None:
                 col = FIRST_BID_COL + 2 * i
                 sheet.put(row, col, formula, style(_format(spec.num_format, ccy)))
-                book.define(target_name(names, str(chain.bid["id"]), spec.key), MODEL_SHEET, row, col)
+                book.define(target_name(names, chain.bid.id, spec.key), MODEL_SHEET, row, col)
         sheet.put(row, how_col, spec.how + " (train tokens without the token factor)", NOTE)
         row += 1
     return row
@@ -125,14 +125,14 @@ def _format(num_format: str, ccy: str) -> str:
     return num_format
 
 
-def _write_chain_row(book: Book, sheet: Sheet, row: int, spec: Row, doc: dict[str, Any], chains: list[Chain],
+def _write_chain_row(book: Book, sheet: Sheet, row: int, spec: Row, doc: QuoteDocument, chains: list[Chain],
                      names: Names, defined: set[str], ccy: str, how_col: int) -> None:
     sheet.put(row, 0, spec.label)
     sheet.put(row, 1, spec.unit.replace("{ccy}", ccy))
     fmt = style(_format(spec.num_format, ccy))
     for i, chain in enumerate(chains):
         col = FIRST_BID_COL + 2 * i
-        bid_id = str(chain.bid["id"])
+        bid_id = chain.bid.id
         base = chain.formulas.get(("base", spec.key))
         if base is not None:
             sheet.put(row, col, base, fmt)
@@ -149,8 +149,8 @@ def _write_chain_row(book: Book, sheet: Sheet, row: int, spec: Row, doc: dict[st
 def _pricing_row(sheet: Sheet, row: int, chains: list[Chain]) -> int:
     sheet.put(row, 0, "Pricing")
     for i, chain in enumerate(chains):
-        p = chain.bid.get("pricing") or {}
-        text = " · ".join(str(x) for x in (p.get("kind"), p.get("price_book") or "inline", p.get("term")) if x)
+        p = chain.bid.pricing
+        text = " · ".join(str(x) for x in (p.kind, p.price_book or "inline", p.term) if x)
         sheet.put(row, FIRST_BID_COL + 2 * i, text, Style(italic=True, fit=False))
     return row + 1
 
@@ -174,7 +174,7 @@ def section(sheet: Sheet, row: int, title: str, last_col: int) -> None:
         sheet.put(row, col, None, SECTION)
 
 
-def _whatif_rows(book: Book, sheet: Sheet, row: int, doc: dict[str, Any], chains: list[Chain],
+def _whatif_rows(book: Book, sheet: Sheet, row: int, doc: QuoteDocument, chains: list[Chain],
                  names: Names, last_col: int) -> int:
     section(sheet, row, "What if (type in the green cells of a Scenario column; blank = as quoted)", last_col)
     row += 1
@@ -189,10 +189,9 @@ def _whatif_rows(book: Book, sheet: Sheet, row: int, doc: dict[str, Any], chains
             col = FIRST_BID_COL + 2 * i + 1
             fmt = num_format
             if key == "price":
-                p = chain.bid.get("pricing") or {}
-                fmt = money_format(str(p.get("book_currency") or doc["currency"]), 4)
+                fmt = money_format(chain.bid.pricing.book_currency or doc.currency, 4)
             sheet.put(row, col, None, Style(num_format=fmt, fill=WHATIF_FILL))
-            book.define(names.whatif(str(chain.bid["id"]), key), MODEL_SHEET, row, col)
+            book.define(names.whatif(chain.bid.id, key), MODEL_SHEET, row, col)
         row += 1
     return row
 

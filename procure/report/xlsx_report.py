@@ -13,9 +13,9 @@ Sheet names and the Summary header are a contract (docs/result-document.md, prod
 from __future__ import annotations
 
 from datetime import date, datetime, timezone
-from typing import Any
 
-from procure.report.document import ordered_bids
+from procure.document import QuoteDocument
+from procure.report.order import ranked_bids
 from procure.report.xlsx_cash import CASH_SHEET, build_cash
 from procure.report.xlsx_cells import Book, fit_columns, write_xlsx
 from procure.report.xlsx_check import CheckResult, check
@@ -34,15 +34,15 @@ SHEETS = [SUMMARY_SHEET, README_SHEET, INPUTS_SHEET, MODEL_SHEET, LINES_SHEET, C
           MEASUREMENTS_SHEET, NEGOTIATION_SHEET, SENSITIVITY_SHEET, SOURCES_SHEET]
 
 
-def render_xlsx(doc: dict[str, Any]) -> bytes:
+def render_xlsx(doc: QuoteDocument) -> bytes:
     book, _ = build_book(doc)
-    return write_xlsx(book, title=str(doc.get("title") or ""), stamp=_stamp(doc["as_of"]))
+    return write_xlsx(book, title=doc.title, stamp=_stamp(doc.as_of))
 
 
-def build_book(doc: dict[str, Any]) -> tuple[Book, CheckResult]:
+def build_book(doc: QuoteDocument) -> tuple[Book, CheckResult]:
     """The whole workbook as data, evaluated and checked (nothing written)."""
     book, names = Book(), Names()
-    bids = ordered_bids(doc)
+    bids = ranked_bids(doc)
     defined = build_inputs(book, doc, bids, names)
     chains = [plan_chain(doc, bid, names, defined) for bid in bids]
     blocks, extra = build_lines(book, doc, chains, names, defined)
@@ -71,6 +71,5 @@ def counts(book: Book) -> dict[str, int]:
     return {"formulas": formulas, "inputs": inputs, "names": len(book.names)}
 
 
-def _stamp(as_of: Any) -> datetime:
-    day = as_of if isinstance(as_of, date) else date.fromisoformat(str(as_of)[:10])
+def _stamp(day: date) -> datetime:
     return datetime(day.year, day.month, day.day, tzinfo=timezone.utc)

@@ -8,12 +8,14 @@ one-at-a-time sensitivity are not spreadsheet formulas).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Callable
 
+from procure.document import QuoteDocument
+from procure.document.bid import Band, BidResult, MoneyBand, Negotiation, NegotiationLever
 from procure.report.bid_view import PLAN_KEYS, STACKED_TERMS, SUBTOTAL_TERMS
 from procure.report.messages import catalog
 from procure.report.xlsx_cells import (FMT, HEADER, INPUT_FILL, NOTE, SECTION, WHATIF_FILL, Book, Chart, Series,
-                                       Sheet, Style, money_format, style, wrap_rows)
+                                       Content, Sheet, Style, money_format, style, wrap_rows)
 from procure.report.xlsx_check import CheckResult
 from procure.report.xlsx_formula import Name, Range
 from procure.report.xlsx_inputs import Names, further_phases
@@ -22,12 +24,12 @@ from procure.report.xlsx_chain import Chain
 README_SHEET = "README"
 
 
-def readme_sheet(book: Book, doc: dict[str, Any], result: CheckResult, counts: dict[str, int]) -> Sheet:
+def readme_sheet(book: Book, doc: QuoteDocument, result: CheckResult, counts: dict[str, int]) -> Sheet:
     sheet = book.sheet(README_SHEET)
-    ccy = str(doc["currency"])
+    ccy = doc.currency
     lines: list[tuple[str, Style]] = [
-        (str(doc.get("title") or "procure quote"), Style(bold=True)),
-        (f"Report currency {ccy}; as of {doc['as_of']}; procure {doc.get('procure_version') or ''}.", NOTE),
+        (doc.title or "procure quote", Style(bold=True)),
+        (f"Report currency {ccy}; as of {doc.as_of}; procure {doc.procure_version}.", NOTE),
         ("", NOTE),
         ("What is where", SECTION),
         ("Summary: the ranking. Total cost, cost per million tokens and rank are formulas; the Scenario columns "
@@ -84,12 +86,12 @@ def readme_sheet(book: Book, doc: dict[str, Any], result: CheckResult, counts: d
     return sheet
 
 
-def _phase_lines(doc: dict[str, Any]) -> list[tuple[str, Style]]:
+def _phase_lines(doc: QuoteDocument) -> list[tuple[str, Style]]:
     """A workload in phases: say plainly how the chain takes them."""
     phases = further_phases(doc)
     if not phases:
         return []
-    names = ", ".join(str(p.get("name")) for p in phases)
+    names = ", ".join(p.name for p in phases)
     return [(f"Phases: the workload trains further after its main phase ({names}). Time to train adds every phase "
              "at its own step time and tokens per step (Inputs: each phase's tokens and tokens per step, each bid's "
              "phase step times; Model: 'Further phases, compute time'), so hours and every cost cover all phases; "
@@ -110,10 +112,10 @@ MEASUREMENTS_SHEET, SENSITIVITY_SHEET, NEGOTIATION_SHEET, SOURCES_SHEET = (
 STEP_MODELED_COL, STEP_USED_COL, STEP_FIRST_TERM_COL = 3, 4, 5     # the Ratios sheet's formulas read these
 
 
-def term_keys(bids: list[dict[str, Any]]) -> list[str]:
+def term_keys(bids: list[BidResult]) -> list[str]:
     """The Step time sheet's term columns, in order (the Ratios sheet reads them)."""
     keys = list(STACKED_TERMS) + list(SUBTOTAL_TERMS)
-    return keys + sorted({k for b in bids for k in (b.get("step_time_terms") or {}) if k not in keys})
+    return keys + sorted({k for b in bids for k in b.step_time_terms if k not in keys})
 
 
 def step_time_sheet(book: Book, chains: list[Chain], names: Names) -> Sheet:
@@ -125,15 +127,15 @@ def step_time_sheet(book: Book, chains: list[Chain], names: Names) -> Sheet:
                  + [labels.get(f"term.{k}", k) + " (s)" for k in keys])
     for r, chain in enumerate(chains, start=1):
         bid = chain.bid
-        bid_id = str(bid["id"])
-        plan = bid.get("plan") or {}
+        bid_id = bid.id
+        plan = bid.plan
         sheet.put(r, 0, bid_id)
-        sheet.put(r, 1, " ".join(f"{k}={plan[k]}" for k in PLAN_KEYS if k in plan))
+        sheet.put(r, 1, " ".join(f"{k}={getattr(plan, k)}" for k in PLAN_KEYS) if plan is not None else "")
         sheet.put(r, 2, Name(names.bid(bid_id, "step_time_basis")))
         sheet.put(r, STEP_MODELED_COL, Name(names.bid(bid_id, "modeled_step_time_s")), style(FMT["num3"]))
-        used = chain.base.get("step_time_s")
+        used = chain.get("base", "step_time_s")
         sheet.put(r, STEP_USED_COL, used if used is not None else "n/a", style(FMT["num3"]))
-        terms = bid.get("step_time_terms") or {}
+        terms = bid.step_time_terms
         for c, key in enumerate(keys, start=STEP_FIRST_TERM_COL):
             sheet.put(r, c, terms.get(key), style(FMT["num3"]))
     last = len(chains)
@@ -142,7 +144,7 @@ def step_time_sheet(book: Book, chains: list[Chain], names: Names) -> Sheet:
     series = [Series(labels.get(f"term.{key}", key), Range(sheet.name, 1, c, last, c, absolute=True),
                      Range(sheet.name, 1, 0, last, 0, absolute=True))
               for c, key in enumerate(keys, start=STEP_FIRST_TERM_COL) if key in STACKED_TERMS
-              and any((b.get("step_time_terms") or {}).get(key) for b in bids)]
+              and any(b.step_time_terms.get(key) for b in bids)]
     if series:
         sheet.charts.append(Chart("bar", "Step-time breakdown (s), modeled", series, last + 3, 0, stacked=True,
                                   value_axis="seconds per step", number_format="0.0",
@@ -155,36 +157,37 @@ MEAS_HEADER = ["Bid", "Logs", "Format", "Steps", "Warm-up excluded", "Mean (s)",
 HIST_HEADER = ["Bid", "From (s)", "To (s)", "Steps"]
 
 
-def measurements_sheet(book: Book, bids: list[dict[str, Any]], names: Names) -> Sheet:
+def measurements_sheet(book: Book, bids: list[BidResult], names: Names) -> Sheet:
     sheet = book.sheet(MEASUREMENTS_SHEET)
     sheet.header(0, MEAS_HEADER)
     r = 1
     for bid in bids:
-        meas = bid.get("measured") or {}
-        stats = meas.get("step_time_s") or {}
-        sources = meas.get("sources") or []
-        if not sources:
+        meas = bid.measured
+        if meas is None or not meas.sources:
             continue
-        sheet.put(r, 0, str(bid["id"]))
-        sheet.put(r, 1, ", ".join(str(s.get("path")) for s in sources))
-        sheet.put(r, 2, ", ".join(sorted({str(s.get("format")) for s in sources})))
-        sheet.put(r, 3, sum(int(s.get("steps") or 0) for s in sources), style(FMT["int"]))
-        sheet.put(r, 4, sum(int(s.get("warmup_excluded") or 0) for s in sources), style(FMT["int"]))
-        if stats:
-            sheet.put(r, 5, Name(names.bid(str(bid["id"]), "measured_step_time_s")), style(FMT["num3"]))
-        for c, key in enumerate(("p50", "p95", "p99", "max", "std"), start=6):
-            sheet.put(r, c, stats.get(key), style(FMT["num3"]))
-        sheet.put(r, 11, stats.get("cv"), style(FMT["pct"]))
+        stats, sources = meas.step_time_s, meas.sources
+        sheet.put(r, 0, bid.id)
+        sheet.put(r, 1, ", ".join(s.path for s in sources))
+        sheet.put(r, 2, ", ".join(sorted({s.format for s in sources})))
+        sheet.put(r, 3, sum(s.steps or 0 for s in sources), style(FMT["int"]))
+        sheet.put(r, 4, sum(s.warmup_excluded or 0 for s in sources), style(FMT["int"]))
+        if stats is not None:
+            sheet.put(r, 5, Name(names.bid(bid.id, "measured_step_time_s")), style(FMT["num3"]))
+        spread = (stats.p50, stats.p95, stats.p99, stats.max, stats.std) if stats is not None else (None,) * 5
+        for c, figure in enumerate(spread, start=6):
+            sheet.put(r, c, figure, style(FMT["num3"]))
+        sheet.put(r, 11, stats.cv if stats is not None else None, style(FMT["pct"]))
         r += 1
     start = max(r, 2) + 2
     sheet.header(start, HIST_HEADER)
     h = start + 1
     for bid in bids:
-        hist = (bid.get("measured") or {}).get("histogram") or {}
-        edges, counts = hist.get("edges_s") or [], hist.get("counts") or []
+        hist = bid.measured.histogram if bid.measured is not None else None
+        edges, counts = (hist.edges_s, hist.counts) if hist is not None else ([], [])
         for a, b, n in zip(edges, edges[1:], counts):
-            for c, (value, fmt) in enumerate(((str(bid["id"]), "General"), (a, FMT["num3"]), (b, FMT["num3"]),
-                                              (n, FMT["int"]))):
+            cells: list[tuple[Content, str]] = [(bid.id, "General"), (a, FMT["num3"]), (b, FMT["num3"]),
+                                                (n, FMT["int"])]
+            for c, (value, fmt) in enumerate(cells):
                 sheet.put(h, c, value, style(fmt))
             h += 1
     sheet.freeze = (1, 1)
@@ -196,9 +199,9 @@ SENS_HEADER = ["Bid", "Factor", "Change", "per million tokens", "Time to train (
 UNC_HEADER = ["Bid", "Measure", "P10", "P50", "P90", "Samples", "Seed"]
 
 
-def sensitivity_sheet(book: Book, bids: list[dict[str, Any]], doc: dict[str, Any]) -> Sheet:
+def sensitivity_sheet(book: Book, bids: list[BidResult], doc: QuoteDocument) -> Sheet:
     sheet = book.sheet(SENSITIVITY_SHEET)
-    ccy = str(doc["currency"])
+    ccy = doc.currency
     sheet.put(0, 0, "Computed by procure (one input at a time, each a fresh quote: a bid's own input or an "
                     "assumption every bid shares; a seeded Monte Carlo band): values, not formulas. Step: days of "
                     "delivery slip, or the share of leftover reserved hours reused. Use the Scenario columns on "
@@ -207,12 +210,13 @@ def sensitivity_sheet(book: Book, bids: list[dict[str, Any]], doc: dict[str, Any
                      for h in SENS_HEADER])
     r = 2
     for bid in bids:
-        for e in bid.get("sensitivity") or []:
-            cells = [(str(bid["id"]), "General"), (str(e.get("factor") or ""), "General"), (e.get("change"), "+0%;-0%;0%"),
-                     (e.get("cost_per_million_tokens"), money_format(ccy, 4)),
-                     (e.get("time_to_train_days"), FMT["days"]), (e.get("rank"), FMT["int"]),
-                     ("yes" if e.get("winner_changes") else "no", "General"), (e.get("recommended"), "General"),
-                     (e.get("gap"), money_format(ccy, 4)), (e.get("step"), "General"), (e.get("subject"), "General")]
+        for e in bid.sensitivity:
+            cells: list[tuple[Content, str]] = [
+                (bid.id, "General"), (e.factor, "General"), (e.change, "+0%;-0%;0%"),
+                (e.cost_per_million_tokens, money_format(ccy, 4)),
+                (e.time_to_train_days, FMT["days"]), (e.rank, FMT["int"]),
+                ("yes" if e.winner_changes else "no", "General"), (e.recommended, "General"),
+                (e.gap, money_format(ccy, 4)), (e.step, "General"), (e.subject, "General")]
             for c, (value, fmt) in enumerate(cells):
                 sheet.put(r, c, value, style(fmt))
             r += 1
@@ -220,72 +224,80 @@ def sensitivity_sheet(book: Book, bids: list[dict[str, Any]], doc: dict[str, Any
     sheet.header(start, UNC_HEADER)
     u = start + 1
     for bid in bids:
-        unc = bid.get("uncertainty") or {}
-        for key, fmt in (("cost_per_million_tokens", money_format(ccy, 4)), ("time_to_train_days", FMT["days"])):
-            band = unc.get(key) or {}
-            if not band:
+        unc = bid.uncertainty
+        if unc is None:
+            continue
+        bands: tuple[tuple[str, MoneyBand | Band | None, str], ...] = (
+            ("cost_per_million_tokens", unc.cost_per_million_tokens, money_format(ccy, 4)),
+            ("time_to_train_days", unc.time_to_train_days, FMT["days"]))
+        for measure, band, fmt in bands:
+            if band is None:
                 continue
-            cells = [(str(bid["id"]), "General"), (key, "General"), (band.get("p10"), fmt), (band.get("p50"), fmt),
-                     (band.get("p90"), fmt), (unc.get("samples"), FMT["int"]), (unc.get("seed"), "0")]
+            cells = [(bid.id, "General"), (measure, "General"), (band.p10, fmt), (band.p50, fmt),
+                     (band.p90, fmt), (unc.samples, FMT["int"]), (unc.seed, "0")]
             for c, (value, f) in enumerate(cells):
                 sheet.put(u, c, value, style(f))
             u += 1
-    summary = doc.get("sensitivity_summary") or {}
+    summary = doc.sensitivity_summary
     sheet.put(u + 1, 0, "Recommended")
-    sheet.put(u + 1, 1, str(summary.get("winner") or ""))
+    sheet.put(u + 1, 1, summary.winner or "")
     sheet.put(u + 2, 0, "Recommendation changes under")
-    sheet.put(u + 2, 1, "; ".join(map(str, summary.get("winner_changes_under") or [])) or "none tested")
+    sheet.put(u + 2, 1, "; ".join(map(str, summary.winner_changes_under)) or "none tested")
     sheet.freeze = (2, 1)
     return sheet
 
 
-NEGOTIATION_COLUMNS = (
-    ("Bid", "", "General"), ("Basis", "basis", "General"), ("Target bid", "target_bid", "General"),
-    ("Target per million tokens", "target_cost_per_million_tokens", "money4"), ("Price term", "price_key", "General"),
-    ("Current price", "current_price", "money6"), ("Break-even price", "break_even_price", "money6"),
-    ("Break-even price as quoted", "break_even_quoted", "quoted"), ("Quoted currency", "quoted_currency", "General"),
-    ("Change to tie", "break_even_change", "+0.0%;-0.0%;0.0%"), ("Step time (s)", "step_time_s", FMT["num3"]),
-    ("Step time to win (s)", "step_time_to_win_s", FMT["num3"]), ("MFU to win", "step_time_to_win_mfu", FMT["pct"]),
-    ("Credible step time (s)", "credible_step_time_s", FMT["num3"]), ("Credible bound", "credible_bound", "General"),
-    ("Idle commitment (h)", "idle_commitment_hours", FMT["num2"]),
-    ("Idle commitment cost", "idle_commitment_cost", "money2"), ("Notes", "notes", "General"),
-    ("Kind of bid", "kind", "General"), ("Levers (proposed, as bid)", "levers", "General"))
-#: A reservation is negotiated on its term and committed share, not a price cut: its price cells stay empty.
-PRICE_KEYS = ("break_even_price", "break_even_quoted", "break_even_change")
+def _unless_reserved(n: Negotiation, value: Content) -> Content:
+    """A reservation is negotiated on its term and committed share, not a price cut: its price cells stay empty."""
+    return None if n.kind == "reservation" else value
+
+
+# (header, the cell of a bid's negotiation, number format: a name of the sheet's money formats, or the format)
+NEGOTIATION_COLUMNS: tuple[tuple[str, Callable[[Negotiation], Content], str], ...] = (
+    ("Basis", lambda n: n.basis, "General"), ("Target bid", lambda n: n.target_bid, "General"),
+    ("Target per million tokens", lambda n: n.target_cost_per_million_tokens, "money4"),
+    ("Price term", lambda n: n.price_key, "General"),
+    ("Current price", lambda n: n.current_price, "money6"),
+    ("Break-even price", lambda n: _unless_reserved(n, n.break_even_price), "money6"),
+    ("Break-even price as quoted", lambda n: _unless_reserved(n, n.break_even_quoted), "quoted"),
+    ("Quoted currency", lambda n: n.quoted_currency, "General"),
+    ("Change to tie", lambda n: _unless_reserved(n, n.break_even_change), "+0.0%;-0.0%;0.0%"),
+    ("Step time (s)", lambda n: n.step_time_s, FMT["num3"]),
+    ("Step time to win (s)", lambda n: n.step_time_to_win_s, FMT["num3"]),
+    ("MFU to win", lambda n: n.step_time_to_win_mfu, FMT["pct"]),
+    ("Credible step time (s)", lambda n: n.credible_step_time_s, FMT["num3"]),
+    ("Credible bound", lambda n: n.credible_bound, "General"),
+    ("Idle commitment (h)", lambda n: n.idle_commitment_hours, FMT["num2"]),
+    ("Idle commitment cost", lambda n: n.idle_commitment_cost, "money2"),
+    ("Notes", lambda n: "; ".join(map(str, n.notes)), "General"), ("Kind of bid", lambda n: n.kind, "General"),
+    ("Levers (proposed, as bid)", lambda n: _levers_text(n.levers), "General"))
 LEVER_WORDS = {"price_per_gpu_hour": "price per GPU-hour", "capex_per_gpu": "capex per GPU",
                "term_months": "term (months)", "committed_share": "committed share of the term",
                "lead_time_days": "delivery (days after the RFQ date)"}
 
 
-def _levers_text(levers: list[dict[str, Any]]) -> str:
+def _levers_text(levers: list[NegotiationLever]) -> str:
     """"term (months) 1 (bid 12); committed share of the term 0.139 (bid 1)"; n/a where none ties."""
-    return "; ".join(f"{LEVER_WORDS.get(str(x.get('key')), str(x.get('key')))} "
-                     f"{'n/a' if x.get('proposed') is None else x.get('proposed')} (bid {x.get('current')})"
+    return "; ".join(f"{LEVER_WORDS.get(x.key, x.key)} {'n/a' if x.proposed is None else x.proposed} (bid {x.current})"
                      for x in levers)
 
 
-def negotiation_sheet(book: Book, bids: list[dict[str, Any]], doc: dict[str, Any]) -> Sheet | None:
+def negotiation_sheet(book: Book, bids: list[BidResult], doc: QuoteDocument) -> Sheet | None:
     """A negotiator's figures per bid, as procure computed them (values: they do not follow edits)."""
-    rows: list[tuple[dict[str, Any], dict[str, Any]]] = [(b, b["negotiation"]) for b in bids if b.get("negotiation")]
+    rows = [(b, b.negotiation) for b in bids if b.negotiation is not None]
     if not rows:
         return None
     sheet = book.sheet(NEGOTIATION_SHEET)
-    ccy = str(doc["currency"])
+    ccy = doc.currency
     sheet.put(0, 0, "Computed by procure at the base inputs on the ranking basis: values, not formulas. To test a "
                     "price, type it in the bid's Scenario column on Model.", NOTE)
-    sheet.header(1, [label for label, _, _ in NEGOTIATION_COLUMNS])
+    sheet.header(1, ["Bid"] + [label for label, _, _ in NEGOTIATION_COLUMNS])
     for r, (bid, n) in enumerate(rows, start=2):
         formats = {"money4": money_format(ccy, 4), "money6": money_format(ccy, 2, 4), "money2": money_format(ccy),
-                   "quoted": money_format(str(n.get("quoted_currency") or ccy), 2, 4)}
-        for c, (_, key, fmt) in enumerate(NEGOTIATION_COLUMNS):
-            value = bid["id"] if not key else n.get(key)
-            if key == "notes":
-                value = "; ".join(map(str, value or []))
-            elif key == "levers":
-                value = _levers_text(list(value or []))
-            elif key in PRICE_KEYS and n.get("kind") == "reservation":
-                value = None
-            sheet.put(r, c, value if not isinstance(value, (list, dict)) else str(value), style(formats.get(fmt, fmt)))
+                   "quoted": money_format(n.quoted_currency or ccy, 2, 4)}
+        sheet.put(r, 0, bid.id, style("General"))
+        for c, (_, cell, fmt) in enumerate(NEGOTIATION_COLUMNS, start=1):
+            sheet.put(r, c, cell(n), style(formats.get(fmt, fmt)))
     sheet.freeze = (2, 1)
     return sheet
 
@@ -294,21 +306,19 @@ SOURCES_HEADER = ["Key", "Kind", "Item", "Source", "As of", "Verified"]
 INPUTS_HEADER = ["Input file", "Role", "SHA-256", "Bytes"]
 
 
-def sources_sheet(book: Book, doc: dict[str, Any]) -> Sheet:
+def sources_sheet(book: Book, doc: QuoteDocument) -> Sheet:
     sheet = book.sheet(SOURCES_SHEET)
     sheet.header(0, SOURCES_HEADER)
-    sources = doc.get("sources") or []
-    for r, s in enumerate(sources, start=1):
-        cells = [s.get("key"), s.get("kind"), s.get("label"), "; ".join(map(str, s.get("source") or [])),
-                 s.get("as_of"), "yes" if s.get("verified") else "no"]
+    for r, s in enumerate(doc.sources, start=1):
+        cells = [s.key, s.kind, s.label, "; ".join(map(str, s.source)), s.as_of, "yes" if s.verified else "no"]
         for c, value in enumerate(cells):
-            sheet.put(r, c, "" if value is None else str(value))
-    start = len(sources) + 3
+            sheet.put(r, c, value)
+    start = len(doc.sources) + 3
     sheet.header(start, INPUTS_HEADER)
-    for r, i in enumerate(doc.get("inputs") or [], start=start + 1):
-        for c, value in enumerate((i.get("path"), i.get("role"), i.get("sha256"))):
-            sheet.put(r, c, "" if value is None else str(value))
-        sheet.put(r, 3, i.get("bytes"), style(FMT["int"]))
+    for r, i in enumerate(doc.inputs, start=start + 1):
+        for c, value in enumerate((i.path, i.role, i.sha256)):
+            sheet.put(r, c, value)
+        sheet.put(r, 3, i.bytes, style(FMT["int"]))
     sheet.freeze = (1, 1)
     sheet.max_width = 70
     return sheet

@@ -16,20 +16,23 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from decimal import Decimal
-from typing import Any, Collection
+from typing import Collection, Final
+
+from procure.document import QuoteDocument
+from procure.document.bid import BidResult
 
 from procure.report.xlsx_cells import FMT, PLAIN, Book, Chart, Series, Sheet, Style, money_format, style
 from procure.report.xlsx_cash import cash_bids, cash_name
 from procure.report.xlsx_formula import Expr, Name, Range, Ref, call, lift
 from procure.report.xlsx_inputs import Names, train_tokens_expr
-from procure.report.xlsx_lines import A, LINES_SHEET, Blocks, bases_of
+from procure.report.xlsx_lines import A, BASES, LINES_SHEET, Blocks, bases_of
 from procure.report.xlsx_chain import Chain
 
 SUMMARY_SHEET = "Summary"
 BASIS_INPUT = "in_cost_basis"
 RANK_OFFSET = 10**12         # per missed constraint, above any cost per million tokens
 LIMIT_CODES = ("over-budget", "over-net-cost")    # constraints the sheet takes from the document
-PV = "present_value"
+PV: Final = "present_value"
 
 
 @dataclass(frozen=True)
@@ -73,29 +76,28 @@ def layout(currency: str, bases: tuple[str, ...], timed: bool = False, present_v
 RECOMMENDED_FILL = "E2EFDA"      # light green: the recommended bid's row on the Summary sheet
 
 
-def summary_layout(doc: dict[str, Any]) -> Layout:
-    timed = any(a.get("key") == "value_of_time_per_day" for a in doc.get("assumptions") or [])
-    present_value = any(PV in (b.get("cost_bases") or {}) for b in doc["bids"])
-    return layout(str(doc["currency"]), bases_of(doc), timed, present_value)
+def summary_layout(doc: QuoteDocument) -> Layout:
+    timed = any(a.key == "value_of_time_per_day" for a in doc.assumptions)
+    present_value = any(PV in b.cost_bases for b in doc.bids)
+    return layout(doc.currency, bases_of(doc), timed, present_value)
 
 
-def build_summary(book: Book, doc: dict[str, Any], chains: list[Chain], blocks: Blocks, names: Names,
+def build_summary(book: Book, doc: QuoteDocument, chains: list[Chain], blocks: Blocks, names: Names,
                   defined: set[str]) -> Sheet:
     sheet = book.sheet(SUMMARY_SHEET)
-    ccy = str(doc["currency"])
+    ccy = doc.currency
     lay = summary_layout(doc)
     sheet.header(0, list(lay.headers))
     first, last = 1, len(chains)
-    deadline = Name(Names.global_("deadline_days")) if (doc.get("workload") or {}).get("deadline_days") is not None \
-        else None
-    costed = [any((str(c.bid["id"]), b, "base") in blocks for b in lay.bases) for c in chains]
+    deadline = Name(Names.global_("deadline_days")) if doc.workload.deadline_days is not None else None
+    costed = [any((c.bid.id, b, "base") in blocks for b in lay.bases) for c in chains]
     money, rate = style(money_format(ccy)), style(money_format(ccy, 4))
     tokens = train_tokens_expr(doc)
-    cash_names = {pv_name(names, str(c.bid["id"])) for c in cash_bids(chains)}   # the Cash flow sheet's
+    cash_names = {pv_name(names, c.bid.id) for c in cash_bids(chains)}   # the Cash flow sheet's
     for i, chain in enumerate(chains):
         row = first + i
         _bid_row(sheet, row, chain, lay, names, defined, deadline,
-                 chain.bid.get("id") == (doc.get("recommendation") or {}).get("bid"))
+                 chain.bid.id == doc.recommendation.bid)
         for case, total_key, per_key in (("base", "total", "per_mtok"), ("scenario", "scn_total", "scn_per_mtok")):
             total = _total(sheet, row, chain, case, lay, blocks, money, rate, tokens, names, cash_names)
             if total is None:
@@ -125,13 +127,13 @@ def build_summary(book: Book, doc: dict[str, Any], chains: list[Chain], blocks: 
     return sheet
 
 
-def _missed(bid: dict[str, Any], row: int, lay: Layout, has_deadline: bool) -> Expr:
+def _missed(bid: BidResult, row: int, lay: Layout, has_deadline: bool) -> Expr:
     """Hard constraints the bid misses: the deadline by formula where the sheet has one (its lead
     time and time to train move it), else as the document found it; the cash budget and the
     net-cost limit as the document found them."""
-    formula = has_deadline and bid.get("time_to_train_days") is not None
+    formula = has_deadline and bid.time_to_train_days is not None
     codes = LIMIT_CODES if formula else LIMIT_CODES + ("misses-deadline",)
-    limits: Expr = lift(sum(1 for f in bid.get("flags") or [] if f.get("code") in codes))
+    limits: Expr = lift(sum(1 for f in bid.flags if f.code in codes))
     if not formula:
         return limits
     return call("IF", Ref(SUMMARY_SHEET, row, lay.col("meets")).eq("no"), 1, 0) + limits
@@ -153,7 +155,7 @@ def pv_name(names: Names, bid_id: str) -> str:
 def _total(sheet: Sheet, row: int, chain: Chain, case: str, lay: Layout, blocks: Blocks, money: Style,
            rate: Style, tokens: Expr, names: Names, book_names: Collection[str]) -> Expr | None:
     """The total on the ranking basis; with two bases, each gets its columns and the input picks one."""
-    bid_id = str(chain.bid["id"])
+    bid_id = chain.bid.id
     sums: dict[str, Expr] = {}
     for basis in lay.bases:
         block = blocks.get((bid_id, basis, case))
@@ -163,7 +165,8 @@ def _total(sheet: Sheet, row: int, chain: Chain, case: str, lay: Layout, blocks:
         return None
     if lay.bases == ("",):
         return sums[""]
-    pv = ((chain.bid.get("cost_bases") or {}).get(PV) or {}).get("total_cost")
+    pv_basis = chain.bid.cost_bases.get(PV)
+    pv = pv_basis.total_cost if pv_basis is not None else None
     pv_cell: Expr | None = None
     if lay.present_value and pv is not None:
         col = lay.col(f"total:{PV}")
@@ -180,22 +183,27 @@ def _total(sheet: Sheet, row: int, chain: Chain, case: str, lay: Layout, blocks:
             sheet.put(row, lay.col(f"per_mtok:{basis}"), _per_mtok(row, col, tokens), rate)
             total = Ref(SUMMARY_SHEET, row, col)
         cells[basis] = total
-    picked = (next(iter(cells.values())) if len(cells) == 1
-              else call("IF", Name(BASIS_INPUT).eq("run"), cells["run"], cells["commitment"]))
+    picked = next(iter(cells.values())) if len(cells) == 1 else _pick_basis(cells)
     return picked if pv_cell is None else call("IF", Name(BASIS_INPUT).eq(PV), pv_cell, picked)
 
 
 def case_total(chain: Chain, case: str, lay: Layout, blocks: Blocks) -> Expr | None:
     """The total of one case on the ranking basis (the basis input picks it when there are two),
     summed straight from Cost lines: the cost at the target tokens, say."""
-    bid_id = str(chain.bid["id"])
+    bid_id = chain.bid.id
     sums = {basis: call("SUM", Range(LINES_SHEET, block.first, A, block.last, A))
             for basis in lay.bases if (block := blocks.get((bid_id, basis, case))) is not None}
     if not sums:
         return None
     if len(sums) == 1:
         return next(iter(sums.values()))
-    return call("IF", Name(BASIS_INPUT).eq("run"), sums["run"], sums["commitment"])
+    return _pick_basis(sums)
+
+
+def _pick_basis(by_basis: dict[str, Expr]) -> Expr:
+    """The cell of the basis the input names: run, else commitment."""
+    run, commitment = (by_basis[basis] for basis in BASES)
+    return call("IF", Name(BASIS_INPUT).eq("run"), run, commitment)
 
 
 def _rank(row: int, per_col: int, first: int, last: int, costed: list[bool], index: int) -> Expr:
@@ -211,14 +219,14 @@ def _rank(row: int, per_col: int, first: int, last: int, costed: list[bool], ind
 def _bid_row(sheet: Sheet, row: int, chain: Chain, lay: Layout, names: Names, defined: set[str],
              deadline: Expr | None, recommended: bool = False) -> None:
     bid = chain.bid
-    bid_id = str(bid["id"])
-    acc = bid.get("accelerator") or {}
+    bid_id = bid.id
+    acc = bid.accelerator
     # the recommended bid's row is marked (the same bid the document, the PDF and the terminal name)
     sheet.put(row, lay.col("bid"), bid_id, Style(bold=True, fill=RECOMMENDED_FILL if recommended else None))
-    sheet.put(row, lay.col("vendor"), str(bid.get("vendor") or ""))
-    sheet.put(row, lay.col("accelerator"), str(acc.get("name") or acc.get("id") or ""))
+    sheet.put(row, lay.col("vendor"), bid.vendor)
+    sheet.put(row, lay.col("accelerator"), acc.name or acc.id)
     sheet.put(row, lay.col("gpus"), Name(names.bid(bid_id, "gpus")), style(FMT["int"]))
-    flags = [str(f.get("code")) for f in bid.get("flags") or [] if f.get("code") != "misses-deadline"]
+    flags = [f.code for f in bid.flags if f.code != "misses-deadline"]
     sheet.put(row, lay.col("flags"), ", ".join((["recommended"] if recommended else []) + flags),
               Style(fill=RECOMMENDED_FILL) if recommended else PLAIN)
     cells = [("step", "base", "step_time_s", FMT["num3"]), ("mfu", "base", "mfu", FMT["pct"]),
@@ -229,7 +237,7 @@ def _bid_row(sheet: Sheet, row: int, chain: Chain, lay: Layout, names: Names, de
         expr = chain.get(case, chain_key)
         sheet.put(row, lay.col(key), expr if expr is not None else "n/a", style(fmt) if expr is not None else PLAIN)
     billed, used = chain.get("base", "billed_hours"), chain.get("base", "used_hours")
-    if bid.get("total_cost") is None:
+    if bid.total_cost is None:
         billed = None                # nothing is billed without a price
     elif billed is not None and used is not None and lay.bases != ("",):
         billed = call("IF", Name(BASIS_INPUT).eq("run"), used, billed)
@@ -251,9 +259,9 @@ def _bid_row(sheet: Sheet, row: int, chain: Chain, lay: Layout, names: Names, de
             sheet.put(row, lay.col(key), call("IF", (days if lead is None else lead + days).le(deadline), "yes", "no"))
 
 
-def _charts(sheet: Sheet, doc: dict[str, Any], lay: Layout, first: int, last: int, has_deadline: bool,
+def _charts(sheet: Sheet, doc: QuoteDocument, lay: Layout, first: int, last: int, has_deadline: bool,
             has_finish: bool) -> None:
-    ccy = str(doc["currency"])
+    ccy = doc.currency
     bids = Range(SUMMARY_SHEET, first, lay.col("bid"), last, lay.col("bid"), absolute=True)
 
     def column(key: str) -> Range:

@@ -16,8 +16,10 @@ cells (the critical batch) is a value whose source is named in the last column. 
 from __future__ import annotations
 
 from decimal import Decimal
-from typing import Any
+from typing import Callable
 
+from procure.document import QuoteDocument
+from procure.document.bid import BidResult, Ratios, TimeToTarget
 from procure.economics.ratios import EXPOSED_COMM_TERMS   # a constant of the definition, no computation
 from procure.report.xlsx_cells import FMT, INPUT_FILL, Book, Sheet, money_format, style
 from procure.report.xlsx_chain import Chain
@@ -48,6 +50,8 @@ TARGET_HOW = ("critical batch: the statistical-efficiency law (methodology) via 
               "ranks; cost at target tokens: the Cost lines at the target tokens alone (Model: 'at the target "
               "tokens'), or the cost to target where the batch is the workload's")
 NA = "n/a"
+# the Step time sheet's terms the ratios read: bubble, compute, overlappable and exposed communication
+NEEDED_TERMS = ("bubble_s", "compute_s", "comm_overlappable_s", "comm_exposed_s")
 
 
 def _defined(book: Book, name: str) -> Name | None:
@@ -71,26 +75,27 @@ def ratios_sheet(book: Book, chains: list[Chain], names: Names, term_keys: list[
     term_col = {key: c for c, key in enumerate(term_keys, start=STEP_FIRST_TERM_COL)}
     for r, chain in enumerate(chains, start=1):
         bid = chain.bid
-        bid_id = str(bid["id"])
-        ratios = bid.get("ratios") or {}
+        bid_id = bid.id
+        ratios = bid.ratios
         sheet.put(r, 0, bid_id)
-        needed = ("bubble_s", "compute_s", "comm_overlappable_s", "comm_exposed_s")
-        if _terms_present(bid) and all(k in term_col for k in needed):
+        if _terms_present(bid) and all(k in term_col for k in NEEDED_TERMS):
             term = {key: Ref(STEP_SHEET, r, col) for key, col in term_col.items()}
+            bubble, compute, overlappable, comm_exposed = (term[k] for k in NEEDED_TERMS)
             modeled = Ref(STEP_SHEET, r, STEP_MODELED_COL)
             parts = [term[k] for k in EXPOSED_COMM_TERMS if k in term]
             exposed: Expr = parts[0] if parts else Num(Decimal(0))
             for part in parts[1:]:
                 exposed = exposed + part
             sheet.put(r, 6, exposed, style(FMT["num4"]))
-            sheet.put(r, 7, call("MAX", term["comm_overlappable_s"] - term["comm_exposed_s"], 0), style(FMT["num4"]))
-            cells = {"bubble_ratio": (1, term["bubble_s"] / modeled, FMT["pct"]),
-                     "comm_to_compute": (2, (Ref(RATIOS_SHEET, r, 6) + Ref(RATIOS_SHEET, r, 7)) / term["compute_s"],
-                                         FMT["num2"]),
-                     "overlap_efficiency": (3, Ref(RATIOS_SHEET, r, 7) / term["comm_overlappable_s"], FMT["pct"]),
-                     "exposed_comm_share": (4, Ref(RATIOS_SHEET, r, 6) / modeled, FMT["pct"])}
-            for key, (col, expr, fmt) in cells.items():
-                sheet.put(r, col, NA if ratios.get(key) is None else expr, style(fmt))
+            sheet.put(r, 7, call("MAX", overlappable - comm_exposed, 0), style(FMT["num4"]))
+            cells: list[tuple[int, Expr, str, Callable[[Ratios], float | None]]] = [
+                (1, bubble / modeled, FMT["pct"], lambda x: x.bubble_ratio),
+                (2, (Ref(RATIOS_SHEET, r, 6) + Ref(RATIOS_SHEET, r, 7)) / compute, FMT["num2"],
+                 lambda x: x.comm_to_compute),
+                (3, Ref(RATIOS_SHEET, r, 7) / overlappable, FMT["pct"], lambda x: x.overlap_efficiency),
+                (4, Ref(RATIOS_SHEET, r, 6) / modeled, FMT["pct"], lambda x: x.exposed_comm_share)]
+            for col, expr, fmt, given in cells:
+                sheet.put(r, col, NA if ratios is None or given(ratios) is None else expr, style(fmt))
         else:
             for col in (1, 2, 3, 4, 6, 7):
                 sheet.put(r, col, NA)
@@ -101,7 +106,7 @@ def ratios_sheet(book: Book, chains: list[Chain], names: Names, term_keys: list[
         sheet.put(r, 10, Name(names.bid(bid_id, "gpus")), style(FMT["int"]))
         sheet.put(r, 11, goodput if goodput is not None else NA, style(FMT["pct"]))
         sheet.put(r, 12, Ref(TARGET_SHEET, r, 4), style("0.000000"))
-        if ratios.get("effective_tokens_per_s_per_gpu") is None or step is None or goodput is None:
+        if ratios is None or ratios.effective_tokens_per_s_per_gpu is None or step is None or goodput is None:
             sheet.put(r, 5, NA)
         else:
             row = [Ref(RATIOS_SHEET, r, c) for c in range(8, 13)]
@@ -112,24 +117,24 @@ def ratios_sheet(book: Book, chains: list[Chain], names: Names, term_keys: list[
     return sheet
 
 
-def _terms_present(bid: dict[str, Any]) -> bool:
-    return bool(bid.get("step_time_terms")) and bool((bid.get("modeled") or {}).get("step_time_s"))
+def _terms_present(bid: BidResult) -> bool:
+    return bool(bid.step_time_terms) and bid.modeled is not None and bool(bid.modeled.step_time_s)
 
 
-def target_sheet(book: Book, doc: dict[str, Any], chains: list[Chain], names: Names, blocks: Blocks) -> Sheet:
+def target_sheet(book: Book, doc: QuoteDocument, chains: list[Chain], names: Names, blocks: Blocks) -> Sheet:
     """Time and cost to the target tokens, the statistical-efficiency penalty in its own columns."""
     sheet = book.sheet(TARGET_SHEET)
     sheet.header(0, TARGET_HEADER)
     lay = summary_layout(doc)
     for r, chain in enumerate(chains, start=1):
         bid = chain.bid
-        bid_id = str(bid["id"])
-        batch, ttt = bid.get("batch") or {}, bid.get("time_to_target") or {}
-        ccy = str(bid.get("currency") or doc["currency"])
+        bid_id = bid.id
+        batch, ttt = bid.batch, bid.time_to_target
+        ccy = bid.currency or doc.currency
         sheet.put(r, 0, bid_id)
         sheet.put(r, 1, tokens_per_step(book, names, bid_id), style(FMT["int"]))
         sheet.put(r, 2, Name(Names.global_("tokens_per_step")), style(FMT["int"]))
-        critical = batch.get("critical_batch_tokens")
+        critical = batch.critical_batch_tokens if batch is not None else None
         sheet.put(r, 3, critical if critical is not None else NA, style(FMT["int"], fill=INPUT_FILL))
         sheet.put(r, 4, token_factor(book, names, bid_id), style("0.000000"))
         factor = Ref(TARGET_SHEET, r, 4)
@@ -141,15 +146,15 @@ def target_sheet(book: Book, doc: dict[str, Any], chains: list[Chain], names: Na
         days = _defined(book, names.base(bid_id, "time_to_train_days"))
         speed = _defined(book, names.base(bid_id, "tokens_per_s"))
         goodput = _defined(book, names.base(bid_id, "goodput"))
-        if ttt and days is not None and speed is not None and goodput is not None:
+        if ttt is not None and days is not None and speed is not None and goodput is not None:
             sheet.put(r, 9, days, style(FMT["days"]))
             sheet.put(r, 11, main_tokens * (factor - 1) / speed / goodput / 86400, style(FMT["days"]))
             sheet.put(r, 10, Ref(TARGET_SHEET, r, 9) - Ref(TARGET_SHEET, r, 11), style(FMT["days"]))
         else:
             for col in (9, 10, 11):
                 sheet.put(r, col, NA)
-        _costs(sheet, r, ttt, ccy, chain, lay, blocks, doc.get("cost_basis") == "present_value")
-        if ttt.get("cost") is not None and isinstance(sheet.cells[(r, COST_AT_TARGET_COL)].content, Expr):
+        _costs(sheet, r, ttt, ccy, chain, lay, blocks, doc.cost_basis == "present_value")
+        if ttt is not None and ttt.cost is not None and isinstance(sheet.cells[(r, COST_AT_TARGET_COL)].content, Expr):
             for key, col in (("cost_to_target", COST_TO_TARGET_COL), ("cost_at_target_tokens", COST_AT_TARGET_COL)):
                 book.define(names.base(bid_id, key), TARGET_SHEET, r, col)
         sheet.put(r, 15, TARGET_HOW if r == 1 else "")
@@ -161,12 +166,12 @@ def target_sheet(book: Book, doc: dict[str, Any], chains: list[Chain], names: Na
 COST_TO_TARGET_COL, COST_AT_TARGET_COL = 12, 13
 
 
-def _costs(sheet: Sheet, r: int, ttt: dict[str, Any], ccy: str, chain: Chain, lay: Layout, blocks: Blocks,
+def _costs(sheet: Sheet, r: int, ttt: TimeToTarget | None, ccy: str, chain: Chain, lay: Layout, blocks: Blocks,
            present_value: bool = False) -> None:
     """Cost to target: the Summary's live total on the basis that ranks (the basis input); at the
     target tokens: the same without the token factor (the target case of the Cost lines), or the
     same cell when the bid's batch is the workload's (no penalty)."""
-    if not ttt or ttt.get("cost") is None or "total" not in lay.keys:
+    if ttt is None or ttt.cost is None or "total" not in lay.keys:
         for col in (12, 13, 14):
             sheet.put(r, col, NA)
         return
@@ -174,10 +179,10 @@ def _costs(sheet: Sheet, r: int, ttt: dict[str, Any], ccy: str, chain: Chain, la
     sheet.put(r, COST_TO_TARGET_COL, Ref(SUMMARY_SHEET, r, lay.col("total")), money)
     at_target: Expr | None = (case_total(chain, "target", lay, blocks) if chain.target
                                         else Ref(TARGET_SHEET, r, COST_TO_TARGET_COL))
-    if chain.target and present_value and ttt.get("cost_at_target_tokens") is not None and at_target is not None:
+    if chain.target and present_value and ttt.cost_at_target_tokens is not None and at_target is not None:
         # on present value the workbook holds no dated cash at the target tokens: the JSON's figure,
         # beside; the run and commitment bases rebuild it from the Cost lines
-        sheet.put(r, PV_AT_TARGET_COL, Decimal(str(ttt["cost_at_target_tokens"])), money)
+        sheet.put(r, PV_AT_TARGET_COL, Decimal(str(ttt.cost_at_target_tokens)), money)
         at_target = call("IF", Name(BASIS_INPUT).eq("present_value"), Ref(TARGET_SHEET, r, PV_AT_TARGET_COL),
                          at_target)
     sheet.put(r, COST_AT_TARGET_COL, at_target if at_target is not None else NA, money)
