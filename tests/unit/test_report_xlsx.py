@@ -4,7 +4,6 @@ determinism. LibreOffice recalculation is in test_report_xlsx_libreoffice.py."""
 
 from __future__ import annotations
 
-import copy
 import io
 import re
 import zipfile
@@ -15,7 +14,7 @@ import openpyxl
 import pytest
 
 from procure import api
-from procure.document import load_quote
+from procure.document import QuoteDocument, load_quote, validate_quote
 from procure.report.xlsx_formula import Name, Num, Range, Ref, call
 from procure.report.xlsx_report import SHEETS, build_book, render_xlsx
 
@@ -38,8 +37,8 @@ TOKEN = re.compile(r'"(?:[^"]|"")*"|\'(?:[^\']|\'\')*\'!|[A-Za-z_$][A-Za-z0-9_.$
 
 
 @pytest.fixture(scope="module")
-def documents() -> dict[str, dict]:
-    return {name: api.quote_document(CASES / name / "cluster.yaml").to_data() for name in CASE_NAMES}
+def documents() -> dict[str, QuoteDocument]:
+    return {name: api.quote_document(CASES / name / "cluster.yaml") for name in CASE_NAMES}
 
 
 @pytest.fixture(scope="module")
@@ -48,8 +47,8 @@ def workbooks(documents) -> dict[str, bytes]:
 
 
 @pytest.fixture(scope="module")
-def sample() -> dict:
-    return load_quote((FIXTURES / "quote_sample.json").read_bytes(), "sample").to_data()
+def sample() -> QuoteDocument:
+    return load_quote((FIXTURES / "quote_sample.json").read_bytes(), "sample")
 
 
 def load(data: bytes, **kwargs) -> openpyxl.Workbook:
@@ -105,15 +104,15 @@ def test_summary_contract(case, documents, workbooks):
     assert wb.sheetnames == SHEETS                                      # Negotiation included
     ws = wb["Summary"]
     head, rows = summary_rows(ws)
-    per_mtok = f"{doc['currency']} per million tokens"
+    per_mtok = f"{doc.currency} per million tokens"
     for column in ("Bid", "Total cost", per_mtok, "Time to train (days)"):
         assert column in head
-    assert set(rows) == {b["id"] for b in doc["bids"]}
+    assert set(rows) == {b.id for b in doc.bids}
     total, usd, rank = head.index("Total cost") + 1, head.index(per_mtok) + 1, head.index("Rank") + 1
-    for bid in doc["bids"]:
-        r = rows[bid["id"]]
+    for bid in doc.bids:
+        r = rows[bid.id]
         assert ws.cell(r, rank).data_type == "f"
-        if bid["total_cost"] is None:
+        if bid.total_cost is None:
             assert ws.cell(r, total).value == "n/a"
         else:                       # the ranking basis' total, each basis summing its cost lines
             assert str(ws.cell(r, total).value) == (
@@ -122,7 +121,7 @@ def test_summary_contract(case, documents, workbooks):
                 f'{_col(head, "Commitment basis: total cost")}{r}))')
             # live: the Cash flow sheet's discounted total (which LibreOffice checks against the JSON)
             assert str(ws.cell(r, head.index("Present value: total cost") + 1).value) == \
-                f"=cash_{bid['id'].replace('-', '_').lower()}_present_value"
+                f"=cash_{bid.id.replace('-', '_').lower()}_present_value"
             for basis in ("Run", "Commitment"):
                 assert str(ws.cell(r, head.index(f"{basis} basis: total cost") + 1).value).startswith(
                     "=SUM('Cost lines'!")
@@ -153,7 +152,7 @@ def test_the_chain_reproduces_every_figure_of_the_document(case, documents):
     _, result = build_book(documents[case])
     assert result.mismatches == ()
     assert result.given_lines == ()
-    costed = [b for b in documents[case]["bids"] if b["total_cost"] is not None]
+    costed = [b for b in documents[case].bids if b.total_cost is not None]
     assert result.checked >= 10 * len(costed)
 
 
@@ -175,25 +174,25 @@ def test_non_recalculating_readers_see_the_json_numbers(case, documents, workboo
     ws = load(data, data_only=True)["Summary"]
     head, rows = summary_rows(ws)
     frame = pd.read_excel(io.BytesIO(data), sheet_name="Summary")
-    per_mtok = f"{doc['currency']} per million tokens"
-    for bid in doc["bids"]:
-        r = rows[bid["id"]]
-        panda = frame[frame["Bid"] == bid["id"]].iloc[0]
-        assert ws.cell(r, head.index("Rank") + 1).value == bid["rank"] == panda["Rank"]
-        for column, key in (("Total cost", "total_cost"), (per_mtok, "cost_per_million_tokens"),
-                            ("Billed hours", "billed_hours")):
-            got, want = ws.cell(r, head.index(column) + 1).value, bid[key]
-            if want is None:
-                assert got == "n/a" or got is None, (bid["id"], column)
+    per_mtok = f"{doc.currency} per million tokens"
+    for bid in doc.bids:
+        r = rows[bid.id]
+        panda = frame[frame["Bid"] == bid.id].iloc[0]
+        assert ws.cell(r, head.index("Rank") + 1).value == bid.rank == panda["Rank"]
+        for column, amount in (("Total cost", bid.total_cost), (per_mtok, bid.cost_per_million_tokens),
+                               ("Billed hours", bid.billed_hours)):
+            got = ws.cell(r, head.index(column) + 1).value
+            if amount is None:
+                assert got == "n/a" or got is None, (bid.id, column)
                 continue
-            assert Decimal(str(got)) == want, (bid["id"], column, got, want)
-            assert Decimal(str(panda[column])) == want
-        for column, key in (("Time to train (days)", "time_to_train_days"), ("Step time (s)", "step_time_s"),
-                            ("MFU", "mfu")):
-            got, want = ws.cell(r, head.index(column) + 1).value, bid[key]
+            assert Decimal(str(got)) == amount, (bid.id, column, got, amount)
+            assert Decimal(str(panda[column])) == amount
+        for column, want in (("Time to train (days)", bid.time_to_train_days), ("Step time (s)", bid.step_time_s),
+                             ("MFU", bid.mfu)):
+            got = ws.cell(r, head.index(column) + 1).value
             if want is None:
                 continue
-            assert abs(got - want) <= 2e-5 * abs(want), (bid["id"], column)
+            assert abs(got - want) <= 2e-5 * abs(want), (bid.id, column)
             assert abs(panda[column] - want) <= 2e-5 * abs(want)
 
 
@@ -205,8 +204,8 @@ def test_cost_lines_carry_the_json_amounts(case, documents, workbooks):
     for basis in ("run", "commitment"):
         got = [(ws.cell(r, 1).value, ws.cell(r, 3).value, ws.cell(r, head.index("Amount") + 1).value)
                for r in range(2, ws.max_row + 1) if ws.cell(r, 2).value == f"Base, {basis} basis"]
-        want = [(b["id"], line["label"], line["amount"]) for b in doc["bids"]
-                for line in (b["cost_bases"].get(basis) or {}).get("cost_lines") or []]
+        want = [(b.id, line.label, line.amount) for b in doc.bids
+                for costs in [b.cost_bases.get(basis)] if costs is not None for line in costs.cost_lines]
         assert sorted((i, label, Decimal(str(a))) for i, label, a in got) == sorted(want)
         assert want or case == "moe-and-infeasible" or basis == "run"
 
@@ -294,23 +293,23 @@ def test_the_scenario_column_answers_what_ifs(documents):
     # the chain rebuilds the run and commitment bases; the present value is the document's figure
     sheet, row, col = book.names["in_cost_basis"]
     next(s for s in book.sheets if s.name == sheet).cells[(row, col)].content = "commitment"
-    aws = next(b for b in doc["bids"] if b["id"] == "aws-p5")
+    aws = next(b for b in doc.bids if b.id == "aws-p5")
     base_days = _summary_value(book, "aws-p5", "Time to train (days)")
     _whatif(book, "whatif_aws_p5_mfu", "0.45")                      # the vendor only reaches 45% MFU
-    step = Decimal(str(aws["flops"]["model_per_step"])) / (4096 * Decimal("989.4e12") * Decimal("0.45"))
+    step = Decimal(str(aws.flops.model_per_step)) / (4096 * Decimal("989.4e12") * Decimal("0.45"))
     assert abs(_summary_value(book, "aws-p5", "Scenario step time (s)") - step) < Decimal("1e-12")
     days = _summary_value(book, "aws-p5", "Scenario time to train (days)")
-    assert abs(days / base_days - step / Decimal(str(aws["step_time_s"]))) < Decimal("1e-9")
+    assert abs(days / base_days - step / Decimal(str(aws.step_time_s))) < Decimal("1e-9")
     assert _summary_value(book, "aws-p5", "Time to train (days)") == base_days     # Base unchanged
     _whatif(book, "whatif_coreweave_h100_1y_discount", "0.9")           # 90% off the reservation
     assert _summary_value(book, "coreweave-h100-1y", "Scenario total cost") == Decimal("8970240.00")
-    per_mtok = {b["id"]: _summary_value(book, b["id"], "Scenario USD per million tokens") for b in doc["bids"]}
+    per_mtok = {b.id: _summary_value(book, b.id, "Scenario USD per million tokens") for b in doc.bids}
     for bid_id, value in per_mtok.items():      # RANK over the scenario column, cheapest first
         assert _summary_value(book, bid_id, "Scenario rank") == 1 + sum(v < value for v in per_mtok.values())
     assert _summary_value(book, "coreweave-h100-1y", "Scenario rank") < _summary_value(book, "coreweave-h100-1y",
                                                                                       "Rank")
     _whatif(book, "whatif_own_h100_price", "67500")                     # capex doubled
-    own = next(b for b in doc["bids"] if b["id"] == "own-h100")
+    own = next(b for b in doc.bids if b.id == "own-h100")
     lines = next(s for s in book.sheets if s.name == "Cost lines")
     for basis in ("run", "commitment"):
         rows = {lines.cells[(r, 1)].content: r for (r, col), cell in lines.cells.items()
@@ -318,29 +317,30 @@ def test_the_scenario_column_answers_what_ifs(documents):
                 and lines.cells[(r, 1)].content.endswith(f"{basis} basis")}
         base, scenario = (book.value("Cost lines", rows[f"{case}, {basis} basis"], 8) for case in ("Base", "Scenario"))
         assert abs(scenario - 2 * base) <= Decimal("0.01")
-    assert _summary_value(book, "own-h100", "Scenario total cost") > own["total_cost"]
+    assert _summary_value(book, "own-h100", "Scenario total cost") > own.total_cost
 
 
 # --- text, determinism ---------------------------------------------------------------------------
 
 def test_user_strings_are_text_never_formulas(documents):
-    hostile = copy.deepcopy(documents["example"])
-    hostile["bids"][0]["vendor"] = "Acme\x07 Cl\x1boud\x00"
-    hostile["bids"][1]["vendor"] = '=HYPERLINK("http://x","y")'
-    hostile["bids"][2]["cost_lines"][0]["label"] = "@SUM(A1:A9)"
-    hostile["title"] = "+cmd|' /C calc'!A0"
+    plain = documents["example"].to_data()
+    plain["bids"][0]["vendor"] = "Acme\x07 Cl\x1boud\x00"
+    plain["bids"][1]["vendor"] = '=HYPERLINK("http://x","y")'
+    plain["bids"][2]["cost_lines"][0]["label"] = "@SUM(A1:A9)"
+    plain["title"] = "+cmd|' /C calc'!A0"
+    hostile = validate_quote(plain, "hostile")
     data = render_xlsx(hostile)
     ws = load(data)["Summary"]
     vendors = {ws.cell(r, 2).value: ws.cell(r, 3) for r in range(2, ws.max_row + 1)}
-    link = vendors[hostile["bids"][1]["id"]]
+    link = vendors[hostile.bids[1].id]
     assert link.value == '=HYPERLINK("http://x","y")' and link.data_type == "s" and link.quotePrefix
-    assert vendors[hostile["bids"][0]["id"]].value == "Acme Cloud"
+    assert vendors[hostile.bids[0].id].value == "Acme Cloud"
     texts = [f for _, _, f in formulas(data)]
     assert not any(f.startswith(("=HYPERLINK", "=SUM(A1", "=cmd", "+cmd")) for f in texts)
 
 
 def test_byte_identical_for_the_same_document(documents, workbooks):
-    again = render_xlsx(copy.deepcopy(documents["example"]))
+    again = render_xlsx(documents["example"].model_copy(deep=True))
     assert again == workbooks["example"]
     with zipfile.ZipFile(io.BytesIO(again)) as z:
         core = z.read("docProps/core.xml").decode()
@@ -396,18 +396,18 @@ def test_both_cost_bases_are_blocks_of_the_same_chain(documents):
     doc = documents["example"]
     book, result = build_book(doc)
     assert result.mismatches == () and result.given_lines == ()
-    coreweave = next(b for b in doc["bids"] if b["id"] == "coreweave-h100-1y")
-    bases = coreweave["cost_bases"]
-    assert _summary_value(book, "coreweave-h100-1y", "Commitment basis: total cost") == bases["commitment"]["total_cost"]
-    assert _summary_value(book, "coreweave-h100-1y", "Run basis: total cost") == bases["run"]["total_cost"]
-    ranked_on = doc["cost_basis"]
-    assert _summary_value(book, "coreweave-h100-1y", "Total cost") == bases[ranked_on]["total_cost"]
+    coreweave = next(b for b in doc.bids if b.id == "coreweave-h100-1y")
+    bases = coreweave.cost_bases
+    assert _summary_value(book, "coreweave-h100-1y", "Commitment basis: total cost") == bases["commitment"].total_cost
+    assert _summary_value(book, "coreweave-h100-1y", "Run basis: total cost") == bases["run"].total_cost
+    ranked_on = doc.cost_basis
+    assert _summary_value(book, "coreweave-h100-1y", "Total cost") == bases[ranked_on].total_cost
     other = "run" if ranked_on == "commitment" else "commitment"
     sheet, row, col = book.names["in_cost_basis"]
     next(s for s in book.sheets if s.name == sheet).cells[(row, col)].content = other
     book._values.clear()
-    assert _summary_value(book, "coreweave-h100-1y", "Total cost") == bases[other]["total_cost"]
-    assert [_summary_value(book, b, "Rank") for b in doc["rankings"][other]] == list(range(1, len(doc["bids"]) + 1))
+    assert _summary_value(book, "coreweave-h100-1y", "Total cost") == bases[other].total_cost
+    assert [_summary_value(book, b, "Rank") for b in doc.rankings[other]] == list(range(1, len(doc.bids) + 1))
     lines = next(s for s in book.sheets if s.name == "Cost lines")
     cases = {c.content for (r, col), c in lines.cells.items() if col == 1 and r > 0}
     assert cases == {"Base, run basis", "Base, commitment basis", "Scenario, run basis", "Scenario, commitment basis"}
