@@ -108,10 +108,10 @@ def main() -> None:
     from procure import api
     from procure.report.xlsx_report import _stamp, build_book, counts, render_xlsx
 
-    doc = api.quote_document(args.cluster).to_data()
+    doc = api.quote_document(args.cluster)
     render_xlsx(doc)                                   # warm imports once
     book, result = build_book(doc)
-    ops, stamp = flatten(book), _stamp(doc["as_of"]).replace(tzinfo=None)
+    ops, stamp = flatten(book), _stamp(doc.as_of).replace(tzinfo=None)
     size = len(render_xlsx(doc))
     write_s = timed(lambda: render_xlsx(doc), args.runs)
     wall_s = timed(lambda: render_xlsx(doc), args.runs, time.perf_counter)

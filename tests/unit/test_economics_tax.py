@@ -6,6 +6,7 @@ from decimal import Decimal
 from pathlib import Path
 
 from procure import api
+from procure.document import validate_quote
 from procure.economics.tax import Tax, bid_tax_flows, tax_flows
 from procure.report.xlsx_report import build_book
 
@@ -91,7 +92,7 @@ def test_a_quote_with_taxes_carries_them_as_flows_and_the_workbook_rebuilds_them
         (capex * D("0.1")).quantize(D("0.01"))
     rental = next(b for b in doc["bids"] if b["id"] == "aws-p5")
     assert rental["cash"]["present_value"] < plain["aws-p5"]["cash"]["present_value"]   # VAT back, shield kept
-    book, result = build_book(doc)
+    book, result = build_book(validate_quote(doc, "taxed"))
     assert result.mismatches == ()
     assert result.checked > 100
 

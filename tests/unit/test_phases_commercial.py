@@ -15,6 +15,7 @@ from sweep_support import write_sweep
 from test_report_xlsx_libreoffice import SOFFICE, _close, libreoffice, summary, with_inputs
 
 from procure import api
+from procure.document import validate_quote
 from procure.economics import examples as ex
 from procure.economics.bid import evaluate_core
 from procure.economics.inputs import Assumptions, BidCase, Commitment, Phase, StepTimeError
@@ -112,7 +113,7 @@ def test_the_band_draws_over_every_phase(doc):
 # --- the workbook ---------------------------------------------------------------------------------
 
 def test_the_workbook_reproduces_the_document_of_a_workload_with_phases(doc):
-    book, result = build_book(doc)
+    book, result = build_book(validate_quote(doc, "phases"))
     assert result.mismatches == () and result.given_lines == ()
     assert result.checked > 40
     for bid in doc["bids"]:           # time to train and cost per million tokens, as the document
@@ -126,7 +127,7 @@ def test_the_workbook_reproduces_the_document_of_a_workload_with_phases(doc):
 
 
 def test_the_workbook_follows_a_phase_input_and_the_step_time_what_if(doc):
-    book, _ = build_book(doc)
+    book, _ = build_book(validate_quote(doc, "phases"))
     days = book.names["base_rent_time_to_train_days"]
     before = book.value(*days)
     sheet, row, col = book.names["bid_rent_phase1_step_time_s"]
@@ -151,7 +152,7 @@ def test_libreoffice_recalculates_the_phases_and_follows_a_phase_s_tokens_to_a_f
     longer = tmp_path / "longer.yaml"
     longer.write_text(CLUSTER.replace("steps: 1000", "steps: 2000"), encoding="utf-8")
     fresh = api.quote_document(longer).to_data()
-    data = render_xlsx(doc)
+    data = render_xlsx(validate_quote(doc, "phases"))
     src, out = tmp_path / "src", tmp_path / "out"
     src.mkdir()
     (src / "original.xlsx").write_bytes(data)

@@ -20,7 +20,7 @@ import openpyxl
 import pytest
 from rich.console import Console
 
-from procure.document import QuoteDocument, load_quote
+from procure.document import QuoteDocument, load_quote, validate_quote
 from procure.report import render_bytes, render_terminal
 from procure.report.xlsx_report import render_xlsx
 from procure.report.messages import catalog
@@ -259,16 +259,21 @@ def test_pdf_ratios_equal_their_definitions(doc, tmp_path):
 # --- XLSX ------------------------------------------------------------------------------------
 
 @pytest.fixture(scope="module")
-def xlsx(doc) -> bytes:
-    return render_xlsx(doc)
+def quote(doc) -> QuoteDocument:
+    return validate_quote(doc, "time-to-target")
 
 
-def test_workbook_ratios_are_formulas_over_the_step_time_terms(doc, xlsx):
+@pytest.fixture(scope="module")
+def xlsx(quote) -> bytes:
+    return render_xlsx(quote)
+
+
+def test_workbook_ratios_are_formulas_over_the_step_time_terms(quote, xlsx):
     wb = openpyxl.load_workbook(io.BytesIO(xlsx))
     assert wb.sheetnames.index("Ratios") == wb.sheetnames.index("Step time") + 1
     steps, ratios, target = wb["Step time"], wb["Ratios"], wb["Time to target"]
     # the Step time sheet's term columns (headers are the terms' labels): F onwards, in term_keys order
-    column = {key: openpyxl.utils.get_column_letter(6 + i) for i, key in enumerate(term_keys(doc["bids"]))}
+    column = {key: openpyxl.utils.get_column_letter(6 + i) for i, key in enumerate(term_keys(quote.bids))}
     for r in range(2, ratios.max_row + 1):
         bid_id = ratios.cell(r, 1).value
         assert steps.cell(r, 1).value == bid_id and target.cell(r, 1).value == bid_id
@@ -293,7 +298,7 @@ def test_workbook_without_terms_says_not_available(doc):
     odd = copy.deepcopy(doc)
     odd["bids"][0]["step_time_terms"] = {}
     odd["bids"][0]["ratios"] = dict.fromkeys(KEYS)
-    ws = openpyxl.load_workbook(io.BytesIO(render_xlsx(odd)))["Ratios"]
+    ws = openpyxl.load_workbook(io.BytesIO(render_xlsx(validate_quote(odd, "odd"))))["Ratios"]
     row = next(r for r in range(2, ws.max_row + 1) if ws.cell(r, 1).value == odd["bids"][0]["id"])
     assert [ws.cell(row, c).value for c in range(2, 7)] == ["n/a"] * 5
 

@@ -15,6 +15,7 @@ import openpyxl
 import pytest
 
 from procure import api
+from procure.document import validate_quote
 from procure.report.xlsx_report import render_xlsx
 from test_report_xlsx_libreoffice import (CASES, SOFFICE, _books_with, _case_copy, _line, fresh_quote, libreoffice,
                                           summary, with_inputs)
@@ -110,7 +111,7 @@ def recalculated(tmp_path_factory):
     power_doc, power_values, power_fresh = _power_fx(tmp)
     originals["power-fx"] = power_doc
     originals["tax"] = _taxed(tmp, "0.25")
-    files = {f"original-{case}": render_xlsx(doc) for case, doc in originals.items()}
+    files = {f"original-{case}": render_xlsx(validate_quote(doc, case)) for case, doc in originals.items()}
     edits = {"power-fx": ("power-fx", power_values, power_fresh),
              "tax-rate": ("tax", {"in_tax_rate": 0.35}, _taxed(tmp, "0.35"))}
     for name, make in EDITS.items():
@@ -215,7 +216,7 @@ def test_the_workload_power_price_follows_the_fx_cell(recalculated):
 def test_the_workbook_opens_with_its_own_cached_values(recalculated):
     """Without recalculation (openpyxl reads the cached values) the sheet already shows the document's figures."""
     doc = recalculated["originals"]["example"]
-    wb = openpyxl.load_workbook(io.BytesIO(render_xlsx(doc)), data_only=True)
+    wb = openpyxl.load_workbook(io.BytesIO(render_xlsx(validate_quote(doc, "example"))), data_only=True)
     ws = wb["Cash flow"]
     pv = {ws.cell(r, 1).value: ws.cell(r, 3).value for r in range(2, 2 + len(doc["bids"]))}
     for bid in doc["bids"]:

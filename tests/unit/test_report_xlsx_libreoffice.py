@@ -23,6 +23,7 @@ import yaml
 
 from procure import api
 from procure.catalog.load import load_catalog
+from procure.document import validate_quote
 from procure.inputs import bundle
 from procure.report.xlsx_report import build_book, render_xlsx
 from procure.resources import price_books_dir
@@ -162,7 +163,7 @@ def recalculated(tmp_path_factory):
                  for case in ("example", "eur-and-missing", "measured-sla")}
     files, edits = {}, {}
     for case, doc in originals.items():
-        files[f"original-{case}"] = render_xlsx(doc)
+        files[f"original-{case}"] = render_xlsx(validate_quote(doc, case))
     for name, make in EDITS.items():
         case, values, fresh = make(tmp)
         edits[name] = (case, values, fresh)
@@ -234,7 +235,7 @@ def test_the_utilisation_moves_the_energy_of_every_bid(recalculated):
 
 def test_the_scenario_column_recalculates_to_the_workbooks_own_values(recalculated):
     doc = recalculated["originals"]["example"]
-    book, _ = build_book(doc)
+    book, _ = build_book(validate_quote(doc, "example"))
     for name, value in WHATIFS.items():
         sheet, row, col = book.names[name]
         next(s for s in book.sheets if s.name == sheet).cells[(row, col)].content = \

@@ -293,9 +293,10 @@ def test_with_phases_the_penalty_is_the_main_phases_and_time_to_target_counts_ev
 def test_the_workbook_reproduces_phases_and_a_batch_of_the_bids_own(phased):
     from decimal import Decimal
 
+    from procure.document import validate_quote
     from procure.report.xlsx_report import build_book
 
-    book, result = build_book(phased)
+    book, result = build_book(validate_quote(phased, "phased"))
     assert result.mismatches == ()
     (bid,) = phased["bids"]
     assert book.value(*book.names["bid_rent_token_factor"]) == Decimal(repr(bid["batch"]["token_factor"]))
