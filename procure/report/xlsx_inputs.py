@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from datetime import date
 from decimal import Decimal
 from typing import Callable, Protocol
 
@@ -176,7 +177,7 @@ def _source_text(row: SourceRow | None, fallback: str) -> str:
     return f"{row.label}: " + "; ".join(str(s) for s in row.source)
 
 
-def _as_of(row: SourceRow | None, fallback: object) -> str:
+def _as_of(row: SourceRow | None, fallback: str | date) -> str:
     """A source's as-of date, else ``fallback`` (the report's)."""
     return str((row.as_of if row is not None else "") or fallback)
 

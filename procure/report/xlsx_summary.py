@@ -164,7 +164,7 @@ def _total(sheet: Sheet, row: int, chain: Chain, case: str, lay: Layout, blocks:
     if not sums:
         return None
     if lay.bases == ("",):
-        return sums[""]
+        return next(iter(sums.values()))          # the document's one unnamed basis
     pv_basis = chain.bid.cost_bases.get(PV)
     pv = pv_basis.total_cost if pv_basis is not None else None
     pv_cell: Expr | None = None
