@@ -19,7 +19,6 @@ from typing import Callable
 
 from procure.document import QuoteDocument
 from procure.document.quote import TaxSummary
-
 from procure.economics.cashflow import MAX_MONTHLY_FLOWS
 from procure.report.xlsx_cells import FMT, NOTE, SECTION, Book, Sheet, Style, money_format, style
 from procure.report.xlsx_chain import Chain

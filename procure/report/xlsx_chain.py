@@ -16,7 +16,6 @@ from typing import Callable
 
 from procure.document import QuoteDocument
 from procure.document.bid import BidResult
-
 from procure.report.xlsx_cells import FMT
 from procure.report.xlsx_formula import Expr, Name, Num, call
 from procure.report.xlsx_inputs import Names, further_phases, phase_key, quoted_prices

@@ -12,7 +12,6 @@ from typing import Callable, Optional, Union
 
 from procure.document import QuoteDocument
 from procure.document.bid import BasisCost, BidResult, Cash, CostLine, TimeToTarget
-
 from procure.money import D
 from procure.report.xlsx_cells import Book
 from procure.report.xlsx_formula import Scalar, XlError

@@ -18,7 +18,6 @@ from typing import Callable, Protocol
 from procure.document import QuoteDocument
 from procure.document.bid import BidResult, CostLine
 from procure.document.quote import PhaseSummary, SourceRow, TaxSummary
-
 from procure.economics.goodput import MAX_LOST_FRACTION
 from procure.money import FX_SIGNIFICANT_DIGITS, D
 from procure.report.xlsx_cells import FMT, INPUT_FILL, NOTE, PLAIN, Book, Content, Sheet, Style, money_format, style

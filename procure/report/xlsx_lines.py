@@ -14,7 +14,6 @@ from typing import Callable, Optional
 
 from procure.document import QuoteDocument
 from procure.document.bid import BidResult, CostLine
-
 from procure.money import D
 from procure.report.xlsx_cells import FMT, INPUT_FILL, NOTE, Book, Sheet, Style, money_format, style
 from procure.report.xlsx_formula import Expr, Name, Num, Ref, call, product

@@ -20,7 +20,6 @@ from typing import Collection, Final
 
 from procure.document import QuoteDocument
 from procure.document.bid import BidResult
-
 from procure.report.xlsx_cells import FMT, PLAIN, Book, Chart, Series, Sheet, Style, money_format, style
 from procure.report.xlsx_cash import cash_bids, cash_name
 from procure.report.xlsx_formula import Expr, Name, Range, Ref, call, lift
