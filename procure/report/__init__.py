@@ -124,17 +124,12 @@ class RenderContext:
     bid_pages: str | None = None
 
     @cached_property
-    def doc(self) -> dict[str, Any]:
-        """The document's plain data (the JSON form): what renderers not yet typed read."""
-        return self.document.to_data()
-
-    @cached_property
     def html(self) -> str:
         from procure.report.bid_pages import parse_bid_pages
         from procure.report.document import build_view
         from procure.report.html_report import render_html
 
-        view = build_view(self.doc, self.lang, self.page_size, [name for name, _ in self.attachments],
+        view = build_view(self.document, self.lang, self.page_size, [name for name, _ in self.attachments],
                           parse_bid_pages(self.bid_pages))
         return render_html(view, self.templates_dir)
 
@@ -142,7 +137,7 @@ class RenderContext:
 def _json(ctx: RenderContext) -> bytes:
     from procure.jsontext import to_json_bytes
 
-    return to_json_bytes(ctx.doc)
+    return to_json_bytes(ctx.document.to_data())     # the one serialisation of the document
 
 
 def _html(ctx: RenderContext) -> bytes:
@@ -154,14 +149,14 @@ def _pdf(ctx: RenderContext) -> bytes:
     from procure.resources import templates_dir as shipped
 
     return render_report_pdf(ctx.html, templates_dir=ctx.templates_dir, shipped_dir=shipped(),
-                             as_of=str(ctx.doc["as_of"]), bids=len(ctx.doc.get("bids") or ()),
+                             as_of=str(ctx.document.as_of), bids=len(ctx.document.bids),
                              attachments=list(ctx.attachments))
 
 
 def _xlsx(ctx: RenderContext) -> bytes:
     from procure.report.xlsx_report import render_xlsx
 
-    return render_xlsx(ctx.doc)
+    return render_xlsx(ctx.document.to_data())   # transitional: the workbook reads the plain data until typed
 
 
 # The one table of output formats: name -> renderer. A new format is one function and one row.
@@ -174,12 +169,12 @@ def render_bytes(document: QuoteDocument, formats: list[str], *, templates_dir: 
                  bid_pages: str | None = None) -> dict[str, bytes]:
     """Every requested format as bytes, nothing written (the PDF is made from the HTML).
 
-    Renderers read the document's plain data (the JSON form), so each is a pure function of it."""
+    Renderers read the typed document, so each is a pure function of it."""
     ctx = RenderContext(document, lang, page_size, templates_dir, attachments, bid_pages)
     return {fmt: RENDERERS[fmt](ctx) for fmt in formats}
 
 
-def render_terminal(doc: dict[str, Any], console: Console, *, lang: str = "en") -> None:
+def render_terminal(doc: QuoteDocument, console: Console, *, lang: str = "en") -> None:
     """The ranked table and the flags explained, printed on a rich Console."""
     from procure.report.text_report import print_terminal
 
