@@ -14,7 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from procure.errors import input_error
 from procure.report.options import FORMATS as FORMAT_NAMES
@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from rich.console import Console
 
     from procure.document import QuoteDocument
+    from procure.report.writer import Snapshot
 
 _SLUG = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
 
@@ -53,7 +54,7 @@ def render(doc: QuoteDocument, formats: list[str] | RenderOptions, out_dir: Path
         raise input_error("<options>", "bad-option", f"report name {slug!r} must be letters, digits, '.', '_' or '-'")
     paths = {fmt: Path(out_dir) / f"{slug}.{fmt}" for fmt in options.formats}
 
-    def produce(before: dict[Path, Any]) -> list[tuple[Path, bytes]]:
+    def produce(before: Snapshot) -> list[tuple[Path, bytes]]:
         rendered = render_bytes(doc, list(options.formats), templates_dir=options.templates_dir, lang=options.lang,
                                 page_size=options.page_size, attachments=attachments, bid_pages=options.bid_pages)
         outputs = [(paths[fmt], rendered[fmt]) for fmt in options.formats]
@@ -67,7 +68,7 @@ def render(doc: QuoteDocument, formats: list[str] | RenderOptions, out_dir: Path
 _ROUND = re.compile(r"\.round-(\d{1,9})\.json$")
 
 
-def _previous_round(target: Path, new: bytes, before: dict[Path, Any]) -> list[tuple[Path, bytes]]:
+def _previous_round(target: Path, new: bytes, before: Snapshot) -> list[tuple[Path, bytes]]:
     """``<slug>.round-N.json`` holding the JSON this run replaces, when there is one and it differs
     (check_targets has already accepted it as procure's own, or --force)."""
     import stat

@@ -90,11 +90,11 @@ def note(msg: Msg, integer: Integer, pages: BidPages, shown: list[BidResult], bi
     return msg(key, top=integer(top), bids=integer(bids), bid=recommended or "")
 
 
-def shorten_flags(groups: list[dict[str, Any]], msg: Msg, integer: Integer) -> list[dict[str, Any]]:
+def shorten_flags(flags_view: list[dict[str, Any]], msg: Msg, integer: Integer) -> list[dict[str, Any]]:
     """Each flag's bids cut to the first FLAG_INSTANCES_SHOWN (rank order), the rest counted
-    (``groups``: the view model's flag groups)."""
+    (``flags_view``: the view model's flag groups)."""
     out = []
-    for group_view in groups:
+    for group_view in flags_view:
         instances = group_view["instances"]
         more = len(instances) - FLAG_INSTANCES_SHOWN
         out.append(dict(group_view, instances=instances[:FLAG_INSTANCES_SHOWN],
