@@ -304,7 +304,7 @@ def quote(ctx: click.Context, cluster: Path, out_dir: Path, formats: str, fail_o
         if not state.quiet:
             from procure.report import render_terminal
 
-            render_terminal(result.document.to_data(), state.console(), lang=lang)
+            render_terminal(result.document, state.console(), lang=lang)
             _wrote(state, result.written)
         result.check_policy()
 

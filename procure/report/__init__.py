@@ -14,7 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from procure.errors import input_error
 from procure.report.options import FORMATS as FORMAT_NAMES
@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from rich.console import Console
 
     from procure.document import QuoteDocument
+    from procure.report.writer import Snapshot
 
 _SLUG = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
 
@@ -53,7 +54,7 @@ def render(doc: QuoteDocument, formats: list[str] | RenderOptions, out_dir: Path
         raise input_error("<options>", "bad-option", f"report name {slug!r} must be letters, digits, '.', '_' or '-'")
     paths = {fmt: Path(out_dir) / f"{slug}.{fmt}" for fmt in options.formats}
 
-    def produce(before: dict[Path, Any]) -> list[tuple[Path, bytes]]:
+    def produce(before: Snapshot) -> list[tuple[Path, bytes]]:
         rendered = render_bytes(doc, list(options.formats), templates_dir=options.templates_dir, lang=options.lang,
                                 page_size=options.page_size, attachments=attachments, bid_pages=options.bid_pages)
         outputs = [(paths[fmt], rendered[fmt]) for fmt in options.formats]
@@ -67,7 +68,7 @@ def render(doc: QuoteDocument, formats: list[str] | RenderOptions, out_dir: Path
 _ROUND = re.compile(r"\.round-(\d{1,9})\.json$")
 
 
-def _previous_round(target: Path, new: bytes, before: dict[Path, Any]) -> list[tuple[Path, bytes]]:
+def _previous_round(target: Path, new: bytes, before: Snapshot) -> list[tuple[Path, bytes]]:
     """``<slug>.round-N.json`` holding the JSON this run replaces, when there is one and it differs
     (check_targets has already accepted it as procure's own, or --force)."""
     import stat
@@ -124,17 +125,12 @@ class RenderContext:
     bid_pages: str | None = None
 
     @cached_property
-    def doc(self) -> dict[str, Any]:
-        """The document's plain data (the JSON form): what renderers not yet typed read."""
-        return self.document.to_data()
-
-    @cached_property
     def html(self) -> str:
         from procure.report.bid_pages import parse_bid_pages
         from procure.report.document import build_view
         from procure.report.html_report import render_html
 
-        view = build_view(self.doc, self.lang, self.page_size, [name for name, _ in self.attachments],
+        view = build_view(self.document, self.lang, self.page_size, [name for name, _ in self.attachments],
                           parse_bid_pages(self.bid_pages))
         return render_html(view, self.templates_dir)
 
@@ -142,7 +138,7 @@ class RenderContext:
 def _json(ctx: RenderContext) -> bytes:
     from procure.jsontext import to_json_bytes
 
-    return to_json_bytes(ctx.doc)
+    return to_json_bytes(ctx.document.to_data())     # the one serialisation of the document
 
 
 def _html(ctx: RenderContext) -> bytes:
@@ -154,7 +150,7 @@ def _pdf(ctx: RenderContext) -> bytes:
     from procure.resources import templates_dir as shipped
 
     return render_report_pdf(ctx.html, templates_dir=ctx.templates_dir, shipped_dir=shipped(),
-                             as_of=str(ctx.doc["as_of"]), bids=len(ctx.doc.get("bids") or ()),
+                             as_of=str(ctx.document.as_of), bids=len(ctx.document.bids),
                              attachments=list(ctx.attachments))
 
 
@@ -174,12 +170,12 @@ def render_bytes(document: QuoteDocument, formats: list[str], *, templates_dir: 
                  bid_pages: str | None = None) -> dict[str, bytes]:
     """Every requested format as bytes, nothing written (the PDF is made from the HTML).
 
-    Renderers read the document's plain data (the JSON form), so each is a pure function of it."""
+    Renderers read the typed document, so each is a pure function of it."""
     ctx = RenderContext(document, lang, page_size, templates_dir, attachments, bid_pages)
     return {fmt: RENDERERS[fmt](ctx) for fmt in formats}
 
 
-def render_terminal(doc: dict[str, Any], console: Console, *, lang: str = "en") -> None:
+def render_terminal(doc: QuoteDocument, console: Console, *, lang: str = "en") -> None:
     """The ranked table and the flags explained, printed on a rich Console."""
     from procure.report.text_report import print_terminal
 

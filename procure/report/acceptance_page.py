@@ -18,10 +18,9 @@ def acceptance_view(spec: AcceptanceSpec, file_name: str, lang: str = "en", page
     from procure.report.document import HTML_LANG
 
     summaries = {f.name: f.summary for f in LOG_FORMATS}
-    data = spec.to_data()
-    data["evidence"] = [{"name": name, "summary": summaries.get(name, "")} for name in spec.evidence_formats]
+    evidence = [{"name": name, "summary": summaries.get(name, "")} for name in spec.evidence_formats]
     return {"t": Messages(lang).table, "lang": lang, "html_lang": HTML_LANG.get(lang, lang),
-            "page_size": page_size, "spec": data, "file_name": file_name}
+            "page_size": page_size, "spec": spec, "evidence": evidence, "file_name": file_name}
 
 
 def render_acceptance_html(spec: AcceptanceSpec, file_name: str, lang: str = "en", page_size: str = "A4") -> str:

@@ -17,10 +17,11 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable
 
 if TYPE_CHECKING:
+    from procure.document.bid import BidResult
     from procure.report.formatting import Formatter
 
 Msg = Callable[..., str]             # Messages: key and values -> the report language's text
-Integer = Callable[[Any], str]       # Formatter.integer
+Integer = Callable[[object], str]    # Formatter.integer
 
 LARGE_REPORT_BIDS = 50      # more bids than this: detail pages for the top bids only, by default
 DEFAULT_TOP = 10            # detail pages of a large report unless --bid-pages says otherwise
@@ -64,7 +65,7 @@ def is_large(bids: int) -> bool:
     return bids > LARGE_REPORT_BIDS
 
 
-def selected(ranked: list[dict[str, Any]], pages: BidPages, recommended: str | None) -> list[dict[str, Any]]:
+def selected(ranked: list[BidResult], pages: BidPages, recommended: str | None) -> list[BidResult]:
     """The bids that get a detail page, in rank order: all, none, or the top N plus the
     recommended bid when it ranks below them."""
     if pages.mode == "all":
@@ -72,11 +73,11 @@ def selected(ranked: list[dict[str, Any]], pages: BidPages, recommended: str | N
     if pages.mode == "none":
         return []
     chosen = ranked[:pages.top]
-    extra = [b for b in ranked[pages.top:] if recommended is not None and b["id"] == recommended]
+    extra = [b for b in ranked[pages.top:] if recommended is not None and b.id == recommended]
     return chosen + extra[:1]
 
 
-def note(msg: Msg, integer: Integer, pages: BidPages, shown: list[dict[str, Any]], bids: int,
+def note(msg: Msg, integer: Integer, pages: BidPages, shown: list[BidResult], bids: int,
          recommended: str | None) -> str:
     """The summary's sentence on which bids have a detail page ('' when every bid has one)."""
     if pages.mode == "all":
@@ -89,13 +90,14 @@ def note(msg: Msg, integer: Integer, pages: BidPages, shown: list[dict[str, Any]
     return msg(key, top=integer(top), bids=integer(bids), bid=recommended or "")
 
 
-def shorten_flags(groups: list[dict[str, Any]], msg: Msg, integer: Integer) -> list[dict[str, Any]]:
-    """Each flag's bids cut to the first FLAG_INSTANCES_SHOWN (rank order), the rest counted."""
+def shorten_flags(flags_view: list[dict[str, Any]], msg: Msg, integer: Integer) -> list[dict[str, Any]]:
+    """Each flag's bids cut to the first FLAG_INSTANCES_SHOWN (rank order), the rest counted
+    (``flags_view``: the view model's flag groups)."""
     out = []
-    for group in groups:
-        instances = group["instances"]
+    for group_view in flags_view:
+        instances = group_view["instances"]
         more = len(instances) - FLAG_INSTANCES_SHOWN
-        out.append(dict(group, instances=instances[:FLAG_INSTANCES_SHOWN],
+        out.append(dict(group_view, instances=instances[:FLAG_INSTANCES_SHOWN],
                         more=msg("bid_pages.flag_more", count=integer(more), bids=integer(len(instances)))
                         if more > 0 else ""))
     return out
@@ -114,7 +116,7 @@ def shorten_orders(orders: list[tuple[str, str]], msg: Msg, integer: Integer) ->
     return out
 
 
-def table_bids(ranked: list[dict[str, Any]], shown: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def table_bids(ranked: list[BidResult], shown: list[BidResult]) -> list[BidResult]:
     """The bids of the both-bases table: every bid in a report of up to LARGE_REPORT_BIDS; in a
     larger one the bids with a detail page (the top DEFAULT_TOP when none has one). The ranking
     lists every bid, and the orders under the table rank every bid on each basis."""
@@ -134,7 +136,7 @@ def chart_note(msg: Msg, integer: Integer, bids: int) -> str:
     return msg("bid_pages.chart_top", top=integer(CHART_MAX_BARS), bids=integer(bids))
 
 
-def large_summary(view: dict[str, Any], ranked: list[dict[str, Any]], f: Formatter) -> dict[str, Any]:
+def large_summary(view: dict[str, Any], ranked: list[BidResult], f: Formatter) -> dict[str, Any]:
     """The view of a large report: the ranking as one line per bid (accelerator and GPUs apart, so
     a cut name never hides the count; flags as words), the flag list and the basis orders
     shortened. ``ranked``: the document's bids in the ranking's order."""
@@ -145,7 +147,7 @@ def large_summary(view: dict[str, Any], ranked: list[dict[str, Any]], f: Formatt
                  note=bases_note(msg, integer, len(view["bases"]["rows"]), len(ranked)))
     ranking = []
     for row, bid in zip(view["ranking"], ranked):
-        accel = bid.get("accelerator") or {}
-        ranking.append(dict(row, flags_text=", ".join(str(flag["code"]) for flag in row["flags"]),
-                            accel=f.text(accel.get("name") or accel.get("id")), gpus=integer(bid.get("gpus"))))
+        accel = bid.accelerator
+        ranking.append(dict(row, flags_text=", ".join(str(flag_view["code"]) for flag_view in row["flags"]),
+                            accel=f.text(accel.name or accel.id), gpus=integer(bid.gpus)))
     return dict(view, flags=shorten_flags(view["flags"], msg, integer), bases=bases, ranking=ranking, large=True)

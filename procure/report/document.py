@@ -7,8 +7,10 @@ Renderers compute nothing; this module only looks values up and formats them (th
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass
 from decimal import Decimal
-from typing import Any, SupportsFloat
+from typing import TYPE_CHECKING, Any, SupportsFloat
 
 from procure import __version__
 from procure.report import charts, generated
@@ -19,35 +21,34 @@ from procure.report.bid_pages import resolve as pages_for
 from procure.report.bid_view import bid_section
 from procure.report.commercial_view import summary_bases
 from procure.report.formatting import Formatter
+from procure.report.order import ranked_bids
 from procure.report.target_view import RATIO_KEYS, methodology_target, ratio_rows, time_to_target_summary
+
+if TYPE_CHECKING:
+    from procure.document import QuoteDocument
+    from procure.document.bid import Band, BidResult, MoneyBand, SensitivityRow
+    from procure.document.quote import AssumptionRow, Methodology, SourceRow, WorkloadSummary
 
 METHOD_KEYS = ("method.step", "method.compute", "method.comm", "method.bubble", "method.stragglers",
                "method.goodput", "method.economics", "method.flags")
 HTML_LANG = {"en": "en", "zh-TW": "zh-Hant-TW"}
 
 
-def ordered_bids(doc: dict[str, Any]) -> list[dict[str, Any]]:
-    """Bids in ranking order; bids the ranking forgot follow in input order."""
-    by_id = {b["id"]: b for b in doc["bids"]}
-    order = [by_id[i] for i in doc["ranking"] if i in by_id]
-    ranked = set(doc["ranking"])
-    return order + [b for b in doc["bids"] if b["id"] not in ranked]
 
-
-def build_view(doc: dict[str, Any], lang: str = "en", page_size: str = "A4",
+def build_view(doc: QuoteDocument, lang: str = "en", page_size: str = "A4",
                attached: list[str] | tuple[str, ...] = (), bid_pages: BidPages | None = None) -> dict[str, Any]:
     """``attached``: names of the files the PDF carries (the cover says so). ``bid_pages``: which
     bids get a detail page (None: the default for the report's size, see ``bid_pages``)."""
-    f = Formatter(lang, doc["currency"])
-    bids = ordered_bids(doc)
-    pages, recommended = pages_for(bid_pages, len(bids)), (doc.get("recommendation") or {}).get("bid")
+    f = Formatter(lang, doc.currency)
+    bids = ranked_bids(doc)
+    pages, recommended = pages_for(bid_pages, len(bids)), doc.recommendation.bid
     shown = selected(bids, pages, recommended)
     tabled = table_bids(bids, shown)        # a large report's per-bid tables: the bids with a page
     return large_summary({
         "lang": lang, "html_lang": HTML_LANG.get(lang, lang), "page_size": page_size,
         "t": f.msg.table, "meta": _meta(doc, f),
         "cover": _cover(doc, f, attached),
-        "workload": _workload(doc.get("workload") or {}, f),
+        "workload": _workload(doc.workload, f),
         "ranking": [ranking_row(b, f) for b in bids],
         "bases": summary_bases(tabled, doc, f), "target": time_to_target_summary(tabled, doc, f),
         "recommendation": _recommendation(doc, f),
@@ -55,130 +56,124 @@ def build_view(doc: dict[str, Any], lang: str = "en", page_size: str = "A4",
         "bids": [bid_section(b, doc, f) for b in shown],
         "bid_pages_note": bid_pages_note(f.msg, f.integer, pages, shown, len(bids), recommended),
         "compare": _compare(doc, bids, f, tabled),
-        "methodology": _methodology(doc.get("methodology") or {}, f), "method_target": methodology_target(doc, f),
+        "methodology": _methodology(doc.methodology, f), "method_target": methodology_target(doc, f),
         "assumptions": _assumptions(doc, f),
-        "sources": _sources(doc.get("sources") or [], f),
+        "sources": _sources(doc.sources, f),
     }, bids, f)
 
 
-def _meta(doc: dict[str, Any], f: Formatter) -> dict[str, Any]:
-    title = f.text(doc["title"])
-    return {"title": title, "as_of": str(doc["as_of"]), "as_of_text": f.date(doc["as_of"]),
+def _meta(doc: QuoteDocument, f: Formatter) -> dict[str, str]:
+    title = f.text(doc.title)
+    return {"title": title, "as_of": str(doc.as_of), "as_of_text": f.date(doc.as_of),
             "subtitle": f.msg("report.title_suffix"),
-            "generated_by": f.msg("report.generated_by", version=doc.get("procure_version") or __version__,
-                                  schema=doc["schema"])}
+            "generated_by": f.msg("report.generated_by", version=doc.procure_version or __version__,
+                                  schema=doc.schema_)}
 
 
-def _cover(doc: dict[str, Any], f: Formatter, attached: list[str] | tuple[str, ...]) -> dict[str, Any]:
-    inputs = [{"path": f.text(i.get("path")), "role": generated.keyed(f, f"role.{i.get('role')}", i.get("role")),
-               "sha256": f.text(i.get("sha256")), "bytes": f.integer(i.get("bytes"))}
-              for i in doc.get("inputs") or []]
-    return {"rows": [(f.msg("cover.rfq_date"), f.date(doc["as_of"])),
-                     (f.msg("cover.currency"), f.text(doc["currency"])),
-                     (f.msg("cover.bids"), f.integer(len(doc["bids"])))],
+def _cover(doc: QuoteDocument, f: Formatter, attached: list[str] | tuple[str, ...]) -> dict[str, Any]:
+    inputs = [{"path": f.text(i.path), "role": generated.keyed(f, f"role.{i.role}", i.role),
+               "sha256": f.text(i.sha256), "bytes": f.integer(i.bytes)}
+              for i in doc.inputs]
+    return {"rows": [(f.msg("cover.rfq_date"), f.date(doc.as_of)),
+                     (f.msg("cover.currency"), f.text(doc.currency)),
+                     (f.msg("cover.bids"), f.integer(len(doc.bids)))],
             "verdict": _verdict(doc, f),
             "inputs": inputs,
             "attached": f.msg("cover.attached", files=", ".join(map(str, attached))) if attached else ""}
 
 
-def _verdict(doc: dict[str, Any], f: Formatter) -> str:
+def _verdict(doc: QuoteDocument, f: Formatter) -> str:
     """Page 1's answer: the recommended bid with its cost, time and total, and how many bids carry flags."""
-    winner = next((b for b in doc["bids"] if b["id"] == (doc.get("recommendation") or {}).get("bid")), None)
+    winner = next((b for b in doc.bids if b.id == doc.recommendation.bid), None)
     if winner is None:
         return ""
-    currency = winner.get("currency") or f.currency
-    flagged = sum(1 for b in doc["bids"] if b.get("flags"))
-    return f.msg("cover.verdict", bid=f.text(winner["id"]), vendor=f.text(winner.get("vendor")),
-                 usd_mtok=f.rate(winner.get("cost_per_million_tokens"), currency),
-                 days=f.days(winner.get("time_to_train_days")), total=f.money(winner.get("total_cost"), currency),
-                 flagged=f.integer(flagged), bids=f.integer(len(doc["bids"])))
+    currency = winner.currency or f.currency
+    flagged = sum(1 for b in doc.bids if b.flags)
+    return f.msg("cover.verdict", bid=f.text(winner.id), vendor=f.text(winner.vendor),
+                 usd_mtok=f.rate(winner.cost_per_million_tokens, currency),
+                 days=f.days(winner.time_to_train_days), total=f.money(winner.total_cost, currency),
+                 flagged=f.integer(flagged), bids=f.integer(len(doc.bids)))
 
 
-def _workload(w: dict[str, Any], f: Formatter) -> list[tuple[str, str]]:
-    model = w.get("model") or {}
+def _workload(w: WorkloadSummary, f: Formatter) -> list[tuple[str, str]]:
+    model = w.model
     m = f.msg
     return [
-        (m("workload.model"), f.text(model.get("name") or model.get("id"))),
-        (m("workload.params"), f.compact(model.get("params"))),
-        (m("workload.seq_len"), f.integer(w.get("seq_len"))),
-        (m("workload.global_batch_tokens"), m("unit.tokens", value=f.integer(w.get("global_batch_tokens")))),
-        (m("workload.train_tokens"), m("unit.tokens", value=f.compact(w.get("train_tokens")))),
-        (m("workload.precision"), f.text(w.get("precision"))),
-        (m("workload.deadline"), f.days(w.get("deadline_days"))),
-        (m("workload.model_flops_per_token"), f.compact(w.get("model_flops_per_token"))),
-        (m("workload.attention"), generated.known_text(w.get("attention_flops_convention"), f)),
+        (m("workload.model"), f.text(model.name or model.id)),
+        (m("workload.params"), f.compact(model.params)),
+        (m("workload.seq_len"), f.integer(w.seq_len)),
+        (m("workload.global_batch_tokens"), m("unit.tokens", value=f.integer(w.global_batch_tokens))),
+        (m("workload.train_tokens"), m("unit.tokens", value=f.compact(w.train_tokens))),
+        (m("workload.precision"), f.text(w.precision)),
+        (m("workload.deadline"), f.days(w.deadline_days)),
+        (m("workload.model_flops_per_token"), f.compact(w.model_flops_per_token)),
+        (m("workload.attention"), generated.known_text(w.attention_flops_convention, f)),
     ]
 
 
-def ranking_row(bid: dict[str, Any], f: Formatter) -> dict[str, Any]:
-    acc = bid.get("accelerator") or {}
-    currency = bid.get("currency") or f.currency
+def ranking_row(bid: BidResult, f: Formatter) -> dict[str, Any]:
+    acc = bid.accelerator
+    currency = bid.currency or f.currency
     return {
-        "rank": f.text(bid.get("rank")), "id": f.text(bid["id"]), "vendor": f.text(bid["vendor"]),
-        "accel_gpus": f"{f.text(acc.get('name') or acc.get('id'))} × {f.integer(bid.get('gpus'))}" + _idle(bid, f),
-        "step_time": f.seconds(bid.get("step_time_s")),
-        "days": f.days(bid.get("time_to_train_days")),
-        "total_cost": f.money(bid.get("total_cost"), currency),
-        "usd_mtok": f.rate(bid.get("cost_per_million_tokens"), currency),
-        "mfu": f.percent(bid.get("mfu")),
-        "flags": [{"code": f.text(fl.get("code")), "severity": _severity(fl)} for fl in bid.get("flags") or []],
+        "rank": f.text(bid.rank), "id": f.text(bid.id), "vendor": f.text(bid.vendor),
+        "accel_gpus": f"{f.text(acc.name or acc.id)} × {f.integer(bid.gpus)}" + _idle(bid, f),
+        "step_time": f.seconds(bid.step_time_s),
+        "days": f.days(bid.time_to_train_days),
+        "total_cost": f.money(bid.total_cost, currency),
+        "usd_mtok": f.rate(bid.cost_per_million_tokens, currency),
+        "mfu": f.percent(bid.mfu),
+        "flags": [{"code": f.text(fl.code), "severity": fl.severity} for fl in bid.flags],
     }
 
 
-def _idle(bid: dict[str, Any], f: Formatter) -> str:
+def _idle(bid: BidResult, f: Formatter) -> str:
     """GPUs the plan leaves idle (still billed), beside the GPU count on the comparison."""
-    idle = bid.get("idle_gpus") or 0
+    idle = bid.idle_gpus
     return f" ({f.msg('ranking.idle_gpus', idle=f.integer(idle))})" if idle else ""
 
 
-def _severity(flag: dict[str, Any]) -> str:
-    sev = flag.get("severity")
-    return sev if sev in ("error", "warning", "info") else "info"
-
-
-def flags_explained(bids: list[dict[str, Any]], f: Formatter, doc: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+def flags_explained(bids: list[BidResult], f: Formatter, doc: QuoteDocument) -> list[dict[str, Any]]:
     """Each flag code once, with what it means and every bid that carries it."""
-    doc = doc or {"bids": bids}
     groups: dict[str, dict[str, Any]] = {}
+    instances: dict[str, list[dict[str, str]]] = {}
     for bid in bids:
-        for flag in bid.get("flags") or []:
-            code = f.text(flag.get("code"))
-            group = groups.setdefault(code, {"code": code, "instances": [],
-                                             "meaning": f.msg.get(f"flag.{code}", f.msg("flag.unknown"))})
-            group["instances"].append({"bid": f.text(bid["id"]), "severity": _severity(flag),
-                                       "severity_text": f.msg(f"severity.{_severity(flag)}"),
-                                       "reason": generated.flag_reason(flag, bid, doc, f)})
+        for flag in bid.flags:
+            code = f.text(flag.code)
+            if code not in groups:
+                instances[code] = []
+                groups[code] = {"code": code, "instances": instances[code],
+                                "meaning": f.msg.get(f"flag.{code}", f.msg("flag.unknown"))}
+            instances[code].append({"bid": f.text(bid.id), "severity": flag.severity,
+                                    "severity_text": f.msg(f"severity.{flag.severity}"),
+                                    "reason": generated.flag_reason(flag, bid, doc, f)})
     return list(groups.values())
 
 
-def _recommendation(doc: dict[str, Any], f: Formatter) -> dict[str, Any]:
+def _recommendation(doc: QuoteDocument, f: Formatter) -> dict[str, str]:
     """The document's recommendation in English; in another language one written from the
     structured fields (never the English sentence translated, never the English beside it)."""
     own = generated.recommendation(doc, f)
-    return {"text": own or f.text((doc.get("recommendation") or {}).get("text")), "generated": "", "note": "",
+    return {"text": own or f.text(doc.recommendation.text), "generated": "", "note": "",
             "line": generated.recommended_line(doc, f), "fx_warning": generated.fx_warning(doc, f)}
 
 
-def _compare(doc: dict[str, Any], bids: list[dict[str, Any]], f: Formatter,
-             tabled: list[dict[str, Any]]) -> dict[str, Any]:
-    summary = doc.get("sensitivity_summary") or {}
-    winner_id = summary.get("winner") or (doc["ranking"][0] if doc["ranking"] else None)
-    winner = next((b for b in bids if b["id"] == winner_id), None)
+def _compare(doc: QuoteDocument, bids: list[BidResult], f: Formatter, tabled: list[BidResult]) -> dict[str, Any]:
+    winner_id = doc.sensitivity_summary.winner or (doc.ranking[0] if doc.ranking else None)
+    winner = next((b for b in bids if b.id == winner_id), None)
     changes = generated.decision_movers(doc, f)
     verdict = (f.msg("compare.winner_changes", winner=f.text(winner_id), changes=f.msg("rec.list_sep").join(changes))
                if changes else f.msg("compare.winner_stable", winner=f.text(winner_id)))
-    unc = next((b.get("uncertainty") for b in bids if b.get("uncertainty")), None) or {}
+    unc = next((b.uncertainty for b in bids if b.uncertainty is not None), None)
     groups = decision_groups(bids, str(winner_id)) if winner else []
     shown = _shown(bids, str(winner_id)) if winner else []
     charted = bids[:CHART_MAX_BARS]       # a chart is one page; the ranking table lists every bid
     return {
-        "usd_mtok_svg": _band_chart(charted, "cost_per_million_tokens", f, f.msg("compare.usd_mtok"),
-                                    lambda v: f.money(v), None),
-        "days_svg": _band_chart(charted, "time_to_train_days", f, f.msg("compare.days"), lambda v: f.integer(v),
-                                _deadline(doc, f)),
+        "usd_mtok_svg": _band_chart(charted, _cost_bar, f.msg("compare.usd_mtok"), lambda v: f.money(v), None, f),
+        "days_svg": _band_chart(charted, _days_bar, f.msg("compare.days"), lambda v: f.integer(v),
+                                _deadline(doc, f), f),
         "chart_note": chart_note(f.msg, f.integer, len(bids)),
-        "uncertainty_note": (f.msg("compare.uncertainty_note", samples=f.integer(unc.get("samples")),
-                                   seed=f.text(unc.get("seed"))) if unc else ""),
+        "uncertainty_note": (f.msg("compare.uncertainty_note", samples=f.integer(unc.samples),
+                                   seed=f.text(unc.seed)) if unc is not None else ""),
         "verdict": verdict,
         "tornado_title": f.msg("compare.tornado", bid=f.text(winner_id)),
         "tornado_svg": _tornado(shown, str(winner_id), f),
@@ -189,92 +184,121 @@ def _compare(doc: dict[str, Any], bids: list[dict[str, Any]], f: Formatter,
     }
 
 
-def _deadline(doc: dict[str, Any], f: Formatter) -> tuple[str, float] | None:
-    days = (doc.get("workload") or {}).get("deadline_days")
+def _deadline(doc: QuoteDocument, f: Formatter) -> tuple[str, float] | None:
+    days = doc.workload.deadline_days
     return None if days is None else (f"{f.msg('series.deadline')} {f.days(days)}", float(days))
 
 
-def _band_chart(bids: list[dict[str, Any]], key: str, f: Formatter, title: str, tick: charts.Fmt,
-                reference: tuple[str, float] | None) -> str:
+BandBar = tuple["SupportsFloat | None", "Band | MoneyBand | None", str]    # a bar's value, its P10–P90 band and its text
+
+
+def _cost_bar(bid: BidResult, f: Formatter) -> BandBar:
+    band = bid.uncertainty.cost_per_million_tokens if bid.uncertainty is not None else None
+    return bid.cost_per_million_tokens, band, f.rate(bid.cost_per_million_tokens, bid.currency)
+
+
+def _days_bar(bid: BidResult, f: Formatter) -> BandBar:
+    band = bid.uncertainty.time_to_train_days if bid.uncertainty is not None else None
+    return bid.time_to_train_days, band, f.days(bid.time_to_train_days)
+
+
+def _band_chart(bids: list[BidResult], bar: Callable[[BidResult, Formatter], BandBar], title: str, tick: charts.Fmt,
+                reference: tuple[str, float] | None, f: Formatter) -> str:
     rows: list[charts.BarRow] = []
     for i, bid in enumerate(bids):
-        band = ((bid.get("uncertainty") or {}).get(key)) or {}
-        value = bid.get(key)
-        text = (f.rate(value, bid.get("currency")) if key == "cost_per_million_tokens" else f.days(value))
-        rows.append(charts.BarRow(label=str(bid["id"]), value=_float(value), value_text=text,
-                                  lo=_float(band.get("p10")), hi=_float(band.get("p90")), highlight=i == 0))
+        value, band, text = bar(bid, f)
+        rows.append(charts.BarRow(label=str(bid.id), value=_float(value), value_text=text,
+                                  lo=_float(band.p10 if band is not None else None),
+                                  hi=_float(band.p90 if band is not None else None), highlight=i == 0))
     return charts.hbars(rows, tick, title=title, reference=reference)
 
 
-def _float(value: SupportsFloat | str | None) -> float | None:
+def _float(value: SupportsFloat | None) -> float | None:
     return None if value is None else float(value)
 
 
 TORNADO_FACTORS = 12    # the factors the page charts and tables; the workbook lists every row
 
 
-def _moved(entry: dict[str, Any]) -> float:
+@dataclass(frozen=True)
+class Move:
+    """One sensitivity row and the bid whose figures it states."""
+
+    row: SensitivityRow
+    bid: str
+
+    @property
+    def own(self) -> bool:
+        """The row moved the bid's own input (not a shared assumption, not the cost basis)."""
+        return self.row.scope == "bid" and self.row.factor != "cost_basis"
+
+
+def _moved(move: Move) -> float:
     """How far a row moved its input: the change, or the absolute step (days, share)."""
-    step = entry.get("step")
-    return float(step) if step is not None else float(entry.get("change") or 0)
+    step = move.row.step
+    return float(step) if step is not None else float(move.row.change or 0)
 
 
-def _swing(entries: list[dict[str, Any]]) -> tuple[bool, float]:
+def _swing(moves: list[Move]) -> tuple[bool, float]:
     """How far a factor moves the decision: whether any of its rows changes the recommended bid,
     then the largest move of the gap between the recommended bid and the runner-up."""
-    moves = [abs(float(e["gap_change"])) for e in entries if e.get("gap_change") is not None]
-    return any(bool(e.get("winner_changes")) for e in entries), max(moves, default=0.0)
+    gaps = [abs(float(m.row.gap_change)) for m in moves if m.row.gap_change is not None]
+    return any(m.row.winner_changes for m in moves), max(gaps, default=0.0)
 
 
-def decision_groups(bids: list[dict[str, Any]], winner_id: str) -> list[list[dict[str, Any]]]:
+def _is_basis(group: list[Move]) -> bool:
+    return group[0].row.factor == "cost_basis"
+
+
+def decision_groups(bids: list[BidResult], winner_id: str) -> list[list[Move]]:
     """The rows that can move the decision, by factor: the recommended bid's own inputs and the
     shared assumptions (its rows), and every other bid's own inputs; the factors that change the
     recommendation first, then by how far they move the gap to the runner-up, each factor's rows
     by the size of the move. Each row carries ``bid``, the bid whose figures it states. The cost
     basis (a setting, not a move) is last."""
-    groups: dict[tuple[str, str, str], list[dict[str, Any]]] = {}
+    groups: dict[tuple[str, str, str], list[Move]] = {}
     for bid in bids:
-        for e in bid.get("sensitivity") or []:
-            own = e.get("scope", "bid") == "bid" and e.get("factor") != "cost_basis"
-            if bid["id"] != winner_id and not own:
+        for row in bid.sensitivity:
+            move = Move(row, bid.id)
+            if bid.id != winner_id and not move.own:
                 continue
-            key = (str(bid["id"]) if own else "", str(e.get("factor")), str(e.get("subject") or ""))
-            groups.setdefault(key, []).append({**e, "bid": bid["id"]})
+            key = (str(bid.id) if move.own else "", str(row.factor), str(row.subject or ""))
+            groups.setdefault(key, []).append(move)
 
-    def order(group: list[dict[str, Any]]) -> tuple[bool, bool, float]:
-        flips, move = _swing(group)
-        return group[0].get("factor") == "cost_basis", not flips, -move
+    def order(group: list[Move]) -> tuple[bool, bool, float]:
+        flips, gap = _swing(group)
+        return _is_basis(group), not flips, -gap
     return [sorted(g, key=_moved) for g in sorted(groups.values(), key=order)]
 
 
-def _shown(bids: list[dict[str, Any]], winner_id: str) -> list[list[dict[str, Any]]]:
+def _shown(bids: list[BidResult], winner_id: str) -> list[list[Move]]:
     """The factors the page shows: those that move the decision most, and the cost basis."""
     groups = decision_groups(bids, winner_id)
-    moved = [g for g in groups if g[0].get("factor") != "cost_basis"][:TORNADO_FACTORS]
-    return moved + [g for g in groups if g[0].get("factor") == "cost_basis"]
+    moved = [g for g in groups if not _is_basis(g)][:TORNADO_FACTORS]
+    return moved + [g for g in groups if _is_basis(g)]
 
 
-def _factor_on(entry: dict[str, Any], f: Formatter) -> str:
+def _factor_on(move: Move, f: Formatter) -> str:
     """The factor, naming the bid when the row moved that bid's own input."""
-    text = generated.factor_text(entry, f)
-    if entry.get("scope", "bid") == "bid" and entry.get("factor") != "cost_basis":
-        return f.msg("move.on_bid", move=text, bid=f.text(entry.get("bid")))
+    text = generated.factor_text(move.row, f)
+    if move.own:
+        return f.msg("move.on_bid", move=text, bid=f.text(move.bid))
     return text
 
 
-def _tornado(groups: list[list[dict[str, Any]]], winner_id: str, f: Formatter) -> str:
+def _tornado(groups: list[list[Move]], winner_id: str, f: Formatter) -> str:
     """For each factor, the gap between the recommended bid and the runner-up at its two
     extreme moves, drawn from the base gap; the factors that move the decision most on top."""
     rows = []
     base_gap = None
-    for entries in groups:
-        low, high = entries[0], entries[-1]
-        if low.get("factor") == "cost_basis" or low.get("gap") is None or high.get("gap") is None:
+    for moves in groups:
+        low, high = moves[0], moves[-1]
+        if low.row.factor == "cost_basis" or low.row.gap is None or high.row.gap is None:
             continue
         if base_gap is None:
-            base_gap = float(low["gap"]) - float(low.get("gap_change") or 0)
-        rows.append((_factor_on(low, f), _float(low["gap"]), _float(high["gap"]) if high is not low else None,
-                     _gap_text(low, f), _gap_text(high, f)))
+            base_gap = float(low.row.gap) - float(low.row.gap_change or 0)
+        rows.append((_factor_on(low, f), _float(low.row.gap), _float(high.row.gap) if high is not low else None,
+                     _gap_text(low.row, f), _gap_text(high.row, f)))
     if base_gap is None:
         return ""
     base_label = f"{f.msg('series.base')} {f.rate(base_gap)}"
@@ -282,45 +306,46 @@ def _tornado(groups: list[list[dict[str, Any]]], winner_id: str, f: Formatter) -
                           base_label=base_label)
 
 
-def _gap_text(entry: dict[str, Any], f: Formatter) -> str:
+def _gap_text(row: SensitivityRow, f: Formatter) -> str:
     """The move and the gap it leaves, and the bid recommended instead when it changes."""
-    text = f"{generated.change_text(entry, f)}: {f.rate(entry.get('gap'))}"
-    if entry.get("winner_changes"):
-        return f.msg("compare.gap_other", gap=text, bid=f.text(entry.get("recommended")))
+    text = f"{generated.change_text(row, f)}: {f.rate(row.gap)}"
+    if row.winner_changes:
+        return f.msg("compare.gap_other", gap=text, bid=f.text(row.recommended))
     return text
 
 
-def _sensitivity_rows(groups: list[list[dict[str, Any]]], f: Formatter) -> list[dict[str, Any]]:
-    return [{"factor": generated.factor_text(e, f), "change": generated.change_text(e, f), "bid": f.text(e.get("bid")),
-             "recommended": (f.msg("compare.recommended_changed", bid=f.text(e.get("recommended")))
-                             if e.get("winner_changes") else f.text(e.get("recommended"))),
-             "gap": f.rate(e.get("gap")),
-             "usd_mtok": f.rate(e.get("cost_per_million_tokens")), "days": f.days(e.get("time_to_train_days")),
-             "rank": f.text(e.get("rank")),
-             "winner_changes": f.msg("word.yes") if e.get("winner_changes") else f.msg("word.no")}
-            for entries in groups for e in entries]
+def _sensitivity_rows(groups: list[list[Move]], f: Formatter) -> list[dict[str, str]]:
+    return [{"factor": generated.factor_text(m.row, f), "change": generated.change_text(m.row, f),
+             "bid": f.text(m.bid),
+             "recommended": (f.msg("compare.recommended_changed", bid=f.text(m.row.recommended))
+                             if m.row.winner_changes else f.text(m.row.recommended)),
+             "gap": f.rate(m.row.gap),
+             "usd_mtok": f.rate(m.row.cost_per_million_tokens), "days": f.days(m.row.time_to_train_days),
+             "rank": f.text(m.row.rank),
+             "winner_changes": f.msg("word.yes") if m.row.winner_changes else f.msg("word.no")}
+            for moves in groups for m in moves]
 
 
-def _methodology(method: dict[str, Any], f: Formatter) -> dict[str, Any]:
+def _methodology(method: Methodology, f: Formatter) -> dict[str, Any]:
     """The model, its paragraphs, and the fitted parameters as named quantities with their meaning
     (one column per accelerator of the quote), never the calibration file's own keys."""
-    knob_rows = method.get("knobs") or []
-    accelerators = [_knob_label(str(row.get("label")), f) for row in knob_rows]
-    names = sorted({name for row in knob_rows for name in (row.get("values") or {})}, key=_knob_order)
+    knob_rows = method.knobs
+    accelerators = [_knob_label(str(row.label), f) for row in knob_rows]
+    names = sorted({name for row in knob_rows for name in row.values}, key=_knob_order)
     quantities = [{"name": f.msg.get(f"knob.{name}", _words(name)), "meaning": f.msg.get(f"knob.{name}.meaning", ""),
-                   "values": [_knob_value(name, (row.get("values") or {}).get(name), f) for row in knob_rows]}
+                   "values": [_knob_value(name, row.values.get(name), f) for row in knob_rows]}
                   for name in names]
-    return {"model": f.msg("method.model", model=f.text(method.get("model"))),
+    return {"model": f.msg("method.model", model=f.text(method.model)),
             "paragraphs": [f.msg(k) for k in METHOD_KEYS],
             "fit": _fit_rows(method, f), "accelerators": accelerators, "quantities": quantities}
 
 
-def _fit_rows(method: dict[str, Any], f: Formatter) -> list[tuple[str, str]]:
-    fitted_on = [_fit_source(s, f) for s in method.get("fitted_on") or []]
-    errors = "; ".join(f"{_fit_source(k, f)} {f.percent(v)}" for k, v in sorted((method.get("fit_mape") or {}).items()))
+def _fit_rows(method: Methodology, f: Formatter) -> list[tuple[str, str]]:
+    fitted_on = [_fit_source(s, f) for s in method.fitted_on]
+    errors = "; ".join(f"{_fit_source(k, f)} {f.percent(v)}" for k, v in sorted(method.fit_mape.items()))
     rows = [(f.msg("method.fit_sources"), f.msg("method.fit_sources_value", count=f.integer(len(fitted_on)),
                                                 names="; ".join(fitted_on))) if fitted_on else None,
-            (f.msg("method.fitted_at"), f.date(method.get("fitted_at"))) if method.get("fitted_at") else None,
+            (f.msg("method.fitted_at"), f.date(method.fitted_at)) if method.fitted_at else None,
             (f.msg("method.fit_error"), errors) if errors else None]
     return [row for row in rows if row]
 
@@ -380,37 +405,39 @@ def _plain(value: object, f: Formatter) -> str:
     return f.text(value)
 
 
-def _assumptions(doc: dict[str, Any], f: Formatter) -> dict[str, Any]:
-    rows = [{"label": generated.keyed(f, f"assumption.{a.get('key')}", a.get("label") or a.get("key")),
+def _assumptions(doc: QuoteDocument, f: Formatter) -> dict[str, Any]:
+    rows = [{"label": generated.keyed(f, f"assumption.{a.key}", a.label or a.key),
              "value": _assumption_value(a, f),
-             "unit": generated.keyed(f, f"assumption_unit.{a.get('unit')}", a.get("unit")) if a.get("unit") else "",
-             "origin": generated.keyed(f, f"origin.{a.get('origin')}", a.get("origin")),
-             "source": generated.keyed(f, "assumptions.given" if a.get("origin") != "default"
-                                       else f"assumption_source.{a.get('key')}", a.get("source"))}
-            for a in doc.get("assumptions") or []]
-    fx = doc.get("fx") or {}
-    rates = ", ".join(f"{k} {_plain(v, f)}" for k, v in sorted((fx.get("rates") or {}).items()))
-    fx_text = (f.msg("assumptions.fx", base=f.text(fx.get("base")), as_of=f.date(fx.get("as_of")),
-                     rates=rates or f.na, source=f.text(fx.get("source"))) if fx else "")
+             "unit": generated.keyed(f, f"assumption_unit.{a.unit}", a.unit) if a.unit else "",
+             "origin": generated.keyed(f, f"origin.{a.origin}", a.origin),
+             "source": generated.keyed(f, "assumptions.given" if a.origin != "default"
+                                       else f"assumption_source.{a.key}", a.source)}
+            for a in doc.assumptions]
+    fx = doc.fx
+    if fx is None:
+        return {"rows": rows, "fx": ""}
+    rates = ", ".join(f"{k} {_plain(v, f)}" for k, v in sorted(fx.rates.items()))
+    fx_text = f.msg("assumptions.fx", base=f.text(fx.base), as_of=f.date(fx.as_of),
+                    rates=rates or f.na, source=f.text(fx.source))
     return {"rows": rows, "fx": fx_text}
 
 
 IDENTIFIERS = ("seed",)   # numbers that name something: printed as written, never grouped or rounded
 
 
-def _assumption_value(row: dict[str, Any], f: Formatter) -> str:
-    value = row.get("value")
-    if row.get("key") in IDENTIFIERS:
+def _assumption_value(row: AssumptionRow, f: Formatter) -> str:
+    value = row.value
+    if row.key in IDENTIFIERS:
         return f.text(value)
     if isinstance(value, (int, float, Decimal)) and not isinstance(value, bool):
         return f.measure(value)
     return _plain(value, f)
 
 
-def _sources(sources: list[dict[str, Any]], f: Formatter) -> list[dict[str, Any]]:
+def _sources(sources: list[SourceRow], f: Formatter) -> list[dict[str, str]]:
     """Each source as a citation: what it is, where it was read, when, and whether its figures were
     checked there or are an estimate."""
-    return [{"kind": f.msg.get(f"source_kind.{s.get('kind')}", f.text(s.get("kind"))), "label": f.text(s.get("label")),
-             "source": "; ".join(map(str, s.get("source") or [])) or f.na, "as_of": f.text(s.get("as_of")),
-             "checked": f.msg("sources.checked") if s.get("verified") else f.msg("sources.estimate")}
+    return [{"kind": f.msg.get(f"source_kind.{s.kind}", f.text(s.kind)), "label": f.text(s.label),
+             "source": "; ".join(map(str, s.source)) or f.na, "as_of": f.text(s.as_of),
+             "checked": f.msg("sources.checked") if s.verified else f.msg("sources.estimate")}
             for s in sources]

@@ -9,10 +9,18 @@ document's text, so nothing is ever dropped.
 
 from __future__ import annotations
 
-from typing import Any
+from dataclasses import dataclass
+from decimal import Decimal
+from typing import TYPE_CHECKING, Literal
 
 from procure.money import FX_STALE_DAYS
 from procure.report.formatting import Formatter
+
+if TYPE_CHECKING:
+    from procure.document import QuoteDocument
+    from procure.document.bid import BidResult, CostLine, Flag, Measured, SensitivityRow
+
+CostBasis = Literal["present_value", "run", "commitment"]
 
 MFU_CAUSAL = ("model FLOPs = 3 x forward matmul FLOPs with the causal attention core (2 × sequence length × heads × "
               "head size per layer per token forward: the work a causal kernel does; Megatron/PaLM count it non-causal, "
@@ -39,13 +47,13 @@ def own_language(f: Formatter) -> bool:
     return f.msg.lang != "en"
 
 
-def known_text(value: Any, f: Formatter) -> str:
+def known_text(value: str | None, f: Formatter) -> str:
     """A fixed convention text in the report's language (the document's text in English)."""
     key = KNOWN_TEXTS.get(str(value)) if value is not None else None
     return f.msg(key) if key else f.text(value)     # an older document's wording in today's words too
 
 
-def keyed(f: Formatter, key: str, fallback: Any) -> str:
+def keyed(f: Formatter, key: str, fallback: str | None) -> str:
     """The catalog's text for a structured key (a cost line, an assumption, a plan value) in a
     language other than English, when the document's text is the very one this version writes for
     that key; otherwise (English, an unknown key, a text another version wrote) the document's own
@@ -59,34 +67,30 @@ def keyed(f: Formatter, key: str, fallback: Any) -> str:
     return f.text(fallback)
 
 
-def cost_formula(line: dict[str, Any], f: Formatter) -> str:
+def cost_formula(line: CostLine, f: Formatter) -> str:
     """How a cost line is computed, in the report's language when the document's formula is one of
     the texts this version writes for that kind of line (``cost_formula.<key>`` and its variants,
     e.g. with a discount); any other formula is the document's own text."""
     from procure.report.messages import catalog
 
-    formula = line.get("formula")
-    prefix = f"cost_formula.{line.get('key')}"
+    formula = line.formula
+    prefix = f"cost_formula.{line.key}"
     for key, text in catalog("en").items():
         if (key == prefix or key.startswith(prefix + ".")) and text == formula:
             return keyed(f, key, formula)
     return f.text(formula)
 
 
-def _numbers(flag: dict[str, Any]) -> dict[str, Any]:
-    return {k: v for k, v in (flag.get("numbers") or {}).items() if v is not None}
-
-
-def _impossible_reason(n: dict[str, Any], bid: dict[str, Any], f: Formatter) -> str:
+def _impossible_reason(numbers: dict[str, float], bid: BidResult, f: Formatter) -> str:
     """The same limit the English reason states: a committed scaling efficiency above 1, and a
     commitment below the floor at the accelerator's measured GEMM ceiling (or at 100 % of peak)."""
     parts = []
-    if "committed_scaling_efficiency" in n:
-        parts.append(f.msg("reason.impossible_scaling", efficiency=f.number(n["committed_scaling_efficiency"], 2)))
-    if "committed_s" in n and "floor_s" in n:
-        ceiling = float(n.get("gemm_ceiling_mfu") or 1.0)
-        args = {"committed": f.seconds(n["committed_s"]), "floor": f.seconds(n["floor_s"]),
-                "gpus": f.integer(bid.get("gpus"))}
+    if "committed_scaling_efficiency" in numbers:
+        parts.append(f.msg("reason.impossible_scaling", efficiency=f.number(numbers["committed_scaling_efficiency"], 2)))
+    if "committed_s" in numbers and "floor_s" in numbers:
+        ceiling = float(numbers.get("gemm_ceiling_mfu") or 1.0)
+        args = {"committed": f.seconds(numbers["committed_s"]), "floor": f.seconds(numbers["floor_s"]),
+                "gpus": f.integer(bid.gpus)}
         parts.append(f.msg("reason.impossible_ceiling", ceiling=f.percent(ceiling, 0), **args) if ceiling < 1.0
                      else f.msg("reason.impossible", **args))
     if not parts:
@@ -94,94 +98,102 @@ def _impossible_reason(n: dict[str, Any], bid: dict[str, Any], f: Formatter) -> 
     return f.msg("reason.join").join(parts)
 
 
-def flag_reason(flag: dict[str, Any], bid: dict[str, Any], doc: dict[str, Any], f: Formatter) -> str:
+def flag_reason(flag: Flag, bid: BidResult, doc: QuoteDocument, f: Formatter) -> str:
     """Why ``bid`` carries ``flag``: the document's sentence in English, else one written from the
-    flag's numbers (and the bid and assumptions it refers to)."""
-    reason = f.text(flag.get("reason"))
+    flag's numbers (and the bid and assumptions it refers to). The numbers are a dict field of the
+    schema: its keys are the flag's own quantities (``committed_s``, ``deadline_days``, ...)."""
+    reason = f.text(flag.reason)
     if not own_language(f):
         return reason
-    code, n = str(flag.get("code")), _numbers(flag)
-    tolerance = next((a.get("value") for a in doc.get("assumptions") or [] if a.get("key") == "committed_tolerance"),
-                     None)
+    code, numbers = str(flag.code), flag.numbers
+    tolerance = next((a.value for a in doc.assumptions if a.key == "committed_tolerance"), None)
     try:
         if code == "impossible":
-            return _impossible_reason(n, bid, f)
+            return _impossible_reason(numbers, bid, f)
         if code == "implausible":
-            return f.msg("reason.implausible", committed=f.seconds(n["committed_s"]),
-                         mfu=f.percent(n["implied_mfu"], 0), ceiling=f.percent(n["mfu_ceiling"], 0))
+            return f.msg("reason.implausible", committed=f.seconds(numbers["committed_s"]),
+                         mfu=f.percent(numbers["implied_mfu"], 0), ceiling=f.percent(numbers["mfu_ceiling"], 0))
         if code in ("optimistic", "conservative"):
-            return f.msg(f"reason.{code}", committed=f.seconds(n["committed_s"]), modeled=f.seconds(n["modeled_s"]),
-                         deviation=f.percent(abs(float(n["deviation"])), 0), tolerance=f.percent(tolerance, 0))
+            return f.msg(f"reason.{code}", committed=f.seconds(numbers["committed_s"]),
+                         modeled=f.seconds(numbers["modeled_s"]),
+                         deviation=f.percent(abs(float(numbers["deviation"])), 0), tolerance=f.percent(tolerance, 0))
         if code == "sla-breach":
-            parts = [f.msg(f"reason.sla_{key}", measured=f.seconds(n[f"measured_{key}_s"]),
-                           committed=f.seconds(n[f"committed_{key}_s"]))
-                     for key in ("p99", "mean") if f"measured_{key}_s" in n and f"committed_{key}_s" in n]
+            parts = [f.msg(f"reason.sla_{key}", measured=f.seconds(numbers[f"measured_{key}_s"]),
+                           committed=f.seconds(numbers[f"committed_{key}_s"]))
+                     for key in ("p99", "mean") if f"measured_{key}_s" in numbers and f"committed_{key}_s" in numbers]
             if parts:
                 return f.msg("reason.join").join(parts)
         if code == "misses-deadline":
-            if float(n.get("lead_time_days") or 0) > 0:
-                return f.msg("reason.misses_deadline_lead", lead=f.days(n["lead_time_days"]),
-                             finish=f.number(n["days_to_finish"], 1), deadline=f.days(n["deadline_days"]))
-            return f.msg("reason.misses_deadline", days=f.days(n["time_to_train_days"]),
-                         deadline=f.days(n["deadline_days"]))
+            if float(numbers.get("lead_time_days") or 0) > 0:
+                return f.msg("reason.misses_deadline_lead", lead=f.days(numbers["lead_time_days"]),
+                             finish=f.number(numbers["days_to_finish"], 1), deadline=f.days(numbers["deadline_days"]))
+            return f.msg("reason.misses_deadline", days=f.days(numbers["time_to_train_days"]),
+                         deadline=f.days(numbers["deadline_days"]))
         if code == "infeasible":
-            return f.msg("reason.infeasible", gpus=f.integer(bid.get("gpus")))
+            return f.msg("reason.infeasible", gpus=f.integer(bid.gpus))
         if code == "price-missing":
-            pricing = bid.get("pricing") or {}
-            if pricing.get("price_book") and pricing.get("term"):
-                return f.msg("reason.price_missing_line", book=pricing["price_book"], term=pricing["term"],
-                             accelerator=(bid.get("accelerator") or {}).get("id"))
+            pricing = bid.pricing
+            if pricing.price_book and pricing.term:
+                return f.msg("reason.price_missing_line", book=pricing.price_book, term=pricing.term,
+                             accelerator=bid.accelerator.id)
             return f.msg("reason.price_missing")
     except (KeyError, TypeError, ValueError):
         pass
     return reason
 
 
-def _band(bid: dict[str, Any], key: str) -> dict[str, Any]:
-    return ((bid.get("uncertainty") or {}).get(key)) or {}
+def _costed(bid: BidResult | None) -> bool:
+    return bid is not None and bid.cost_per_million_tokens is not None
 
 
-def _costed(bid: dict[str, Any] | None) -> bool:
-    return bid is not None and bid.get("cost_per_million_tokens") is not None
+def _ranking_value(bid: BidResult, basis: CostBasis) -> Decimal | None:
+    found = bid.cost_bases.get(basis)
+    value = found.ranking_cost_per_million_tokens if found is not None else None
+    return bid.cost_per_million_tokens if value is None else value
 
 
-def _ranking_value(bid: dict[str, Any], basis: Any) -> Any:
-    found = (bid.get("cost_bases") or {}).get(basis) or {}
-    value = found.get("ranking_cost_per_million_tokens")
-    return bid.get("cost_per_million_tokens") if value is None else value
-
-
-def _cheapest(doc: dict[str, Any], by_id: dict[str, dict[str, Any]]) -> str | None:
+def _cheapest(doc: QuoteDocument, by_id: dict[str, BidResult]) -> str | None:
     """The cheapest costed bid on the ranking basis, constraints aside (the ranking puts bids that
     miss a constraint after the others, so this may rank lower)."""
-    costed = [str(i) for i in doc.get("ranking") or [] if _costed(by_id.get(i))]
+    costed = [str(i) for i in doc.ranking if _costed(by_id.get(i))]
     if not costed:
         return None
-    return min(costed, key=lambda i: float(_ranking_value(by_id[i], doc.get("cost_basis"))))
+    return min(costed, key=lambda i: float(_ranking_value(by_id[i], doc.cost_basis) or 0))
 
 
-def recommendation_facts(doc: dict[str, Any]) -> dict[str, Any] | None:
-    """The facts every language's recommendation is written from: the recommended bid, the
-    runner-up (the best-ranked other bid with a cost, never the winner itself), whether the winner
-    meets the deadline (its ``misses-deadline`` flag, which counts the lead time before training can
-    start), the day it finishes, and its other flags. None when there is no recommended bid."""
-    by_id = {b["id"]: b for b in doc.get("bids") or []}
-    winner = by_id.get((doc.get("recommendation") or {}).get("bid"))
+@dataclass(frozen=True)
+class RecommendationFacts:
+    """The facts every language's recommendation is written from."""
+
+    winner: BidResult
+    runner_up: BidResult | None       # the best-ranked other bid with a cost, never the winner itself
+    deadline_days: float | None
+    meets_deadline: bool | None       # None: no deadline
+    days_to_finish: float | None      # when it misses the deadline: lead time + time to train
+    misses_deadline: bool
+    flags: list[str]                  # the winner's other flags
+
+
+def recommendation_facts(doc: QuoteDocument) -> RecommendationFacts | None:
+    """The recommended bid, the runner-up, whether the winner meets the deadline (its
+    ``misses-deadline`` flag, which counts the lead time before training can start), the day it
+    finishes, and its other flags. None when there is no recommended bid."""
+    by_id = {b.id: b for b in doc.bids}
+    winner = by_id.get(doc.recommendation.bid) if doc.recommendation.bid is not None else None
     if winner is None:
         return None
-    runner = next((by_id[i] for i in doc.get("ranking") or []
-                   if i != winner["id"] and _costed(by_id.get(i))), None)
-    flags = winner.get("flags") or []
-    late = next((fl for fl in flags if fl.get("code") == "misses-deadline"), None)
-    deadline = (doc.get("workload") or {}).get("deadline_days")
-    return {"winner": winner, "runner_up": runner, "deadline_days": deadline,
-            "meets_deadline": None if deadline is None else late is None,
-            "days_to_finish": _numbers(late).get("days_to_finish") if late else None,
-            "misses_deadline": late is not None,
-            "flags": [str(fl.get("code")) for fl in flags if fl.get("code") != "misses-deadline"]}
+    runner = next((by_id[i] for i in doc.ranking if i != winner.id and _costed(by_id.get(i))), None)
+    late = next((fl for fl in winner.flags if fl.code == "misses-deadline"), None)
+    deadline = doc.workload.deadline_days
+    return RecommendationFacts(
+        winner=winner, runner_up=runner, deadline_days=deadline,
+        meets_deadline=None if deadline is None else late is None,
+        days_to_finish=late.numbers.get("days_to_finish") if late else None,
+        misses_deadline=late is not None,
+        flags=[str(fl.code) for fl in winner.flags if fl.code != "misses-deadline"])
 
 
-def recommendation(doc: dict[str, Any], f: Formatter) -> str | None:
+def recommendation(doc: QuoteDocument, f: Formatter) -> str | None:
     """The recommendation written in the report's language from the same facts as the English one
     (:func:`recommendation_facts`), the winner's P10–P90 bands and the sensitivity rows; None in
     English (the document's own sentence is printed) or when there is no recommended bid."""
@@ -190,151 +202,151 @@ def recommendation(doc: dict[str, Any], f: Formatter) -> str | None:
     facts = recommendation_facts(doc)
     if facts is None:
         return None
-    winner, runner = facts["winner"], facts["runner_up"]
-    m, ccy = f.msg, winner.get("currency") or f.currency
-    parts = [m("rec.lead", bid=winner["id"], vendor=f.text(winner.get("vendor")),
-               usd_mtok=f.rate(winner.get("cost_per_million_tokens"), ccy), days=f.days(winner.get("time_to_train_days")))]
-    if facts["meets_deadline"] is not None:
-        parts.append(m("rec.deadline_met", deadline=f.days(facts["deadline_days"])) if facts["meets_deadline"]
-                     else m("rec.deadline_missed", deadline=f.days(facts["deadline_days"]),
-                            finish=f.number(facts["days_to_finish"], 1)))
-    if runner is not None and winner.get("cost_per_million_tokens"):
-        more = float(runner["cost_per_million_tokens"]) / float(winner["cost_per_million_tokens"]) - 1
-        parts.append(m("rec.runner_up" if more >= 0 else "rec.runner_up_less", bid=runner["id"],
-                       usd_mtok=f.rate(runner["cost_per_million_tokens"], runner.get("currency") or ccy),
-                       more=f.percent(abs(more)), days=f.days(runner.get("time_to_train_days"))))
-    codes = facts["flags"]
+    winner, runner = facts.winner, facts.runner_up
+    m, ccy = f.msg, winner.currency or f.currency
+    parts = [m("rec.lead", bid=winner.id, vendor=f.text(winner.vendor),
+               usd_mtok=f.rate(winner.cost_per_million_tokens, ccy), days=f.days(winner.time_to_train_days))]
+    if facts.meets_deadline is not None:
+        parts.append(m("rec.deadline_met", deadline=f.days(facts.deadline_days)) if facts.meets_deadline
+                     else m("rec.deadline_missed", deadline=f.days(facts.deadline_days),
+                            finish=f.number(facts.days_to_finish, 1)))
+    if runner is not None and runner.cost_per_million_tokens is not None and winner.cost_per_million_tokens:
+        more = float(runner.cost_per_million_tokens) / float(winner.cost_per_million_tokens) - 1
+        parts.append(m("rec.runner_up" if more >= 0 else "rec.runner_up_less", bid=runner.id,
+                       usd_mtok=f.rate(runner.cost_per_million_tokens, runner.currency or ccy),
+                       more=f.percent(abs(more)), days=f.days(runner.time_to_train_days)))
+    codes = facts.flags
     if codes:
-        parts.append(m("rec.flags", bid=winner["id"], flags=m("rec.list_sep").join(codes)))
+        parts.append(m("rec.flags", bid=winner.id, flags=m("rec.list_sep").join(codes)))
     else:
-        parts.append(m("rec.no_other_flags" if facts["misses_deadline"] else "rec.no_flags", bid=winner["id"]))
-    cost, time = _band(winner, "cost_per_million_tokens"), _band(winner, "time_to_train_days")
-    if cost.get("p10") is not None and time.get("p10") is not None:
-        parts.append(m("rec.band", cost_lo=f.rate(cost["p10"], ccy), cost_hi=f.rate(cost.get("p90"), ccy),
-                       days_lo=f.number(time["p10"], 1), days_hi=f.days(time.get("p90"))))
+        parts.append(m("rec.no_other_flags" if facts.misses_deadline else "rec.no_flags", bid=winner.id))
+    unc = winner.uncertainty
+    cost = unc.cost_per_million_tokens if unc is not None else None
+    if unc is not None and cost is not None:
+        time = unc.time_to_train_days
+        parts.append(m("rec.band", cost_lo=f.rate(cost.p10, ccy), cost_hi=f.rate(cost.p90, ccy),
+                       days_lo=f.number(time.p10, 1), days_hi=f.days(time.p90)))
     parts.append(_sensitivity_sentence(winner, doc, f))
     parts.append(constraints_line(doc, f))
     return m("rec.join").join(p for p in parts if p)
 
 
-def recommended_line(doc: dict[str, Any], f: Formatter) -> str:
+def recommended_line(doc: QuoteDocument, f: Formatter) -> str:
     """One line naming the recommended bid and why, from :func:`recommendation_facts` (the same
     facts in every language); empty when there is no recommended bid."""
     facts = recommendation_facts(doc)
     if facts is None:
         return ""
-    winner, m = facts["winner"], f.msg
-    rate = f.rate(winner.get("cost_per_million_tokens"), winner.get("currency") or f.currency)
-    by_id = {b["id"]: b for b in doc.get("bids") or []}
-    cheapest = _cheapest(doc, by_id)
-    deadline = f.days(facts["deadline_days"]) if facts["deadline_days"] is not None else ""
-    if facts["meets_deadline"] is False:
+    winner, m = facts.winner, f.msg
+    rate = f.rate(winner.cost_per_million_tokens, winner.currency or f.currency)
+    cheapest = _cheapest(doc, {b.id: b for b in doc.bids})
+    deadline = f.days(facts.deadline_days) if facts.deadline_days is not None else ""
+    if facts.meets_deadline is False:
         why = m("rec.why_none_on_time", usd_mtok=rate, deadline=deadline)
-    elif cheapest is not None and cheapest != winner["id"]:
+    elif cheapest is not None and cheapest != winner.id:
         why = m("rec.why_on_time", usd_mtok=rate, deadline=deadline, cheapest=cheapest)
-    elif facts["runner_up"] is None:
+    elif facts.runner_up is None:
         why = m("rec.why_only", usd_mtok=rate)
     else:
         why = m("rec.why_cheapest", usd_mtok=rate)
-    return m("summary.recommended", bid=winner["id"], why=why)
+    return m("summary.recommended", bid=winner.id, why=why)
 
 
 CONSTRAINT_CODES = ("misses-deadline", "over-budget", "over-net-cost")
 
 
-def constraints_line(doc: dict[str, Any], f: Formatter) -> str:
+def constraints_line(doc: QuoteDocument, f: Formatter) -> str:
     """The bids the ranking puts after those that meet every hard constraint, each with the
     constraints it misses (in the report's language); empty when no costed bid misses one."""
-    by_id = {b["id"]: b for b in doc.get("bids") or []}
+    by_id = {b.id: b for b in doc.bids}
     late = []
-    for bid_id in doc.get("ranking") or []:
+    for bid_id in doc.ranking:
         bid = by_id.get(bid_id)
-        codes = [str(fl.get("code")) for fl in (bid or {}).get("flags") or [] if fl.get("code") in CONSTRAINT_CODES]
+        codes = [str(fl.code) for fl in (bid.flags if bid is not None else []) if fl.code in CONSTRAINT_CODES]
         if _costed(bid) and codes:
             late.append(f.msg("rank.after_item", bid=bid_id,
                               missed=f.msg("reason.join").join(f.msg(f"constraint.{c}") for c in codes)))
     return f.msg("summary.ranked_after", bids="; ".join(late)) if late else ""
 
 
-def fx_warning(doc: dict[str, Any], f: Formatter) -> str:
+def _converts(doc: QuoteDocument) -> bool:
+    """Whether any price of any bid was quoted in another currency than the report's."""
+    return any(b.pricing.book_currency != doc.currency or any(q.currency != doc.currency for q in b.pricing.quoted)
+               for b in doc.bids)
+
+
+def fx_warning(doc: QuoteDocument, f: Formatter) -> str:
     """A warning for the summary when the exchange rates may not hold: the table is more than
     FX_STALE_DAYS before the report date, or its rates are unverified (carried forward); empty
     otherwise, and when no rate converts anything."""
-    from datetime import date
-
-    fx = doc.get("fx") or {}
-    if not fx or not any((b.get("pricing") or {}).get("book_currency") not in (None, doc.get("currency"))
-                         or any(q.get("currency") != doc.get("currency") for q in (b.get("pricing") or {}).get("quoted") or [])
-                         for b in doc.get("bids") or []):
+    fx = doc.fx
+    if fx is None or not _converts(doc):
         return ""
     parts = []
-    try:
-        age = (date.fromisoformat(str(doc.get("as_of"))) - date.fromisoformat(str(fx.get("as_of")))).days
-    except ValueError:
-        age = 0
+    age = (doc.as_of - fx.as_of).days
     if age > FX_STALE_DAYS:
-        parts.append(f.msg("fx.stale", as_of=f.date(fx.get("as_of")), days=f.integer(age), limit=f.integer(FX_STALE_DAYS)))
-    if fx.get("verified") is False:
-        parts.append(f.msg("fx.unverified", as_of=f.date(fx.get("as_of"))))
+        parts.append(f.msg("fx.stale", as_of=f.date(fx.as_of), days=f.integer(age), limit=f.integer(FX_STALE_DAYS)))
+    if not fx.verified:
+        parts.append(f.msg("fx.unverified", as_of=f.date(fx.as_of)))
     return f.msg("fx.warning", reasons=f.msg("reason.join").join(parts)) if parts else ""
 
 
-def factor_text(entry: dict[str, Any], f: Formatter) -> str:
+def factor_text(row: SensitivityRow, f: Formatter) -> str:
     """The factor a row moved, in the reader's words (an exchange rate names its currency)."""
-    if entry.get("subject"):
-        return f.msg("factor.fx_of", currency=f.text(entry["subject"]))
-    return f.msg.get(f"factor.{entry.get('factor')}", str(entry.get("factor")))
+    if row.subject:
+        return f.msg("factor.fx_of", currency=f.text(row.subject))
+    return f.msg.get(f"factor.{row.factor}", str(row.factor))
 
 
-def change_text(entry: dict[str, Any], f: Formatter) -> str:
+def change_text(row: SensitivityRow, f: Formatter) -> str:
     """How a row moved its factor: a percentage, a slip in days, a reuse share or the basis tried."""
-    if entry.get("setting"):
-        return f.msg.get(f"basis.{entry.get('setting')}", str(entry.get("setting")))
-    step = entry.get("step")
+    if row.setting:
+        return f.msg.get(f"basis.{row.setting}", str(row.setting))
+    step = row.step
     if step is None:
-        return f.change(entry.get("change"))
-    if entry.get("factor") == "lead_time_slip":
+        return f.change(row.change)
+    if row.factor == "lead_time_slip":
         return f.msg("change.later_days", days=f.integer(step))
     return f.percent(step, 0)
 
 
-def move_text(entry: dict[str, Any], bid_id: str, f: Formatter) -> str:
+def move_text(row: SensitivityRow, bid_id: str, f: Formatter) -> str:
     """One move that a sensitivity row tried, naming the bid when the input was that bid's own."""
-    if entry.get("setting"):
-        return f.msg("move.basis", basis=change_text(entry, f))
-    move = f"{factor_text(entry, f)} {change_text(entry, f)}"
-    return f.msg("move.on_bid", move=move, bid=bid_id) if entry.get("scope", "bid") == "bid" else move
+    if row.setting:
+        return f.msg("move.basis", basis=change_text(row, f))
+    move = f"{factor_text(row, f)} {change_text(row, f)}"
+    return f.msg("move.on_bid", move=move, bid=bid_id) if row.scope == "bid" else move
 
 
-def decision_movers(doc: dict[str, Any], f: Formatter) -> list[str]:
+def decision_movers(doc: QuoteDocument, f: Formatter) -> list[str]:
     """Every move that changes the recommended bid, each once, in the order of the bids and their
     rows (the document's ``sensitivity_summary.winner_changes_under``, in the report's language)."""
     found: list[str] = []
-    for bid in doc.get("bids") or []:
-        for entry in bid.get("sensitivity") or []:
-            text = move_text(entry, str(bid.get("id")), f)
-            if entry.get("winner_changes") and text not in found:
+    for bid in doc.bids:
+        for row in bid.sensitivity:
+            text = move_text(row, str(bid.id), f)
+            if row.winner_changes and text not in found:
                 found.append(text)
     return found
 
 
-def tested_factors(doc: dict[str, Any]) -> list[str]:
+def tested_factors(doc: QuoteDocument) -> list[str]:
     """The factors the sensitivity tried, every bid's rows merged in their order (a factor one
     bid lacks keeps its place after the factor before it in the bids that have it)."""
     order: list[str] = []
-    for bid in doc.get("bids") or []:
+    for bid in doc.bids:
         previous = -1
-        for factor in dict.fromkeys(str(e.get("factor")) for e in bid.get("sensitivity") or []):
+        for factor in dict.fromkeys(str(row.factor) for row in bid.sensitivity):
             if factor not in order:
                 order.insert(previous + 1, factor)
             previous = order.index(factor)
     return order
 
 
-def _sensitivity_sentence(winner: dict[str, Any], doc: dict[str, Any], f: Formatter, limit: int = 4) -> str:
+def _sensitivity_sentence(winner: BidResult, doc: QuoteDocument, f: Formatter, limit: int = 4) -> str:
     """What the English recommendation says of the sensitivity, from the rows: the moves that change
     the recommended bid (the first ``limit``, and how many more), or the factors tried."""
-    if not winner.get("sensitivity"):
+    if not winner.sensitivity:
         return ""
     movers = decision_movers(doc, f)
     if not movers:
@@ -344,13 +356,12 @@ def _sensitivity_sentence(winner: dict[str, Any], doc: dict[str, Any], f: Format
     return f.msg("rec.unstable", changes=f.msg("rec.list_sep").join(movers[:limit]) + more)
 
 
-def busbw_note(measured: dict[str, Any], f: Formatter) -> str:
+def busbw_note(measured: Measured, f: Formatter) -> str:
     """Whether a measured nccl-tests bandwidth replaced the catalog's inter-node rate."""
-    note = f.text(measured.get("busbw_note")) if measured.get("busbw_note") else ""
+    note = f.text(measured.busbw_note) if measured.busbw_note else ""
     if not own_language(f) or not note:
         return note
-    gbs = measured.get("busbw_gbs")
+    gbs = measured.busbw_gbs
     if gbs is None:
         return note
-    return f.msg("text.busbw_used" if measured.get("busbw_used") else "text.busbw_not_used",
-                 value=f.sig(gbs, 3))
+    return f.msg("text.busbw_used" if measured.busbw_used else "text.busbw_not_used", value=f.sig(gbs, 3))

@@ -4,49 +4,51 @@ published vendor-tuned recipe next to the bid's plan."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from procure.report.formatting import Formatter
 
+if TYPE_CHECKING:
+    from procure.document.bid import BidResult, TunedRecipe
 
-def model_basis(bid: dict[str, Any], f: Formatter) -> list[str]:
+
+def model_basis(bid: BidResult, f: Formatter) -> list[str]:
     """One sentence per fact, in the report's language; empty when the document has none."""
     return [line for line in (_software(bid, f), _calibration(bid, f), _recipe(bid, f)) if line]
 
 
-def _software(bid: dict[str, Any], f: Formatter) -> str:
-    sw = bid.get("software")
-    if not sw:
+def _software(bid: BidResult, f: Formatter) -> str:
+    sw = bid.software
+    if sw is None:
         return ""
-    return f.msg("model.software", stack=f.text(sw.get("stack")), version=f.text(sw.get("version")),
-                 released=f.text(sw.get("released")))
+    return f.msg("model.software", stack=f.text(sw.stack), version=f.text(sw.version), released=f.text(sw.released))
 
 
-def _calibration(bid: dict[str, Any], f: Formatter) -> str:
-    cal = bid.get("calibration")
-    if not cal:
+def _calibration(bid: BidResult, f: Formatter) -> str:
+    cal = bid.calibration
+    if cal is None:
         return ""
-    err = cal.get("step_time_error") or {}
-    key = "model.fitted" if cal.get("fitted") else "model.unfitted"
-    return f.msg(key, accelerator=f.text(cal.get("accelerator")), sources=f.integer(len(cal.get("fitted_on") or [])),
-                 family=f.text(err.get("family")), bias=f.change(err.get("bias")), sigma=f.percent(err.get("sigma_log"), 0),
-                 runs=f.integer(err.get("n")))
+    err = cal.step_time_error
+    key = "model.fitted" if cal.fitted else "model.unfitted"
+    return f.msg(key, accelerator=f.text(cal.accelerator), sources=f.integer(len(cal.fitted_on)),
+                 family=f.text(err.family), bias=f.change(err.bias), sigma=f.percent(err.sigma_log, 0),
+                 runs=f.integer(err.n))
 
 
-def _recipe(bid: dict[str, Any], f: Formatter) -> str:
-    rec = bid.get("tuned_recipe")
-    if not rec:
+def _recipe(bid: BidResult, f: Formatter) -> str:
+    rec = bid.tuned_recipe
+    if rec is None:
         return ""
-    return f.msg("model.recipe", recipe=_publication(rec), gpus=f.integer(rec.get("recipe_gpus")),
-                 accelerator=f.text(rec.get("recipe_accelerator")),
-                 measured=f.seconds(rec.get("recipe_measured_step_time_s")),
-                 predicted=f.seconds(rec.get("recipe_predicted_step_time_s")),
-                 searched=f.seconds(rec.get("search_step_time_at_recipe_scale_s")),
-                 ratio=f.sig(rec.get("search_to_measured"), 2))
+    return f.msg("model.recipe", recipe=_publication(rec), gpus=f.integer(rec.recipe_gpus),
+                 accelerator=f.text(rec.recipe_accelerator),
+                 measured=f.seconds(rec.recipe_measured_step_time_s),
+                 predicted=f.seconds(rec.recipe_predicted_step_time_s),
+                 searched=f.seconds(rec.search_step_time_at_recipe_scale_s),
+                 ratio=f.sig(rec.search_to_measured, 2))
 
 
-def _publication(recipe: dict[str, Any]) -> str:
+def _publication(recipe: TunedRecipe) -> str:
     """The recipe by the publication it comes from (its source up to the table and column, which
     the sentence states itself), never the corpus id."""
-    source = str(recipe.get("recipe_source") or "")
-    return source.split(", ")[0] if source else str(recipe.get("recipe_id"))
+    source = str(recipe.recipe_source or "")
+    return source.split(", ")[0] if source else str(recipe.recipe_id)

@@ -2,14 +2,21 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from procure.report import generated
 from procure.report.commercial_view import ranking_basis_line
-from procure.report.document import flags_explained, ordered_bids, ranking_row
+from procure.report.document import flags_explained, ranking_row
 from procure.report.formatting import Formatter
+from procure.report.order import ranked_bids
 from procure.report.target_view import RATIO_KEYS, ratio_rows
 from procure.report.terminal import Column, print_line, print_table, text
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from procure.document import QuoteDocument
+    from procure.document.bid import BidResult
 
 SEVERITY_STYLE = {"error": "bold red", "warning": "yellow", "info": "cyan"}
 RANKING = (("col.rank", "rank", False), ("col.bid", "id", False), ("col.vendor", "vendor", True),
@@ -18,18 +25,18 @@ RANKING = (("col.rank", "rank", False), ("col.bid", "id", False), ("col.vendor",
            ("col.usd_mtok", "usd_mtok", False), ("col.mfu", "mfu", False))
 
 
-def print_terminal(doc: dict[str, Any], console: Any, lang: str = "en") -> None:
-    f = Formatter(lang, doc["currency"])
+def print_terminal(doc: QuoteDocument, console: Console, lang: str = "en") -> None:
+    f = Formatter(lang, doc.currency)
     m = f.msg
     columns = [Column(m(key), justify="left" if wraps or key == "col.bid" else "right", wrap=wraps)
                for key, _, wraps in RANKING] + [Column(m("col.flags"), justify="left", wrap=True)]
-    rows, bids = [], ordered_bids(doc)
+    rows, bids = [], ranked_bids(doc)
     for bid in bids:
-        r = ranking_row(bid, f)
-        flags = text(*[part for i, fl in enumerate(r["flags"])
-                       for part in ((" ",) if i else ()) + ((fl["code"], SEVERITY_STYLE[fl["severity"]]),)])
-        rows.append([r[field] for _, field, _ in RANKING] + [flags])
-    print_table(console, columns, rows, title=(f"{doc['title']} — {f.date(doc['as_of'])}", "bold"), key=(0, 1))
+        flags = text(*[part for i, flag in enumerate(bid.flags)
+                       for part in ((" ",) if i else ()) + ((f.text(flag.code), SEVERITY_STYLE[flag.severity]),)])
+        row = ranking_row(bid, f)
+        rows.append([row[field] for _, field, _ in RANKING] + [flags])
+    print_table(console, columns, rows, title=(f"{doc.title} — {f.date(doc.as_of)}", "bold"), key=(0, 1))
     recommended = generated.recommended_line(doc, f)
     if recommended:                                      # the same decision the document and workbook name
         print_line(console, (recommended, "bold"))
@@ -48,14 +55,15 @@ def print_terminal(doc: dict[str, Any], console: Any, lang: str = "en") -> None:
         print_line(console, m("summary.no_flags"))
         return
     print_line(console, (m("summary.flags_explained"), "bold"))
-    for g in groups:
-        style = SEVERITY_STYLE[g["instances"][0]["severity"]]
-        print_line(console, (g["code"], style), f": {g['meaning']}", indent=2)
-        for i in g["instances"]:
-            print_line(console, (i["bid"], "bold"), f" ({i['severity_text']}): {i['reason']}", indent=4)
+    for group_view in groups:
+        style = SEVERITY_STYLE[group_view["instances"][0]["severity"]]
+        print_line(console, (group_view["code"], style), f": {group_view['meaning']}", indent=2)
+        for instance_view in group_view["instances"]:
+            print_line(console, (instance_view["bid"], "bold"),
+                       f" ({instance_view['severity_text']}): {instance_view['reason']}", indent=4)
 
 
-def _print_ratios(bids: list[dict[str, Any]], f: Formatter, console: Any) -> None:
+def _print_ratios(bids: list[BidResult], f: Formatter, console: Console) -> None:
     """The committee's ratios and each bid's batch and token penalty (the main phase's plan when
     the workload has phases); the terminal layer switches to one block per bid when narrow."""
     rows = ratio_rows(bids, f)
@@ -65,5 +73,5 @@ def _print_ratios(bids: list[dict[str, Any]], f: Formatter, console: Any) -> Non
     columns = [Column(m("col.bid"), justify="left")] + [
         Column(label) for label in [m("target.col.batch_tokens"), m("target.col.penalty")]
         + [m(f"ratio.{key}") for key in RATIO_KEYS]]
-    print_table(console, columns, [[r["id"], r["batch"], r["penalty"], *r["ratios"]] for r in rows],
+    print_table(console, columns, [[row["id"], row["batch"], row["penalty"], *row["ratios"]] for row in rows],
                 title=(m("compare.ratios"), "bold"), key=(0,))

@@ -96,7 +96,7 @@ def test_the_pdf_view_shows_nt_75_and_the_converted_price(tmp_path):
     from procure.report.document import build_view
 
     doc = api.quote_document(write(tmp_path, "{kind: rental, price_per_gpu_hour: 75, currency: TWD}"))
-    overview = dict(build_view(doc.to_data())["bids"][0]["overview"])
+    overview = dict(build_view(doc)["bids"][0]["overview"])
     assert overview["Price per GPU-hour (as quoted)"] == "NT$75.00"
     assert overview["Price per GPU-hour (in USD)"] == "$2.38"       # money: cents, not the conversion's 1e-6
     assert "0.0317279015166 USD per TWD" in overview["FX rate"]

@@ -16,7 +16,7 @@ from click.testing import CliRunner
 from procure.catalog.load import load_catalog
 from procure.cli import main
 from procure.compare_rounds import diff_documents
-from procure.document import load_quote
+from procure.document import load_quote, validate_quote
 from procure.report import charts
 from procure.report.document import build_view
 from procure.report.fonts import missing_font
@@ -93,7 +93,7 @@ def test_diff_text_prints_money_in_the_reports_format_and_names_both_files(tmp_p
 
 
 def test_zh_tw_flag_reasons_are_written_from_the_numbers(example):
-    view = build_view(example, "zh-TW")
+    view = build_view(validate_quote(example, "example"), "zh-TW")
     reasons = [i["reason"] for g in view["flags"] for i in g["instances"]]
     reasons += [fl["reason"] for b in view["bids"] for fl in b["flags"]]
     assert reasons and all(not ENGLISH_WORDS.search(r) for r in reasons), reasons
@@ -108,7 +108,7 @@ def test_zh_tw_flag_reasons_are_written_from_the_numbers(example):
 
 
 def test_zh_tw_generated_text_has_no_english_sentences(example):
-    view = build_view(example, "zh-TW")
+    view = build_view(validate_quote(example, "example"), "zh-TW")
     generated = [view["recommendation"]["text"], view["cover"]["verdict"]]
     generated += [v for k, v in view["workload"]] + [v for b in view["bids"] for k, v in b["economics"]]
     generated += [r["label"] + r["formula"] + r["rate"] for b in view["bids"] for r in b["costs"]["rows"]]

@@ -24,7 +24,7 @@ from procure.document import load_quote
 
 SAMPLE = Path(__file__).resolve().parents[1] / "fixtures" / "quote_sample.json"
 DOC = load_quote(SAMPLE.read_bytes(), "sample")
-VIEW = build_view(DOC.to_data(), "en")
+VIEW = build_view(DOC, "en")
 BATCH = 4
 
 NAMES = ["meta", "bids", "ranking", "t", "cover", "workload", "page_css", "lang", "bid", "x", "loop", "self",

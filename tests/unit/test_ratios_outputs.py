@@ -104,7 +104,7 @@ def test_json_ratios_equal_their_definitions(docs):
 
 def terminal_rows(doc: dict, width: int = 200) -> dict[str, list[str]]:
     console = Console(record=True, width=width, color_system=None)
-    render_terminal(doc, console)
+    render_terminal(validate_quote(doc, "case"), console)
     text = console.export_text()
     table = text[text.index("Ratios side by side"):]
     rows = {}
@@ -127,7 +127,7 @@ def test_terminal_ratios_equal_their_definitions(doc):
 
 def test_narrow_terminal_prints_every_ratio_unbroken(doc):
     out = io.StringIO()
-    render_terminal(doc, Console(file=out, width=80, no_color=True))
+    render_terminal(validate_quote(doc, "case"), Console(file=out, width=80, no_color=True))
     text = out.getvalue()
     block = " ".join(text[text.index("Ratios side by side"):text.index("Flags explained")].split())
     for bid in planned(doc):      # the long layout: the bid, then "label: value" per column
@@ -333,7 +333,7 @@ def test_a_document_without_ratios_or_time_to_target_prints_neither():
     sample = Path(__file__).resolve().parents[1] / "fixtures" / "quote_sample.json"
     doc = load_quote(sample.read_bytes(), "sample")
     console = Console(record=True, width=200, color_system=None)
-    render_terminal(doc.to_data(), console)
+    render_terminal(doc, console)
     assert "Ratios side by side" not in console.export_text()
     html = render_bytes(doc, ["html"])["html"].decode("utf-8")
     for marker in ('<section class="time-to-target', 'class="grid ratios', 'methodology-target">'):

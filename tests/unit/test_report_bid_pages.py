@@ -12,7 +12,7 @@ import pytest
 from click.testing import CliRunner
 
 from procure.cli import main
-from procure.document import load_quote
+from procure.document import QuoteDocument, load_quote, validate_quote
 from procure.report import render_bytes
 from procure.report.bid_pages import (CHART_MAX_BARS, DEFAULT_TOP, FLAG_INSTANCES_SHOWN, LARGE_REPORT_BIDS,
                                       ORDER_IDS_SHOWN, BidPages, parse_bid_pages, resolve, selected)
@@ -29,7 +29,7 @@ def example_doc() -> dict:
     return load_quote(EXAMPLE_RESULT.read_bytes(), "example").to_data()
 
 
-def many_bids(n: int, recommended_rank: int) -> dict:
+def many_bids(n: int, recommended_rank: int) -> QuoteDocument:
     """The example's five bids cloned into ``n``, ranked in clone order, the recommended bid at
     ``recommended_rank`` (1-based)."""
     doc = example_doc()
@@ -42,7 +42,7 @@ def many_bids(n: int, recommended_rank: int) -> dict:
     doc.update(bids=bids, ranking=ids, rankings={"commitment": ids, "run": ids[::-1]},
                recommendation=dict(doc["recommendation"], bid=ids[recommended_rank - 1]))
     doc["sensitivity_summary"] = dict(doc["sensitivity_summary"], winner=ids[0])
-    return doc
+    return validate_quote(doc, "many bids")
 
 
 @pytest.mark.parametrize("text, expected", [("all", BidPages("all")), ("none", BidPages("none")),
@@ -66,9 +66,10 @@ def test_default_is_every_page_up_to_the_threshold_then_the_top():
 
 
 def test_the_top_n_and_the_recommended_bid_when_it_ranks_below_them():
-    ranked = [{"id": f"b{i}"} for i in range(20)]
-    assert [b["id"] for b in selected(ranked, BidPages("top", 3), "b1")] == ["b0", "b1", "b2"]
-    assert [b["id"] for b in selected(ranked, BidPages("top", 3), "b12")] == ["b0", "b1", "b2", "b12"]
+    bid = load_quote(EXAMPLE_RESULT.read_bytes(), "example").bids[0]
+    ranked = [bid.model_copy(update={"id": f"b{i}"}) for i in range(20)]
+    assert [b.id for b in selected(ranked, BidPages("top", 3), "b1")] == ["b0", "b1", "b2"]
+    assert [b.id for b in selected(ranked, BidPages("top", 3), "b12")] == ["b0", "b1", "b2", "b12"]
     assert selected(ranked, BidPages("none"), "b12") == []
     assert len(selected(ranked, BidPages("all"), None)) == 20
     assert len(selected(ranked, BidPages("top", 50), None)) == 20
@@ -83,9 +84,9 @@ def test_a_large_report_defaults_to_the_top_bids_and_says_so():
                                       "bid-024; --bid-pages all prints all.")
     assert len(view["ranking"]) == 60                                  # the ranking lists every bid
     first = view["ranking"][0]
-    assert first["gpus"] == "4,096" and first["accel"] == doc["bids"][0]["accelerator"]["name"]
+    assert first["gpus"] == "4,096" and first["accel"] == doc.bids[0].accelerator.name
     assert first["flags_text"] == ", ".join(f["code"] for f in first["flags"])
-    assert [r["id"] for r in view["bases"]["rows"]] == [b["id"] for b in doc["bids"][:10]] + ["bid-024"]
+    assert [r["id"] for r in view["bases"]["rows"]] == [b.id for b in doc.bids[:10]] + ["bid-024"]
     assert view["bases"]["note"] == ("Every cost basis of the 11 bids with a detail page, of 60; the workbook and "
                                      "the JSON hold every bid.")
     assert view["large"] is True
@@ -118,7 +119,7 @@ def test_all_and_none_and_top_n():
 
 
 def test_a_small_report_is_unchanged_by_default():
-    doc = example_doc()
+    doc = load_quote(EXAMPLE_RESULT.read_bytes(), "example")
     view = build_view(doc)
     assert len(view["bids"]) == 5 and view["bid_pages_note"] == "" and view["compare"]["chart_note"] == ""
     assert "large" not in view and all("more" not in g for g in view["flags"])
@@ -136,9 +137,7 @@ def test_the_html_prints_the_pages_asked_for_and_the_note_in_both_languages():
 
 
 def test_a_large_report_ranks_every_bid_one_line_each_on_landscape_pages():
-    from procure.document import validate_quote
-
-    doc = validate_quote(many_bids(60, recommended_rank=3), "many")
+    doc = many_bids(60, recommended_rank=3)
     html = render_bytes(doc, ["html"])["html"].decode()
     assert "@page wide { size: A4 landscape; }" in html
     table = html[html.index('<div class="wide-pages">'):html.index("</div>", html.index('<div class="wide-pages">'))]

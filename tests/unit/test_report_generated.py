@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import copy
 import io
-import json
 import re
 from pathlib import Path
 
 import pytest
 
+from procure.document import QuoteDocument, load_quote, validate_quote
+from procure.document.bid import Flag
 from procure.report.formatting import Formatter
 from procure.report.generated import flag_reason, recommendation, recommendation_facts
 
@@ -18,7 +19,12 @@ CASE_DOCS = sorted(CASES.glob("*/expected/result.json"))
 
 
 def _doc(path: Path) -> dict:
-    return json.loads(path.read_text(encoding="utf-8"))
+    """The case's document as plain data, for a test to edit (``_typed`` validates it again)."""
+    return load_quote(path.read_bytes(), str(path)).to_data()
+
+
+def _typed(doc: dict) -> QuoteDocument:
+    return validate_quote(doc, "edited")
 
 
 def _english_runner_up(doc: dict) -> str | None:
@@ -29,17 +35,17 @@ def _english_runner_up(doc: dict) -> str | None:
 @pytest.mark.parametrize("path", CASE_DOCS, ids=lambda p: p.parent.parent.name)
 def test_zh_tw_and_english_name_the_same_winner_and_runner_up(path):
     doc = _doc(path)
-    facts = recommendation_facts(doc)
+    facts = recommendation_facts(_typed(doc))
     if facts is None:
         assert doc["recommendation"]["bid"] is None
         return
-    assert facts["winner"]["id"] == doc["recommendation"]["bid"]
-    runner = facts["runner_up"]
-    assert (runner["id"] if runner else None) == _english_runner_up(doc)
-    zh = recommendation(doc, Formatter("zh-TW", doc["currency"]))
-    assert zh is not None and facts["winner"]["id"] in zh
+    assert facts.winner.id == doc["recommendation"]["bid"]
+    runner = facts.runner_up
+    assert (runner.id if runner else None) == _english_runner_up(doc)
+    zh = recommendation(_typed(doc), Formatter("zh-TW", doc["currency"]))
+    assert zh is not None and facts.winner.id in zh
     if runner is not None:
-        assert f"次佳的 {runner['id']} " in zh
+        assert f"次佳的 {runner.id} " in zh
 
 
 def _two_bid_doc() -> dict:
@@ -56,9 +62,9 @@ def test_the_runner_up_is_never_the_winner_itself():
     winner = next(i for i in ranking[1:] if next(b for b in doc["bids"] if b["id"] == i)
                   .get("cost_per_million_tokens") is not None)
     doc["recommendation"]["bid"] = winner            # recommended bid ranked second, as when the first is late
-    facts = recommendation_facts(doc)
-    assert facts["runner_up"]["id"] == ranking[0] != winner
-    zh = recommendation(doc, Formatter("zh-TW", doc["currency"]))
+    facts = recommendation_facts(_typed(doc))
+    assert facts.runner_up.id == ranking[0] != winner
+    zh = recommendation(_typed(doc), Formatter("zh-TW", doc["currency"]))
     assert f"次佳的 {winner} " not in zh and f"次佳的 {ranking[0]} " in zh
 
 
@@ -78,25 +84,27 @@ def test_the_deadline_verdict_counts_the_lead_time_and_the_late_flag_is_not_call
     winner = next(b for b in doc["bids"] if b["id"] == doc["recommendation"]["bid"])
     flag = _late_flag(doc, winner, 30.0)
     winner["flags"] = [flag]
-    zh = recommendation(doc, Formatter("zh-TW", doc["currency"]))
+    typed = _typed(doc)
+    zh = recommendation(typed, Formatter("zh-TW", doc["currency"]))
     assert "無法在" in zh and "可在" not in zh
     assert "沒有任何標記" not in zh and "除了未能趕上期限之外" in zh
-    reason = flag_reason(flag, winner, doc, Formatter("zh-TW", doc["currency"]))
+    late = next(b for b in typed.bids if b.id == winner["id"])
+    reason = flag_reason(late.flags[0], late, typed, Formatter("zh-TW", doc["currency"]))
     assert "交付前置時間" in reason
 
 
 def test_impossible_states_the_measured_gemm_ceiling_as_english_does():
-    doc = _two_bid_doc()
-    bid = doc["bids"][0]
+    doc = _typed(_two_bid_doc())
+    bid = doc.bids[0]
     flag = {"code": "impossible", "severity": "error",
             "reason": "committed 0.1 s is below the floor of 0.2 s (model FLOPs at the accelerator's measured GEMM "
                       "ceiling (80% of peak) on 8 GPUs)",
             "numbers": {"committed_s": 0.1, "floor_s": 0.2, "peak_floor_s": 0.16, "gemm_ceiling_mfu": 0.8,
                         "implied_mfu": 1.2}}
-    zh = flag_reason(flag, bid, doc, Formatter("zh-TW", doc["currency"]))
+    zh = flag_reason(Flag.model_validate(flag), bid, doc, Formatter("zh-TW", doc.currency))
     assert "GEMM" in zh and "80" in zh and "100%" not in zh
     flag["numbers"] = {"committed_scaling_efficiency": 1.2}
-    zh = flag_reason(flag, bid, doc, Formatter("zh-TW", doc["currency"]))
+    zh = flag_reason(Flag.model_validate(flag), bid, doc, Formatter("zh-TW", doc.currency))
     assert "1.20" in zh
 
 
@@ -106,7 +114,7 @@ def _terminal(doc: dict, lang: str = "en") -> str:
     from procure.report.text_report import print_terminal
 
     buffer = io.StringIO()
-    print_terminal(doc, Console(file=buffer, width=200, color_system=None), lang)
+    print_terminal(_typed(doc), Console(file=buffer, width=200, color_system=None), lang)
     return buffer.getvalue()
 
 
@@ -161,5 +169,6 @@ def test_the_json_fx_warning_and_the_summary_warning_agree(path):
 
     doc = _doc(path)
     fx = doc.get("fx") or {}
-    assert bool(fx.get("warning")) == bool(fx_warning(doc, Formatter("en", doc["currency"])))
-    assert bool(fx.get("warning")) == bool(fx_warning(doc, Formatter("zh-TW", doc["currency"])))
+    typed = _typed(doc)
+    assert bool(fx.get("warning")) == bool(fx_warning(typed, Formatter("en", doc["currency"])))
+    assert bool(fx.get("warning")) == bool(fx_warning(typed, Formatter("zh-TW", doc["currency"])))

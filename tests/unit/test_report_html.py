@@ -27,11 +27,6 @@ def doc():
 
 
 @pytest.fixture(scope="module")
-def data(doc) -> dict:
-    return doc.to_data()
-
-
-@pytest.fixture(scope="module")
 def html_en(doc) -> str:
     return render_bytes(doc, ["html"], lang="en")["html"].decode("utf-8")
 
@@ -75,39 +70,39 @@ def test_html_is_self_contained(html_en):
     assert html_en.count("<svg ") >= 3 + 4 * 2  # comparison charts + per bid charts
 
 
-def test_every_bid_flag_and_source_is_in_the_html(data, html_en):
-    for bid in data["bids"]:
-        assert f">{bid['id']}<" in html_en
-        for flag in bid["flags"]:
-            assert flag["code"] in html_en
-    for source in data["sources"]:       # by what it is and where it was read, not by its catalog key
-        assert str(escape(source["label"])) in html_en
-        assert str(escape("; ".join(source["source"]))) in html_en
-    for item in data["inputs"]:
-        assert item["sha256"] in html_en
+def test_every_bid_flag_and_source_is_in_the_html(doc, html_en):
+    for bid in doc.bids:
+        assert f">{bid.id}<" in html_en
+        for flag in bid.flags:
+            assert flag.code in html_en
+    for source in doc.sources:       # by what it is and where it was read, not by its catalog key
+        assert str(escape(source.label)) in html_en
+        assert str(escape("; ".join(source.source))) in html_en
+    for item in doc.inputs:
+        assert item.sha256 in html_en
 
 
-def test_page_css_has_size_and_localised_page_numbers(data):
-    css = page_css(build_view(data, "zh-TW", "Letter"))
+def test_page_css_has_size_and_localised_page_numbers(doc):
+    css = page_css(build_view(doc, "zh-TW", "Letter"))
     assert "size: letter" in css
     assert '"第 " counter(page) " 頁，共 " counter(pages) " 頁"' in css
 
 
-def test_a_user_template_folder_overrides_one_file_and_keeps_the_rest(data, tmp_path):
+def test_a_user_template_folder_overrides_one_file_and_keeps_the_rest(doc, tmp_path):
     (tmp_path / "partials").mkdir()
     (tmp_path / "partials" / "cover.html.j2").write_text(
         "<section class='cover'><h1>Custom cover {{ meta.title }}</h1><p>{{ ranking[2].vendor }}</p></section>",
         encoding="utf-8")
-    html = render_html(build_view(data, "en"), tmp_path)
+    html = render_html(build_view(doc, "en"), tmp_path)
     assert "Custom cover Pretraining cluster" in html
     assert "&lt;img src=" in html and '<img src="file' not in html   # autoescape applies to user templates
     assert "Executive summary" in html
 
 
-def test_user_templates_run_in_a_sandbox(data, tmp_path):
+def test_user_templates_run_in_a_sandbox(doc, tmp_path):
     (tmp_path / "report.html.j2").write_text("{{ meta.__class__.__mro__[1].__subclasses__() }}", encoding="utf-8")
     with pytest.raises(InputError, match="sandbox refused"):    # the sandbox's SecurityError, as a diagnostic
-        render_html(build_view(data, "en"), tmp_path)
+        render_html(build_view(doc, "en"), tmp_path)
 
 
 def test_the_cover_names_the_attached_files_only_when_there_are_some(doc, html_en):

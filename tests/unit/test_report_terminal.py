@@ -9,7 +9,7 @@ import pytest
 from rich.console import Console
 
 from procure.report import render_terminal
-from procure.document import load_quote
+from procure.document import load_quote, validate_quote
 
 SAMPLE = Path(__file__).resolve().parents[1] / "fixtures" / "quote_sample.json"
 
@@ -20,8 +20,9 @@ def doc() -> dict:
 
 
 def printed(doc: dict, lang: str = "en") -> str:
+    """The terminal report of ``doc`` (plain data a test may have edited, validated again)."""
     console = Console(record=True, width=200, color_system=None)
-    render_terminal(doc, console, lang=lang)
+    render_terminal(validate_quote(doc, "edited"), console, lang=lang)
     return console.export_text()
 
 
@@ -68,13 +69,13 @@ def test_figures_never_wrap_in_a_wide_or_a_narrow_terminal():
     sample = Path(__file__).resolve().parents[1] / "fixtures" / "quote_sample.json"
     from procure.document import load_quote
 
-    doc = load_quote(sample.read_bytes(), "sample").to_data()
+    doc = load_quote(sample.read_bytes(), "sample")
     for width in (80, 150):
         out = io.StringIO()
         render_terminal(doc, Console(file=out, width=width, no_color=True))
         text = out.getvalue()
-        for bid in doc["bids"]:
-            if bid.get("cost_per_million_tokens") is not None:
+        for bid in doc.bids:
+            if bid.cost_per_million_tokens is not None:
                 # the formatted cost per Mtok of every priced bid appears whole on one line
-                rate = f"{bid['cost_per_million_tokens']:.4f}"
+                rate = f"{bid.cost_per_million_tokens:.4f}"
                 assert any(rate in line for line in text.splitlines()), (width, rate)

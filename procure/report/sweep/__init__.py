@@ -9,11 +9,13 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from procure.errors import input_error
 
 if TYPE_CHECKING:
+    from rich.console import Console
+
     from procure.sweep.document import SweepDocument
 
 Render = Callable[["SweepDocument", str, "Path | None"], bytes]
@@ -94,7 +96,7 @@ def render_sweep(document: SweepDocument, formats: list[str], out_dir: Path, slu
     return write_all(list(zip(paths, (rendered[f] for f in formats))))
 
 
-def print_sweep_terminal(doc: SweepDocument, console: Any) -> None:
+def print_sweep_terminal(doc: SweepDocument, console: Console) -> None:
     from procure.report.sweep.text import print_sweep
 
     print_sweep(doc, console)

@@ -4,6 +4,8 @@ to the template."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from decimal import Decimal
 from typing import Any
 
 from procure.report.formatting import Formatter
@@ -37,7 +39,7 @@ class SweepView:
         self.names = {a.id: a.name for a in doc.accelerators}
         self.colour = {a.id: i for i, a in enumerate(doc.accelerators)}
 
-    def band(self, values: list[Any] | None, kind: str) -> str:
+    def band(self, values: Sequence[Decimal | float] | None, kind: str) -> str:
         if not values:
             return "—"
         fmt = self.f.rate if kind == "cost" else self.f.days
