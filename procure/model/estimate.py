@@ -17,8 +17,9 @@ from procure.catalog.types import Accelerator, ModelArch, Network
 from procure.model.core import evaluate
 from procure.model.error_model import calibration_info, evaluation_family
 from procure.model.flops import hardware_flops_per_token, model_flops_per_token
-from procure.model.grid import Grid, build_grid, plan_dict, unsupported
+from procure.model.grid import build_grid, plan_dict, unsupported
 from procure.model.memory import RESERVE_FRACTION, SEARCH_HEADROOM_FRACTION
+from procure.model.plans import PlanArrays
 from procure.model.problem import (HBM_UNIT_BYTES, build_problem, core_knobs, fp8_recipe, gemm_tops,
                                    matmul_peak_flops)
 from procure.model.stragglers import step_percentiles
@@ -100,8 +101,8 @@ def estimate(arch: ModelArch, accel: Accelerator, network: Network, gpus: int,
 
 
 def _pick(arch: ModelArch, accel: Accelerator, gpus: int, workload: Workload, res: dict[str, Any],
-          grid: Grid, spec: PlanSpec, cv: float, elapsed_s: float | None) -> Estimate:
-    n = len(grid["t"])
+          grid: PlanArrays, spec: PlanSpec, cv: float, elapsed_s: float | None) -> Estimate:
+    n = len(grid["tp"])
     feasible = res["feasible"]
     if not feasible.any():
         i = int(np.argmin(res["memory"]["total"]))
