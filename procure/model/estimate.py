@@ -85,7 +85,7 @@ def estimate(arch: ModelArch, accel: Accelerator, network: Network, gpus: int,
         return _with_context(_empty(stack_reason, gpus, 0, elapsed_s), all_knobs, accel_knobs, arch,
                              accel, workload, spec, software)
     kn = core_knobs(accel_knobs, gemm_tops(accel, workload.precision, accel_knobs))
-    pb = build_problem(arch, accel, network, gpus, workload, measured_busbw_gbs, software).as_arrays()
+    pb = build_problem(arch, accel, network, gpus, workload, measured_busbw_gbs, software)
     if spec.tp_comm_overlap is None and not float(pb.tp_overlap_ok):
         spec = replace(spec, tp_comm_overlap=False)     # not a choice on this part: don't search it
     grid, reason = build_grid(pb, gpus, spec, max(1, accel.scale_up_domain), software)

@@ -27,7 +27,7 @@ def test_divisors_match_the_definition(n):
 
 
 def _pb(arch, gpus, wl):
-    return build_problem(arch, H100, NDR, gpus, wl).as_arrays()
+    return build_problem(arch, H100, NDR, gpus, wl)
 
 
 def test_search_rules_hold_on_every_candidate():
@@ -128,7 +128,7 @@ def test_ep_all_to_all_overlap_needs_a_second_micro_batch_and_no_full_recompute(
 
     arch = default_catalog().models["mixtral-8x7b"]
     wl = Workload(seq_len=4096, global_batch=64)
-    pb = build_problem(arch, h100, NDR, 64, wl).as_arrays()
+    pb = build_problem(arch, h100, NDR, 64, wl)
     grid, _ = build_grid(pb, 64, PlanSpec(), 8)
     single = 64 // (grid["micro_batch"] * grid["dp"]) == 1
     assert np.any(single & (grid["ep"] > 1)) and not np.any(grid["a2a_overlap"][single])
