@@ -42,7 +42,7 @@ class Case:
     measured_busbw_gbs: float | None = None
 
 
-@dataclass
+@dataclass(frozen=True)
 class Prepared:
     cases: list[Case]
     pb: Problem

@@ -1,4 +1,5 @@
-"""Candidate plans as numpy arrays (one entry per plan), built from a partial PlanSpec.
+"""Candidate plans as numpy arrays (``plans.PlanArrays``: one entry per plan, under the plan's field
+names), built from a partial PlanSpec.
 
 The candidate space is what tuned production runs use (spec "Plan search", issue 10 item 5):
 - tp divides the attention heads and kv heads and stays inside one scale-up domain (a fixed plan
