@@ -9,8 +9,8 @@ import typing
 import numpy as np
 import pytest
 
-from procure.catalog.load import default_catalog
 from procure.catalog.knobs import AccelKnobs
+from procure.catalog.load import default_catalog
 from procure.model import PlanSpec, Workload
 from procure.model.grid import build_grid, stack_specs
 from procure.model.plans import PLAN_FIELDS, PlanArrays, Plans
