@@ -61,9 +61,9 @@ def main(argv: list[str] | None = None) -> int:
                       estimate(a, c, nw, g, w, knobs=knobs, software=sw), args.repeat)
         ak = knobs.for_accelerator(acc)
         kn = core_knobs(ak, gemm_tops(accel, wl.precision, ak))
-        pb = build_problem(arch, accel, network, gpus, wl, None, software).as_arrays()
+        pb = build_problem(arch, accel, network, gpus, wl, None, software)
         grid, _ = build_grid(pb, gpus, PlanSpec(), accel.scale_up_domain, software)
-        n = len(grid["t"])
+        n = len(grid["tp"])
         floor = _best(lambda pb=pb, kn=kn, grid=grid: evaluate(pb, kn, grid), args.repeat) if n else float("nan")
         plan = est.plan
         print(f"{model:12s} {gpus:6d} x {acc:15s} plans {n:7d}  {whole * 1e3:7.1f} ms  "

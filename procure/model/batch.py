@@ -21,6 +21,7 @@ from procure.model.error_model import calibration_info, evaluation_family
 from procure.model.estimate import GIB, assemble, memory_gib, memory_reason
 from procure.model.flops import model_flops_per_token
 from procure.model.grid import plan_dict, row_reasons, stack_dispatchers, stack_specs, unsupported
+from procure.model.plans import PlanArrays
 from procure.model.problem import (CoreKnobs, Problem, build_problem, fp8_recipe, gemm_tops,
                                    stack, stack_knobs)
 from procure.model.types import INFO_TERMS, SUM_TERMS, Estimate, Knobs, PlanSpec, Workload
@@ -41,11 +42,11 @@ class Case:
     measured_busbw_gbs: float | None = None
 
 
-@dataclass
+@dataclass(frozen=True)
 class Prepared:
     cases: list[Case]
     pb: Problem
-    grid: dict[str, Any]
+    grid: PlanArrays
     reasons: list[str | None]       # a case the model cannot time at all (rules, stack)
 
 

@@ -19,10 +19,10 @@ prefetch efficiency; the first gather and the last reduce of each micro-batch ne
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-import numpy.typing as npt
 
 from procure.model import collectives as col
 from procure.model.compute import layer_forward, logits_time, smooth_max
@@ -31,11 +31,10 @@ from procure.model.expert import ep_layer_comm
 from procure.model.memory import (SEARCH_HEADROOM_FRACTION, end_stage_layers, gpu_memory,
                                   layer_activation_bytes, module_flags, moe_layers_in,
                                   recompute_fraction)
+from procure.model.plans import PlanArrays, Plans, Vec
 from procure.model.problem import (ACT_BYTES, OPTIMIZER_BYTES, OPTIMIZER_STEP_BYTES, PCIE_BW,
                                    WEIGHT_BYTES, CoreKnobs, Problem)
 from procure.model.stragglers import expected_max_z
-
-Vec = npt.NDArray[np.float64]
 
 PCIE_COPY_BW = 25e9            # B/s device->host per GPU for an asynchronous checkpoint snapshot
 SELECTIVE_LAUNCH_UNITS = 0.3   # extra host work of recomputing the attention core
@@ -49,50 +48,70 @@ FLASH_BWD_PASSES = 2.5
 # compute slows by up to 1.4x; Megatron/NeMo cap DP and TP collectives at 8 CTAs for this reason).
 # Each second of hidden comm costs this many seconds of compute. A physical prior, not fitted:
 # the calibration runs hide little comm, so they cannot pin it down.
-PLAN_ARRAY_KEYS = ("t", "p", "d", "c", "e", "v", "b", "z", "rc", "sp", "tpo", "odp", "aoff", "sg", "rl",
-                   "et", "ao", "dd", "cc", "rm", "ul", "ps")
-PLAN_DEFAULTS = {"et": 1.0}
 # Selective recomputation by module (memory.module_flags): what each re-runs of a layer's forward.
 MODULE_PARTS = {"core_attn": ("core_s", "score_mem_s"), "mla_up_proj": ("mla_up_s",),
                 "layernorm": ("norm_s",)}
 
 
-def _plan_arrays(plan: dict[str, Any]) -> list[Vec]:
-    return [np.asarray(plan[k], dtype=float) if k in plan else np.full(1, PLAN_DEFAULTS.get(k, 0.0))
-            for k in PLAN_ARRAY_KEYS]
+@dataclass(frozen=True, slots=True)
+class LayerTimes:
+    """Seconds per layer per micro-batch on the busiest stage, averaged over its dense and MoE
+    layers and over its recomputed and kept layers."""
+
+    gpu_s: Vec              # the GPU stream: forward, backward and recomputation
+    gpu_moe_s: Vec          # the same for an MoE layer (a dense layer's where the model has none)
+    host_s: Vec             # the host's kernel launches
+    moe_host_s: Vec         # serial MoE host/sync time (the dispatcher's)
+    gemm_s: Vec             # the GEMMs of every pass (what TP comm overlap hides under)
+    core_fwd_s: Vec         # one forward pass of a dense layer's attention core
+    fwd_s: Vec              # one forward pass
+    bwd_s: Vec              # the backward with its recomputation
+    fwd_passes: Vec         # forward passes: 1 plus the share of layers under full recompute
+    moe_recompute: Vec      # 1.0 where selective recompute re-runs the MoE block
 
 
-def _module_recompute_s(lf: dict[str, Vec], flags: dict[str, Vec], moe: bool) -> Vec:
+@dataclass(frozen=True, slots=True)
+class LayerComm:
+    """Communication seconds per layer per micro-batch: all of it, and the part compute does not
+    hide."""
+
+    tp_s: Vec
+    tp_exposed_s: Vec
+    ep_s: Vec
+    ep_exposed_s: Vec
+    cp_s: Vec
+    cp_exposed_s: Vec
+    cp_serial: Vec          # 1.0 where the exposed CP comm is a barrier (all-to-all, all-gather)
+
+
+def _module_recompute_s(forward: dict[str, Vec], flags: dict[str, Vec], moe: bool) -> Vec:
     """Forward seconds re-run by selective recomputation of the flagged modules."""
-    out = np.zeros_like(lf["core_s"])
+    out = np.zeros_like(forward["core_s"])
     for name, keys in MODULE_PARTS.items():
-        out = out + flags[name] * sum(lf[k] for k in keys)
+        out = out + flags[name] * sum(forward[k] for k in keys)
     mlp = flags["moe"] if moe else flags["mlp"]
-    out = out + mlp * lf["mlp_s"]
+    out = out + mlp * forward["mlp_s"]
     if moe:
-        out = out + flags["moe_act"] * (1 - flags["moe"]) * lf["act_s"]
+        out = out + flags["moe_act"] * (1 - flags["moe"]) * forward["act_s"]
     return np.asarray(out, dtype=float)
 
 
-def _layer_times(pb: Problem, kn: CoreKnobs, g: dict[str, Vec], full_share: Vec,
-                 moe_share: Vec) -> dict[str, Vec]:
-    """Per layer per micro-batch (averaged over the busiest stage's dense and MoE layers and over
-    recomputed and kept layers): gpu, host (launch time), moe_host (serial MoE host/sync time),
-    gemm, core, one forward pass (fwd), the backward with its recomputation (bwd), and the
-    forward core of one layer (core_f). A frozen (LoRA) base has no weight-gradient GEMMs: its
+def _layer_times(pb: Problem, kn: CoreKnobs, plans: Plans, full_share: Vec, moe_share: Vec) -> LayerTimes:
+    """The layer's times (see LayerTimes). A frozen (LoRA) base has no weight-gradient GEMMs: its
     linear layers' backward is one pass (activation gradients), not two."""
-    t, c, b, sp, e, et, rc, rm = (g[k] for k in ("t", "c", "b", "sp", "e", "et", "rc", "rm"))
+    t, c, b, sp, e, et = (plans.tp, plans.cp, plans.micro_batch, plans.sequence_parallel, plans.ep, plans.etp)
+    rm = plans.recompute_modules
     fwd_passes = 1.0 + full_share
-    sel = (rc == 1).astype(float)
+    sel = (plans.recompute == 1).astype(float)
     by_module = sel * (rm > 0)
     flags = module_flags(rm)
     core_bwd_extra = pb.flash * (FLASH_BWD_PASSES - 2.0)
 
-    def gpu(lf: dict[str, Vec], moe: bool) -> Vec:
-        recompute = np.where(by_module > 0, _module_recompute_s(lf, flags, moe), _selective_s(pb, lf))
-        return np.asarray((fwd_passes + 2.0) * (lf["gemm_s"] + lf["mem_s"])
-                          - pb.frozen * (lf["gemm_s"] - lf["core_s"])
-                          + core_bwd_extra * lf["core_s"] + sel * recompute, dtype=float)
+    def gpu(forward: dict[str, Vec], moe: bool) -> Vec:
+        recompute = np.where(by_module > 0, _module_recompute_s(forward, flags, moe), _selective_s(pb, forward))
+        return np.asarray((fwd_passes + 2.0) * (forward["gemm_s"] + forward["mem_s"])
+                          - pb.frozen * (forward["gemm_s"] - forward["core_s"])
+                          + core_bwd_extra * forward["core_s"] + sel * recompute, dtype=float)
 
     dense = layer_forward(pb, kn, t, c, b, sp, e, moe=False, et=et)
     gpu_l, gemm_f, core_f = gpu(dense, False), dense["gemm_s"], dense["core_s"]
@@ -107,29 +126,28 @@ def _layer_times(pb: Problem, kn: CoreKnobs, g: dict[str, Vec], full_share: Vec,
     host_l = kn.launch_overhead_s * pb.host_factor * (fwd_passes + 2.0 + SELECTIVE_LAUNCH_UNITS * sel)
     moe_recompute = by_module * flags["moe"]
     moe_host = moe_share * kn.moe_overhead_s * (fwd_passes + 2.0 + moe_recompute)
-    return {
-        "gpu": gpu_l,
-        "gpu_moe": np.asarray(gpu_moe, dtype=float),
-        "host": np.asarray(host_l, dtype=float),
-        "moe_host": np.asarray(moe_host, dtype=float),
-        "gemm": np.asarray((fwd_passes + 2.0 - pb.frozen) * gemm_f, dtype=float),
-        "core": np.asarray((fwd_passes + 2.0 + core_bwd_extra + sel) * core_f, dtype=float),
-        "core_f": np.asarray(core_f, dtype=float),
-        "fwd": np.asarray(fwd_l, dtype=float),
-        "bwd": np.asarray(gpu_l - fwd_l, dtype=float),
-        "fwd_passes": np.asarray(fwd_passes, dtype=float),
-        "moe_recompute": np.asarray(moe_recompute, dtype=float),
-    }
+    return LayerTimes(
+        gpu_s=gpu_l,
+        gpu_moe_s=np.asarray(gpu_moe, dtype=float),
+        host_s=np.asarray(host_l, dtype=float),
+        moe_host_s=np.asarray(moe_host, dtype=float),
+        gemm_s=np.asarray((fwd_passes + 2.0 - pb.frozen) * gemm_f, dtype=float),
+        core_fwd_s=np.asarray(core_f, dtype=float),
+        fwd_s=np.asarray(fwd_l, dtype=float),
+        bwd_s=np.asarray(gpu_l - fwd_l, dtype=float),
+        fwd_passes=np.asarray(fwd_passes, dtype=float),
+        moe_recompute=np.asarray(moe_recompute, dtype=float),
+    )
 
 
-def _selective_s(pb: Problem, lf: dict[str, Vec]) -> Vec:
+def _selective_s(pb: Problem, forward: dict[str, Vec]) -> Vec:
     """What selective recomputation re-runs per layer: the attention core (Megatron), plus the MLP
     input GEMMs and the elementwise kernels (MaxText save_dot_except_mlpwi), or the whole layer
     but the Q/K/V projections (save_qkv_proj)."""
-    core = lf["core_s"] + lf["score_mem_s"]
+    core = forward["core_s"] + forward["score_mem_s"]
     return np.asarray(np.select([pb.sel_mode == 1, pb.sel_mode == 2],
-                                [core + lf["mlp_in_s"] + lf["mem_s"],
-                                 lf["gemm_s"] - lf["qkv_s"] + lf["mem_s"]], core), dtype=float)
+                                [core + forward["mlp_in_s"] + forward["mem_s"],
+                                 forward["gemm_s"] - forward["qkv_s"] + forward["mem_s"]], core), dtype=float)
 
 
 def _bandwidths(pb: Problem, kn: CoreKnobs) -> tuple[Vec, Vec]:
@@ -138,36 +156,34 @@ def _bandwidths(pb: Problem, kn: CoreKnobs) -> tuple[Vec, Vec]:
     return np.asarray(bw_up, dtype=float), np.asarray(bw_nic, dtype=float)
 
 
-def _layer_comm(pb: Problem, kn: CoreKnobs, g: dict[str, Vec], lt: dict[str, Vec],
-                moe_share: Vec) -> dict[str, Vec]:
-    """Per layer per micro-batch: TP (all and exposed), EP (all and exposed), CP (all, exposed and
-    whether the exposed part is a barrier)."""
-    t, c, b, e, et, tpo = (g[k] for k in ("t", "c", "b", "e", "et", "tpo"))
+def _layer_comm(pb: Problem, kn: CoreKnobs, plans: Plans, lt: LayerTimes, moe_share: Vec) -> LayerComm:
+    """The layer's TP, EP and CP communication (see LayerComm)."""
+    t, c, b, e, et = plans.tp, plans.cp, plans.micro_batch, plans.ep, plans.etp
     bw_up, bw_nic = _bandwidths(pb, kn)
     h = pb.hidden
     tok = b * pb.seq / c
     gt, kt = col.group_layout(t, pb.gpn, 1)
     # 2 collectives forward (+2 in a full-recompute forward) and 2 backward, each of b*s*h
     # elements (all-reduce; with SP an all-gather + reduce-scatter pair of the same volume).
-    n_coll = 2.0 * lt["fwd_passes"] + 2.0
+    n_coll = 2.0 * lt.fwd_passes + 2.0
     tp = n_coll * col.all_reduce_s(tok * h * ACT_BYTES, t, gt, kt, bw_up, bw_nic, pb.lat_net)
-    tp_exposed = np.where(tpo > 0, col.hide(tp, lt["gemm"], kn.overlap_efficiency), tp)
-    ep_all, ep_exposed = ep_layer_comm(pb, kn, tok / t, e, et, g["dd"], g["ao"], lt["fwd_passes"],
-                                       lt["moe_recompute"], lt["gpu"], bw_up, bw_nic)
-    cp_all, cp_exposed, cp_serial = cp_layer_comm(pb, kn, t, c, b, g["cc"], lt["core_f"],
-                                                  lt["fwd_passes"], bw_up, bw_nic)
-    return {"tp": np.asarray(tp, dtype=float), "tp_exposed": np.asarray(tp_exposed, dtype=float),
-            "ep": moe_share * ep_all, "ep_exposed": moe_share * ep_exposed,
-            "cp": cp_all, "cp_exposed": cp_exposed, "cp_serial": cp_serial}
+    tp_exposed = np.where(plans.tp_comm_overlap > 0, col.hide(tp, lt.gemm_s, kn.overlap_efficiency), tp)
+    ep_all, ep_exposed = ep_layer_comm(pb, kn, tok / t, e, et, plans.moe_dispatcher, plans.a2a_overlap,
+                                       lt.fwd_passes, lt.moe_recompute, lt.gpu_s, bw_up, bw_nic)
+    cp_all, cp_exposed, cp_serial = cp_layer_comm(pb, kn, t, c, b, plans.cp_comm, lt.core_fwd_s,
+                                                  lt.fwd_passes, bw_up, bw_nic)
+    return LayerComm(tp_s=np.asarray(tp, dtype=float), tp_exposed_s=np.asarray(tp_exposed, dtype=float),
+                     ep_s=moe_share * ep_all, ep_exposed_s=moe_share * ep_exposed,
+                     cp_s=cp_all, cp_exposed_s=cp_exposed, cp_serial=cp_serial)
 
 
 def _zero3_comm(pb: Problem, kn: CoreKnobs, ag_l: Vec, rs_l: Vec, m: Vec, stage_layers: Vec,
-                lt: dict[str, Vec]) -> tuple[Vec, Vec]:
+                lt: LayerTimes) -> tuple[Vec, Vec]:
     """(all, exposed) ZeRO-3/FSDP seconds: per layer per micro-batch, a gather under the previous
     layer's forward, a gather plus a reduce-scatter under the backward."""
     eff = kn.overlap_efficiency * pb.zero3_prefetch
-    per_layer = (np.maximum(ag_l - eff * lt["fwd"], 0.0)
-                 + np.maximum(ag_l + rs_l - eff * lt["bwd"], 0.0))
+    per_layer = (np.maximum(ag_l - eff * lt.fwd_s, 0.0)
+                 + np.maximum(ag_l + rs_l - eff * lt.bwd_s, 0.0))
     total = m * stage_layers * (2.0 * ag_l + rs_l)
     exposed = np.minimum(total, m * (stage_layers * per_layer + ag_l + rs_l))
     cost = exposed + col.OVERLAP_CONTENTION * (total - exposed)
@@ -176,7 +192,7 @@ def _zero3_comm(pb: Problem, kn: CoreKnobs, ag_l: Vec, rs_l: Vec, m: Vec, stage_
 
 def _dp_comm(pb: Problem, kn: CoreKnobs, t: Vec, dpc: Vec, z: Vec, m: Vec, odp: Vec,
              sg: Vec, params: Vec, window_s: Vec, compute: Vec, stage_layers: Vec,
-             lt: dict[str, Vec]) -> tuple[Vec, Vec]:
+             lt: LayerTimes) -> tuple[Vec, Vec]:
     """(all DP/ZeRO comm seconds, exposed seconds) of ``params`` reduced over ``dpc`` ranks ``t``
     apart. Frozen (LoRA) base weights have no gradients to reduce and no updated parameters to
     gather; under ZeRO-3 they are still gathered."""
@@ -201,7 +217,7 @@ def _dp_comm(pb: Problem, kn: CoreKnobs, t: Vec, dpc: Vec, z: Vec, m: Vec, odp: 
     z3_total, z3_exposed = _zero3_comm(pb, kn, ag_l, rs_l, m, stage_layers, lt)
     total = np.select([z == 0, z == 1, z == 2], [ar, rs + ag, m * rs + ag], z3_total + ar_rep)
     # ZeRO-2 reduce-scatters each micro-batch's gradients under its backward.
-    backward_share = 2.0 / (lt["fwd_passes"] + 2.0)
+    backward_share = 2.0 / (lt.fwd_passes + 2.0)
     window = np.where(z == 2, compute * backward_share, window_s)
     # The last bucket is reduced after the last backward kernel: it never hides.
     hideable = np.where(z >= 2, total, total * (1.0 - 1.0 / layers))
@@ -214,12 +230,13 @@ def _dp_comm(pb: Problem, kn: CoreKnobs, t: Vec, dpc: Vec, z: Vec, m: Vec, odp: 
     return np.asarray(total, dtype=float), np.asarray(exposed, dtype=float)
 
 
-def _dp_both(pb: Problem, kn: CoreKnobs, g: dict[str, Vec], m: Vec, params: tuple[Vec, Vec],
-             window_s: Vec, compute: Vec, stage_layers: Vec, lt: dict[str, Vec]) -> tuple[Vec, Vec]:
+def _dp_both(pb: Problem, kn: CoreKnobs, plans: Plans, m: Vec, params: tuple[Vec, Vec],
+             window_s: Vec, compute: Vec, stage_layers: Vec, lt: LayerTimes) -> tuple[Vec, Vec]:
     """DP comm of the dense weights over dp x cp (ranks tp apart) and of the routed experts over
     the expert-data-parallel group (tp x dp x cp / (ep x etp) ranks, ep x etp apart); the experts'
     reduce hides in what the dense one left of the window."""
-    t, d, c, e, et, z, odp, sg = (g[k] for k in ("t", "d", "c", "e", "et", "z", "odp", "sg"))
+    t, d, c, e, et, z = plans.tp, plans.dp, plans.cp, plans.ep, plans.etp, plans.zero_stage
+    odp, sg = plans.overlap_grad_reduce, plans.fsdp_shard_group
     dense_all, dense_exp = _dp_comm(pb, kn, t, d * c, z, m, odp, sg, params[0], window_s, compute,
                                     stage_layers, lt)
     edp = np.maximum(t * d * c / np.maximum(e * et, 1), 1)
@@ -231,11 +248,11 @@ def _dp_both(pb: Problem, kn: CoreKnobs, g: dict[str, Vec], m: Vec, params: tupl
             np.asarray(dense_exp + np.where(has, exp_exp, 0.0), dtype=float))
 
 
-def _offload_s(pb: Problem, stored: Vec, stage_layers: Vec, m: Vec, aoff: Vec, lt: dict[str, Vec]) -> Vec:
+def _offload_s(pb: Problem, stored: Vec, stage_layers: Vec, m: Vec, aoff: Vec, lt: LayerTimes) -> Vec:
     """Exposed activation-offload copies: each stored layer goes to host under the next layer's
     forward and comes back under the previous layer's backward."""
     copy_s = stored / PCIE_BW
-    per_layer = np.maximum(copy_s - lt["fwd"], 0.0) + np.maximum(copy_s - lt["bwd"], 0.0)
+    per_layer = np.maximum(copy_s - lt.fwd_s, 0.0) + np.maximum(copy_s - lt.bwd_s, 0.0)
     return np.asarray(np.where(aoff > 0, m * stage_layers * per_layer, 0.0), dtype=float)
 
 
@@ -259,12 +276,12 @@ def _straggler_z(n_gpus: Vec) -> Vec:
     return z[np.searchsorted(distinct, flat)].reshape(np.shape(n_gpus))
 
 
-def _held(g: dict[str, Vec], pb: Problem, dense: Vec, expert: Vec) -> Vec:
+def _held(plans: Plans, pb: Problem, dense: Vec, expert: Vec) -> Vec:
     """Weights whose optimizer state this GPU updates (the distributed optimizer shards both
     parts over their data-parallel groups)."""
-    dpc = g["d"] * g["c"]
-    edp = np.maximum(g["t"] * dpc / np.maximum(g["e"] * g["et"], 1), 1)
-    sharded = g["z"] >= 1
+    dpc = plans.dp * plans.cp
+    edp = np.maximum(plans.tp * dpc / np.maximum(plans.ep * plans.etp, 1), 1)
+    sharded = plans.zero_stage >= 1
     held = np.where(sharded, dense / np.maximum(dpc, 1) + expert / edp, dense + expert)
     return np.asarray(held * (1.0 - pb.frozen), dtype=float)
 
@@ -311,46 +328,42 @@ def pipeline_bubble_s(p: Vec, v: Vec, ps: Vec, chunk_s: Vec) -> Vec:
     return np.asarray(np.where(ps == 1, dualpipe, one_f_one_b), dtype=float)
 
 
-def evaluate(pb: Problem, kn: CoreKnobs, plan: dict[str, Any]) -> dict[str, Any]:
-    """Evaluate arrays of plans. ``plan``: dict of equal-length arrays t, p, d, c, e, v, b, z
-    (ZeRO stage), rc (0 none, 1 selective, 2 full), sp, tpo, odp, aoff (0/1), sg, rl, et (expert
-    TP), ao (all-to-all overlap 0/1), dd (dispatcher: 0 all-to-all, 1 DeepEP, 2 HybridEP), cc (CP
-    comm: 0 p2p, 1 a2a, 2 all-gather), rm (selective-recompute modules, a bitmask), ul (uneven
-    stages 0/1), ps (pipeline schedule: 0 1F1B, 1 DualPipe). Returns a
-    dict of arrays."""
-    g = dict(zip(PLAN_ARRAY_KEYS, _plan_arrays(plan)))
-    g["tpo"] = g["tpo"] * pb.tp_overlap_ok          # a plan asking for it where it cannot run
-    t, p, d, c, e, v, b = (g[k] for k in ("t", "p", "d", "c", "e", "v", "b"))
+def evaluate(pb: Problem, kn: CoreKnobs, plan: PlanArrays) -> dict[str, Any]:
+    """Evaluate arrays of plans (one entry per plan, see PlanArrays). Returns a dict of arrays."""
+    plans = Plans.of(plan, pb.tp_overlap_ok)
+    t, p, d, c, e, v, b = plans.tp, plans.pp, plans.dp, plans.cp, plans.ep, plans.vpp, plans.micro_batch
+    tp_overlap = plans.tp_comm_overlap > 0
     used = t * p * d * c
     m = pb.batch / (b * d)
     stage_layers = np.ceil(pb.layers / p)
     moe_share = moe_layers_in(pb, stage_layers) / np.maximum(stage_layers, 1)
-    full_share = recompute_fraction(g["rc"], g["rl"], stage_layers)
-    lt = _layer_times(pb, kn, g, full_share, moe_share)
-    cm = _layer_comm(pb, kn, g, lt, moe_share)
+    full_share = recompute_fraction(plans.recompute, plans.recompute_layers, stage_layers)
+    lt = _layer_times(pb, kn, plans, full_share, moe_share)
+    cm = _layer_comm(pb, kn, plans, lt, moe_share)
     logit = logits_time(pb, kn, t, c, b) * (1.0 + pb.mtp)
     # The last stage also runs the multi-token-prediction modules (a layer each).
-    mtp = pb.mtp * np.where(pb.moe_layers > 0, lt["gpu_moe"], lt["gpu"])
+    mtp = pb.mtp * np.where(pb.moe_layers > 0, lt.gpu_moe_s, lt.gpu_s)
     head = logit + mtp
     # A layer takes the longer of its GPU stream and its host's launches (smoothly). Comm that
     # overlaps compute (TP comm overlap, the CP ring) also fills a launch-bound layer's idle GPU
     # time; a serial collective (plain TP all-reduce, EP all-to-all, CP all-to-all or
     # all-gather) is a barrier across its ranks, whose hosts are not in step: it adds after, as
     # does the MoE dispatcher's host synchronisation.
-    cp_ring = cm["cp_exposed"] * (1.0 - cm["cp_serial"])
-    overlapped = np.where(g["tpo"] > 0, cm["tp_exposed"], 0.0) + cp_ring
-    serial = (np.where(g["tpo"] > 0, 0.0, cm["tp_exposed"]) + cm["ep_exposed"]
-              + cm["cp_exposed"] * cm["cp_serial"] + lt["moe_host"])
-    stream_l = lt["gpu"] + overlapped
-    wall_l = smooth_max(stream_l, lt["host"]) + serial
+    cp_ring = cm.cp_exposed_s * (1.0 - cm.cp_serial)
+    overlapped = np.where(tp_overlap, cm.tp_exposed_s, 0.0) + cp_ring
+    serial = (np.where(tp_overlap, 0.0, cm.tp_exposed_s) + cm.ep_exposed_s
+              + cm.cp_exposed_s * cm.cp_serial + lt.moe_host_s)
+    stream_l = lt.gpu_s + overlapped
+    wall_l = smooth_max(stream_l, lt.host_s) + serial
     # The slowest pipeline stage paces the step: the last one carries the output layer (and the
     # MTP modules); where the stack lays stages out freely it holds fewer layers (balanced).
-    n_slow, last = _slowest_stage(pb, p, wall_l, head, g["ul"])
-    t_mb_gpu = np.where(last, n_slow * lt["gpu"] + head, n_slow * lt["gpu"])
+    n_slow, last = _slowest_stage(pb, p, wall_l, head, plans.uneven_stages)
+    t_mb_gpu = np.where(last, n_slow * lt.gpu_s + head, n_slow * lt.gpu_s)
     compute = m * t_mb_gpu
-    mem, dense_p, expert_p = gpu_memory(pb, t, p, d, c, e, v, b, g["z"], g["rc"], g["sp"], m,
-                                        stage_layers, g["aoff"], g["sg"], full_share, g["et"], g["rm"],
-                                        g["dd"], g["ps"])
+    mem, dense_p, expert_p = gpu_memory(pb, t, p, d, c, e, v, b, plans.zero_stage, plans.recompute,
+                                        plans.sequence_parallel, m, stage_layers, plans.activation_offload,
+                                        plans.fsdp_shard_group, full_share, plans.etp, plans.recompute_modules,
+                                        plans.moe_dispatcher, plans.pipeline_schedule)
     bw_up, bw_nic = _bandwidths(pb, kn)
     pp_bytes = b * pb.seq / c * pb.hidden * ACT_BYTES / t
     # Megatron pairs each send with the opposite receive in one batched NCCL call: two per
@@ -358,39 +371,40 @@ def evaluate(pb: Problem, kn: CoreKnobs, plan: dict[str, Any]) -> dict[str, Any]
     p2p = col.send_recv_s(pp_bytes, t * c * d >= pb.gpn, bw_up, bw_nic, pb.lat_net)
     # Fill and drain run the other stages' micro-batches; the logits (last stage) sit in the
     # steady state, which the slowest (last) stage paces.
-    bubble = pb.flushes * pipeline_bubble_s(p, v, g["ps"], stage_layers * wall_l)
+    bubble = pb.flushes * pipeline_bubble_s(p, v, plans.pipeline_schedule, stage_layers * wall_l)
     # Bucketed DP comm hides under the last micro-batch's backward and the first one's forward,
     # and in the pipeline's fill and drain, where this stage waits on the others.
-    dp_all, dp_exposed = _dp_both(pb, kn, g, m, (dense_p, expert_p), t_mb_gpu + bubble, compute,
+    dp_all, dp_exposed = _dp_both(pb, kn, plans, m, (dense_p, expert_p), t_mb_gpu + bubble, compute,
                                   stage_layers, lt)
-    held = _held(g, pb, dense_p, expert_p)
-    stored, _ = layer_activation_bytes(pb, t, c, b, g["rc"], g["sp"], full_share, g["rm"], moe_share, g["dd"])
+    held = _held(plans, pb, dense_p, expert_p)
+    stored, _ = layer_activation_bytes(pb, t, c, b, plans.recompute, plans.sequence_parallel, full_share,
+                                       plans.recompute_modules, moe_share, plans.moe_dispatcher)
     layer_steps = m * n_slow
     terms: dict[str, Vec] = {
         "compute_s": compute,
-        "overhead_s": np.asarray(layer_steps * (wall_l - stream_l - serial + lt["moe_host"]), dtype=float),
-        "tp_comm_s": np.asarray(layer_steps * cm["tp_exposed"], dtype=float),
+        "overhead_s": np.asarray(layer_steps * (wall_l - stream_l - serial + lt.moe_host_s), dtype=float),
+        "tp_comm_s": np.asarray(layer_steps * cm.tp_exposed_s, dtype=float),
         "pp_comm_s": np.asarray(np.where(p > 1, 2.0 * (v * m + pb.flushes * (p - 1)) * p2p, 0.0), dtype=float),
         "dp_comm_exposed_s": dp_exposed,
-        "ep_comm_s": np.asarray(layer_steps * cm["ep_exposed"], dtype=float),
-        "cp_comm_s": np.asarray(layer_steps * cm["cp_exposed"], dtype=float),
+        "ep_comm_s": np.asarray(layer_steps * cm.ep_exposed_s, dtype=float),
+        "cp_comm_s": np.asarray(layer_steps * cm.cp_exposed_s, dtype=float),
         "optimizer_s": np.asarray(held * OPTIMIZER_STEP_BYTES * kn.membound_factor / pb.hbm_bw, dtype=float),
         "bubble_s": bubble,
-        "io_s": _io(pb, held, used) + _offload_s(pb, stored, stage_layers, m, g["aoff"], lt),
+        "io_s": _io(pb, held, used) + _offload_s(pb, stored, stage_layers, m, plans.activation_offload, lt),
     }
     mu = sum(terms.values())
     terms["straggler_s"] = np.asarray(mu * kn.step_time_cv * _straggler_z(used * np.ones_like(mu)),
                                       dtype=float)
     step = mu + terms["straggler_s"]
-    overlapped_dp = (g["odp"] > 0) | (g["z"] >= 2)
-    ep_overlap = g["ao"] > 0
+    overlapped_dp = (plans.overlap_grad_reduce > 0) | (plans.zero_stage >= 2)
+    ep_overlap = plans.a2a_overlap > 0
     terms["comm_overlappable_s"] = np.asarray(np.where(overlapped_dp, dp_all, 0.0) + layer_steps * (
-        np.where(g["tpo"] > 0, cm["tp"], 0.0) + cm["cp"] * (1.0 - cm["cp_serial"])
-        + np.where(ep_overlap, cm["ep"], 0.0)), dtype=float)
+        np.where(tp_overlap, cm.tp_s, 0.0) + cm.cp_s * (1.0 - cm.cp_serial)
+        + np.where(ep_overlap, cm.ep_s, 0.0)), dtype=float)
     terms["comm_exposed_s"] = np.asarray(np.where(overlapped_dp, dp_exposed, 0.0) + layer_steps * (
-        cp_ring + np.where(ep_overlap, cm["ep_exposed"], 0.0))
-        + np.where(g["tpo"] > 0, terms["tp_comm_s"], 0.0), dtype=float)
-    terms["ep_comm_total_s"] = np.asarray(layer_steps * cm["ep"], dtype=float)
+        cp_ring + np.where(ep_overlap, cm.ep_exposed_s, 0.0))
+        + np.where(tp_overlap, terms["tp_comm_s"], 0.0), dtype=float)
+    terms["ep_comm_total_s"] = np.asarray(layer_steps * cm.ep_s, dtype=float)
     return {
         "step_time_s": step,
         "mu_s": mu,

@@ -17,8 +17,9 @@ from procure.catalog.types import Accelerator, ModelArch, Network
 from procure.model.core import evaluate
 from procure.model.error_model import calibration_info, evaluation_family
 from procure.model.flops import hardware_flops_per_token, model_flops_per_token
-from procure.model.grid import Grid, build_grid, plan_dict, unsupported
+from procure.model.grid import build_grid, plan_dict, unsupported
 from procure.model.memory import RESERVE_FRACTION, SEARCH_HEADROOM_FRACTION
+from procure.model.plans import PlanArrays
 from procure.model.problem import (HBM_UNIT_BYTES, build_problem, core_knobs, fp8_recipe, gemm_tops,
                                    matmul_peak_flops)
 from procure.model.stragglers import step_percentiles
@@ -84,7 +85,7 @@ def estimate(arch: ModelArch, accel: Accelerator, network: Network, gpus: int,
         return _with_context(_empty(stack_reason, gpus, 0, elapsed_s), all_knobs, accel_knobs, arch,
                              accel, workload, spec, software)
     kn = core_knobs(accel_knobs, gemm_tops(accel, workload.precision, accel_knobs))
-    pb = build_problem(arch, accel, network, gpus, workload, measured_busbw_gbs, software).as_arrays()
+    pb = build_problem(arch, accel, network, gpus, workload, measured_busbw_gbs, software)
     if spec.tp_comm_overlap is None and not float(pb.tp_overlap_ok):
         spec = replace(spec, tp_comm_overlap=False)     # not a choice on this part: don't search it
     grid, reason = build_grid(pb, gpus, spec, max(1, accel.scale_up_domain), software)
@@ -100,8 +101,8 @@ def estimate(arch: ModelArch, accel: Accelerator, network: Network, gpus: int,
 
 
 def _pick(arch: ModelArch, accel: Accelerator, gpus: int, workload: Workload, res: dict[str, Any],
-          grid: Grid, spec: PlanSpec, cv: float, elapsed_s: float | None) -> Estimate:
-    n = len(grid["t"])
+          grid: PlanArrays, spec: PlanSpec, cv: float, elapsed_s: float | None) -> Estimate:
+    n = len(grid["tp"])
     feasible = res["feasible"]
     if not feasible.any():
         i = int(np.argmin(res["memory"]["total"]))

@@ -1,4 +1,5 @@
-"""Candidate plans as numpy arrays (one entry per plan), built from a partial PlanSpec.
+"""Candidate plans as numpy arrays (``plans.PlanArrays``: one entry per plan, under the plan's field
+names), built from a partial PlanSpec.
 
 The candidate space is what tuned production runs use (spec "Plan search", issue 10 item 5):
 - tp divides the attention heads and kv heads and stays inside one scale-up domain (a fixed plan
@@ -23,33 +24,29 @@ Divisors come from trial division up to sqrt(N), never a loop over N.
 from __future__ import annotations
 
 import math
-from typing import Any, Callable
+from typing import Any, Callable, cast
 
 import numpy as np
-import numpy.typing as npt
 
 from procure.catalog.software import SoftwareStack
+from procure.model.plans import PLAN_FIELDS, IntVec, PlanArrays
 from procure.model.problem import Problem, kv_divides_or_replicates
 from procure.model.types import (CP_COMM, DISPATCHERS, PIPELINE_SCHEDULES, PlanSpec, RECOMPUTE,
                                   RECOMPUTE_MODULES)
 
-IntVec = npt.NDArray[np.int64]
-Grid = dict[str, IntVec]
+Grid = dict[str, IntVec]        # a grid under construction: the fields of the stages so far
 Rule = tuple[tuple[str, ...], str, Callable[[dict[str, Any]], Any]]
 
-KEYS = ("t", "p", "d", "c", "e", "v", "b", "z", "rc", "sp", "tpo", "odp", "aoff", "sg", "rl",
-        "et", "ao", "dd", "cc", "rm", "ul", "ps")
-STAGES = (("t", "p", "c", "e", "et", "cc", "ul", "ps"), ("v", "b"), ("z",), ("sp", "tpo"),
-          ("rc", "odp", "aoff", "sg", "rl", "ao", "dd", "rm"))
-SPEC_FIELDS = {"t": "tp", "p": "pp", "d": "dp", "c": "cp", "e": "ep", "v": "vpp", "b": "micro_batch",
-               "z": "zero_stage", "rc": "recompute", "sp": "sequence_parallel",
-               "tpo": "tp_comm_overlap", "odp": "overlap_grad_reduce", "aoff": "activation_offload",
-               "sg": "fsdp_shard_group", "rl": "recompute_layers", "et": "etp", "ao": "a2a_overlap",
-               "dd": "moe_dispatcher", "cc": "cp_comm", "rm": "recompute_modules",
-               "ul": "uneven_stages", "ps": "pipeline_schedule"}
+STAGES = (("tp", "pp", "cp", "ep", "etp", "cp_comm", "uneven_stages", "pipeline_schedule"),
+          ("vpp", "micro_batch"), ("zero_stage",), ("sequence_parallel", "tp_comm_overlap"),
+          ("recompute", "overlap_grad_reduce", "activation_offload", "fsdp_shard_group", "recompute_layers",
+           "a2a_overlap", "moe_dispatcher", "recompute_modules"))
+SWITCHES = ("sequence_parallel", "tp_comm_overlap", "overlap_grad_reduce", "activation_offload", "a2a_overlap",
+            "uneven_stages")
 # What a complete plan that leaves an expert/context-parallel choice unset gets (the dispatcher:
-# the stack's best, see _dispatchers).
-LAYOUT_DEFAULTS = {"et": 1, "ao": 0, "cc": 0, "rm": 0, "ul": 0, "ps": 0}
+# the stack's best, see stack_dispatchers).
+LAYOUT_DEFAULTS = {"etp": 1, "a2a_overlap": 0, "cp_comm": 0, "recompute_modules": 0, "uneven_stages": 0,
+                   "pipeline_schedule": 0}
 CP_CHOICES = (1, 2, 4, 8, 16, 32, 64)
 ETP_CHOICES = (1, 2, 4, 8)
 # The shortest sequence slice a CP rank holds in the search: tuned recipes split 8K-token sequences
@@ -82,20 +79,21 @@ def modules_mask(modules: tuple[str, ...] | list[str] | None) -> int:
 
 
 def _spec_value(spec: PlanSpec, key: str) -> int | None:
-    value = getattr(spec, SPEC_FIELDS[key])
+    """The plan array entry of field ``key`` of ``spec`` (None: not stated)."""
+    value = getattr(spec, key)
     if value is None:
-        return None if key not in ("sg", "rl") else 0
-    if key == "rc":
+        return None if key not in ("fsdp_shard_group", "recompute_layers") else 0
+    if key == "recompute":
         return RECOMPUTE.index(value)
-    if key in ("sp", "tpo", "odp", "aoff", "ao", "ul"):
+    if key in SWITCHES:
         return int(bool(value))
-    if key == "dd":
+    if key == "moe_dispatcher":
         return DISPATCHERS.index(value)
-    if key == "cc":
+    if key == "cp_comm":
         return CP_COMM.index(value)
-    if key == "ps":
+    if key == "pipeline_schedule":
         return PIPELINE_SCHEDULES.index(value)
-    if key == "rm":
+    if key == "recompute_modules":
         return modules_mask(value)
     return int(value)
 
@@ -129,36 +127,36 @@ def _choices(pb: Problem, gpus: int, gpn: int, experts: int,
     zero = [0] + [1] * _feature(software, "distributed_optimizer") + [2] * _feature(software, "zero2") \
         + [3] * _feature(software, "zero3")
     return {
-        "t": [x for x in divisors(heads) if kv_divides_or_replicates(kv, x) and x <= min(gpn, gpus)
-              and (x == 1 or _feature(software, "tp"))],
-        "p": _pp_choices(gpus, layers, software),
-        "c": [x for x in CP_CHOICES if x == 1 or (seq % (2 * x) == 0 and seq // x >= MIN_CP_CHUNK_TOKENS
-                                                  and _feature(software, "cp"))],
-        "e": [x for x in divisors(experts) if x <= gpus and (x == 1 or _feature(software, "ep"))],
-        "et": [x for x in ETP_CHOICES if x == 1 or (moe and x <= gpn and _feature(software, "ep"))],
-        "cc": [0] + [1] * _feature(software, "cp_a2a"),
-        "v": [x for x in VPP_CHOICES if x == 1 or _feature(software, "interleaved_pp")],
-        "b": [x for x in MB_CHOICES if x <= batch],
-        "z": zero,
-        "rc": [0] + [1] * _feature(software, "selective_recompute") + [2] * _feature(software, "full_recompute"),
-        "sp": [0] + [1] * _feature(software, "sequence_parallel"),
-        "tpo": [0] + [1] * _feature(software, "tp_comm_overlap"),
-        "odp": [1] if _feature(software, "dp_overlap") else [0],
+        "tp": [x for x in divisors(heads) if kv_divides_or_replicates(kv, x) and x <= min(gpn, gpus)
+               and (x == 1 or _feature(software, "tp"))],
+        "pp": _pp_choices(gpus, layers, software),
+        "cp": [x for x in CP_CHOICES if x == 1 or (seq % (2 * x) == 0 and seq // x >= MIN_CP_CHUNK_TOKENS
+                                                   and _feature(software, "cp"))],
+        "ep": [x for x in divisors(experts) if x <= gpus and (x == 1 or _feature(software, "ep"))],
+        "etp": [x for x in ETP_CHOICES if x == 1 or (moe and x <= gpn and _feature(software, "ep"))],
+        "cp_comm": [0] + [1] * _feature(software, "cp_a2a"),
+        "vpp": [x for x in VPP_CHOICES if x == 1 or _feature(software, "interleaved_pp")],
+        "micro_batch": [x for x in MB_CHOICES if x <= batch],
+        "zero_stage": zero,
+        "recompute": [0] + [1] * _feature(software, "selective_recompute") + [2] * _feature(software, "full_recompute"),
+        "sequence_parallel": [0] + [1] * _feature(software, "sequence_parallel"),
+        "tp_comm_overlap": [0] + [1] * _feature(software, "tp_comm_overlap"),
+        "overlap_grad_reduce": [1] if _feature(software, "dp_overlap") else [0],
         # Activation offload is timed when a plan states it; the search does not propose it yet
         # (the result document's plan has no field for it).
-        "aoff": [0],
-        "sg": [0],
-        "rl": [0],
+        "activation_offload": [0],
+        "fsdp_shard_group": [0],
+        "recompute_layers": [0],
         # EP all-to-all overlap is never slower (model: hidden comm costs only its contention), so
         # the search does not branch on it: build_grid switches it on where the stack allows.
-        "ao": [0],
-        "dd": stack_dispatchers(software, moe),
-        "rm": [0],
+        "a2a_overlap": [0],
+        "moe_dispatcher": stack_dispatchers(software, moe),
+        "recompute_modules": [0],
         # The search balances the last stage (output layer, MTP) where the stack can lay out.
-        "ul": [1] if _feature(software, "uneven_pp") else [0],
+        "uneven_stages": [1] if _feature(software, "uneven_pp") else [0],
         # DualPipe is DeepSeek's in-house schedule (no stack in the catalog runs it): a stated
         # plan's only (the backtest's DeepSeek-V3 runs).
-        "ps": [0],
+        "pipeline_schedule": [0],
     }
 
 
@@ -173,12 +171,12 @@ def _layers_rule(layers: Any, uneven: bool, any_split: bool) -> Callable[[dict[s
     divide the layers is slower, not impossible (Llama 3.1 405B's 126 layers on pp16, not pp63
     with 256 GPUs idle). Megatron without uneven stages asserts the division."""
     def rule(g: dict[str, Any]) -> Any:
-        even = layers % (g["p"] * g["v"]) == 0
+        even = layers % (g["pp"] * g["vpp"]) == 0
         if not uneven:
-            return even | ((g["v"] == 1) & any_split)
-        per_stage = -(-layers // g["p"])
-        middle = -(-per_stage // g["v"]) * g["v"]
-        return even | ((g["p"] > 2) & (middle * (g["p"] - 2) <= layers))
+            return even | ((g["vpp"] == 1) & any_split)
+        per_stage = -(-layers // g["pp"])
+        middle = -(-per_stage // g["vpp"]) * g["vpp"]
+        return even | ((g["pp"] > 2) & (middle * (g["pp"] - 2) <= layers))
     return rule
 
 
@@ -188,28 +186,28 @@ def fixed_rules(pb: Problem, gpus: Any) -> list[Rule]:
     experts = np.maximum(pb.experts, 1)
     expert_ffn = np.maximum(pb.expert_ffn, 1)
     return [
-        (("t",), "tp must divide the attention heads, and divide the kv heads or be a multiple of them (replicated)",
-         lambda g: (heads % g["t"] == 0) & kv_divides_or_replicates(kv, g["t"])),
-        (("p",), "pp must not exceed the layers", lambda g: g["p"] <= layers),
-        (("t", "p", "c", "d"), "tp x pp x dp x cp must not exceed the GPUs",
-         lambda g: (g["d"] > 0) & (g["t"] * g["p"] * g["d"] * g["c"] <= gpus)),
+        (("tp",), "tp must divide the attention heads, and divide the kv heads or be a multiple of them (replicated)",
+         lambda g: (heads % g["tp"] == 0) & kv_divides_or_replicates(kv, g["tp"])),
+        (("pp",), "pp must not exceed the layers", lambda g: g["pp"] <= layers),
+        (("tp", "pp", "cp", "dp"), "tp x pp x dp x cp must not exceed the GPUs",
+         lambda g: (g["dp"] > 0) & (g["tp"] * g["pp"] * g["dp"] * g["cp"] <= gpus)),
         # Megatron-Core's MoE parallel folding: the expert grid (etp x ep x expert-dp) refolds
         # tp x dp x cp, so ep may exceed dp x cp, with expert TP separate from attention TP.
-        (("t", "d", "c", "e", "et"), "ep x etp must divide tp x dp x cp, ep the experts and etp the expert width",
-         lambda g: ((g["t"] * g["d"] * g["c"]) % (g["e"] * g["et"]) == 0) & (experts % g["e"] == 0)
-         & (expert_ffn % g["et"] == 0)),
-        (("d", "b"), "micro_batch x dp must divide the global batch",
-         lambda g: (g["d"] > 0) & (batch % np.maximum(g["b"] * g["d"], 1) == 0)),
+        (("tp", "dp", "cp", "ep", "etp"), "ep x etp must divide tp x dp x cp, ep the experts and etp the expert width",
+         lambda g: ((g["tp"] * g["dp"] * g["cp"]) % (g["ep"] * g["etp"]) == 0) & (experts % g["ep"] == 0)
+         & (expert_ffn % g["etp"] == 0)),
+        (("dp", "micro_batch"), "micro_batch x dp must divide the global batch",
+         lambda g: (g["dp"] > 0) & (batch % np.maximum(g["micro_batch"] * g["dp"], 1) == 0)),
         # Uneven virtual stages are fine (Megatron --pipeline-model-parallel-layout: DeepSeek-V3's
         # 61 layers on pp 2 x vpp 8); every virtual stage needs a layer, the embedding and the
         # loss counting as one each (--account-for-embedding/loss-in-pipeline-split: Llama 3.1
         # 405B's 126 layers on pp 16 x vpp 8).
-        (("p", "v"), "vpp > 1 needs pp > 1 and at least pp x vpp layers",
-         lambda g: (g["v"] == 1) | ((g["p"] > 1) & (g["p"] * g["v"] <= layers + 2))),
-        (("d", "c", "sg"), "the FSDP shard group must divide dp x cp",
-         lambda g: (g["sg"] == 0) | ((g["d"] * g["c"]) % np.maximum(g["sg"], 1) == 0)),
-        (("t", "c", "cc"), "all-to-all context parallelism needs tp x cp to divide the heads and kv heads",
-         lambda g: (g["cc"] != 1) | ((heads % (g["t"] * g["c"]) == 0) & (kv % (g["t"] * g["c"]) == 0))),
+        (("pp", "vpp"), "vpp > 1 needs pp > 1 and at least pp x vpp layers",
+         lambda g: (g["vpp"] == 1) | ((g["pp"] > 1) & (g["pp"] * g["vpp"] <= layers + 2))),
+        (("dp", "cp", "fsdp_shard_group"), "the FSDP shard group must divide dp x cp",
+         lambda g: (g["fsdp_shard_group"] == 0) | ((g["dp"] * g["cp"]) % np.maximum(g["fsdp_shard_group"], 1) == 0)),
+        (("tp", "cp", "cp_comm"), "all-to-all context parallelism needs tp x cp to divide the heads and kv heads",
+         lambda g: (g["cp_comm"] != 1) | ((heads % (g["tp"] * g["cp"]) == 0) & (kv % (g["tp"] * g["cp"]) == 0))),
     ]
 
 
@@ -219,27 +217,28 @@ def search_rules(pb: Problem, software: SoftwareStack | None, stated: PlanSpec |
     layers, batch, seq = pb.layers, pb.batch, pb.seq
     z3_pp = software is None or software.has("zero3_with_pp")
     return [
-        (("p", "v"), "pp x vpp must divide the layers", _layers_rule(layers, _feature(software, "uneven_pp"),
+        (("pp", "vpp"), "pp x vpp must divide the layers", _layers_rule(layers, _feature(software, "uneven_pp"),
                                                                       _feature(software, "pp_any_split"))),
-        (("p", "v"), "vpp > 1 needs the layers of a stage divisible by vpp",
-         lambda g: (g["v"] == 1) | (-(-layers // g["p"]) % g["v"] == 0)),
-        (("p", "v", "b", "d"), "interleaving needs micro-batches divisible by pp",
-         lambda g: (g["v"] == 1) | ((batch // np.maximum(g["b"] * g["d"], 1)) % g["p"] == 0)),
-        (("b",), f"a micro-batch holds at most {MAX_MICRO_BATCH_TOKENS} tokens",
-         lambda g: (g["b"] == 1) | (g["b"] * seq <= MAX_MICRO_BATCH_TOKENS)),
-        (("t", "sp"), "sequence parallelism needs tp > 1", lambda g: (g["sp"] == 0) | (g["t"] > 1)),
-        (("sp", "tpo"), "tp comm overlap needs sequence parallelism",
-         lambda g: (g["tpo"] == 0) | (g["sp"] == 1)),
-        (("z", "p"), "ZeRO-2/3 without pipeline parallelism",
-         lambda g: (g["z"] <= 1) | (g["p"] == 1) | ((g["z"] == 3) & z3_pp)),
-        (("z", "d", "c"), "ZeRO stage is moot with one data-parallel rank",
-         lambda g: (g["z"] == 0) | (g["d"] * g["c"] > 1)),
-        (("aoff", "rc"), "activation offload only without full recomputation",
-         lambda g: (g["aoff"] == 0) | (g["rc"] < 2)),
+        (("pp", "vpp"), "vpp > 1 needs the layers of a stage divisible by vpp",
+         lambda g: (g["vpp"] == 1) | (-(-layers // g["pp"]) % g["vpp"] == 0)),
+        (("pp", "vpp", "micro_batch", "dp"), "interleaving needs micro-batches divisible by pp",
+         lambda g: (g["vpp"] == 1) | ((batch // np.maximum(g["micro_batch"] * g["dp"], 1)) % g["pp"] == 0)),
+        (("micro_batch",), f"a micro-batch holds at most {MAX_MICRO_BATCH_TOKENS} tokens",
+         lambda g: (g["micro_batch"] == 1) | (g["micro_batch"] * seq <= MAX_MICRO_BATCH_TOKENS)),
+        (("tp", "sequence_parallel"), "sequence parallelism needs tp > 1",
+         lambda g: (g["sequence_parallel"] == 0) | (g["tp"] > 1)),
+        (("sequence_parallel", "tp_comm_overlap"), "tp comm overlap needs sequence parallelism",
+         lambda g: (g["tp_comm_overlap"] == 0) | (g["sequence_parallel"] == 1)),
+        (("zero_stage", "pp"), "ZeRO-2/3 without pipeline parallelism",
+         lambda g: (g["zero_stage"] <= 1) | (g["pp"] == 1) | ((g["zero_stage"] == 3) & z3_pp)),
+        (("zero_stage", "dp", "cp"), "ZeRO stage is moot with one data-parallel rank",
+         lambda g: (g["zero_stage"] == 0) | (g["dp"] * g["cp"] > 1)),
+        (("activation_offload", "recompute"), "activation offload only without full recomputation",
+         lambda g: (g["activation_offload"] == 0) | (g["recompute"] < 2)),
         # Expert TP is 1 or the attention TP (what tuned MoE recipes use).
-        (("t", "e", "et"), "etp is 1 or tp, and only with experts",
-         lambda g: (g["et"] == 1) | ((g["et"] == g["t"]) & (g["e"] >= 1))),
-        (("c", "cc"), "a CP variant needs cp > 1", lambda g: (g["cc"] == 0) | (g["c"] > 1)),
+        (("tp", "ep", "etp"), "etp is 1 or tp, and only with experts",
+         lambda g: (g["etp"] == 1) | ((g["etp"] == g["tp"]) & (g["ep"] >= 1))),
+        (("cp", "cp_comm"), "a CP variant needs cp > 1", lambda g: (g["cp_comm"] == 0) | (g["cp"] > 1)),
     ]
 
 
@@ -298,22 +297,22 @@ def _uneven_dp_message(pb: Problem, spec: PlanSpec, gpus: int) -> str | None:
 
 
 def build_grid(pb: Problem, gpus: int, spec: PlanSpec, gpn: int,
-               software: SoftwareStack | None = None) -> tuple[Grid, str | None]:
+               software: SoftwareStack | None = None) -> tuple[PlanArrays, str | None]:
     """Arrays of valid candidate plans, or (empty, reason). A search sets dp per shape to the
     largest that divides the batch within the GPUs, so any GPU count can be quoted (the rest of
     the GPUs idle: ``core.evaluate`` reports ``used_gpus``)."""
     experts = int(pb.experts) if float(pb.experts) > 0 else 1
     choices = _choices(pb, gpus, gpn, experts, software)
     complete = spec.is_complete()
-    for key in KEYS:
+    for key in PLAN_FIELDS:
         value = _spec_value(spec, key)
-        if value is not None and key != "d":
+        if value is not None and key != "dp":
             choices[key] = [value]
         elif complete and key in LAYOUT_DEFAULTS:
             choices[key] = [LAYOUT_DEFAULTS[key]]
     if complete and spec.activation_offload is None:
-        choices["aoff"] = [0]
-    dp_fixed = _spec_value(spec, "d")
+        choices["activation_offload"] = [0]
+    dp_fixed = _spec_value(spec, "dp")
     pending = fixed_rules(pb, gpus) + ([] if complete else search_rules(pb, software, spec))
     grid: Grid = {}
     for stage in STAGES:
@@ -325,8 +324,8 @@ def build_grid(pb: Problem, gpus: int, spec: PlanSpec, gpn: int,
             return _empty(), _message(reason, pb, gpus)
         grid = _cross(grid, part)
         if stage == STAGES[0]:
-            denom = grid["t"] * grid["p"] * grid["c"]
-            grid["d"] = (np.full_like(denom, dp_fixed) if dp_fixed is not None
+            denom = grid["tp"] * grid["pp"] * grid["cp"]
+            grid["dp"] = (np.full_like(denom, dp_fixed) if dp_fixed is not None
                          else _largest_dp(int(pb.batch), gpus, denom))
         ready = [r for r in pending if set(r[0]) <= set(grid)]
         pending = [r for r in pending if r not in ready]
@@ -339,14 +338,20 @@ def build_grid(pb: Problem, gpus: int, spec: PlanSpec, gpn: int,
         # It hides one micro-batch's all-to-all under another's compute: one micro-batch per
         # step has nothing to hide it under. Not with full recomputation ("Full recompute is not
         # a good companion for the overlap path": Megatron-Bridge docs, MoE Communication Overlap).
-        micro = int(pb.batch) // np.maximum(grid["b"] * grid["d"], 1)
-        grid["ao"] = ((grid["e"] > 1) & ((grid["p"] == 1) | (grid["v"] > 1)) & (micro >= 2)
-                      & (grid["rc"] != RECOMPUTE.index("full"))).astype(np.int64)
-    return grid, None
+        micro = int(pb.batch) // np.maximum(grid["micro_batch"] * grid["dp"], 1)
+        grid["a2a_overlap"] = ((grid["ep"] > 1) & ((grid["pp"] == 1) | (grid["vpp"] > 1)) & (micro >= 2)
+                               & (grid["recompute"] != RECOMPUTE.index("full"))).astype(np.int64)
+    return _filled(grid), None
 
 
-def _empty() -> Grid:
-    return {k: np.zeros(0, dtype=np.int64) for k in KEYS}
+def _filled(grid: Grid) -> PlanArrays:
+    """A grid with every field of PlanArrays (the stages and dp cover them all; mypy cannot follow
+    keys that come from STAGES, hence the cast)."""
+    return cast(PlanArrays, grid)
+
+
+def _empty() -> PlanArrays:
+    return _filled({k: np.zeros(0, dtype=np.int64) for k in PLAN_FIELDS})
 
 
 def _cross(grid: Grid, part: Grid) -> Grid:
@@ -405,54 +410,57 @@ def unsupported(spec: PlanSpec, precision: str, software: SoftwareStack | None,
     return None
 
 
-def plan_dict(grid: Grid, i: int) -> dict[str, Any]:
+def plan_dict(grid: PlanArrays, i: int) -> dict[str, Any]:
     """Plan ``i`` of a grid in the public key names (expert and context layout only where they
     apply: etp, dispatcher and all-to-all overlap with ep > 1, the CP variant with cp > 1)."""
     plan: dict[str, Any] = {
-        "tp": int(grid["t"][i]), "pp": int(grid["p"][i]), "dp": int(grid["d"][i]),
-        "cp": int(grid["c"][i]), "ep": int(grid["e"][i]), "vpp": int(grid["v"][i]),
-        "micro_batch": int(grid["b"][i]), "zero_stage": int(grid["z"][i]),
-        "recompute": RECOMPUTE[int(grid["rc"][i])],
-        "sequence_parallel": bool(grid["sp"][i]), "tp_comm_overlap": bool(grid["tpo"][i]),
-        "overlap_grad_reduce": bool(grid["odp"][i]),
+        "tp": int(grid["tp"][i]), "pp": int(grid["pp"][i]), "dp": int(grid["dp"][i]),
+        "cp": int(grid["cp"][i]), "ep": int(grid["ep"][i]), "vpp": int(grid["vpp"][i]),
+        "micro_batch": int(grid["micro_batch"][i]), "zero_stage": int(grid["zero_stage"][i]),
+        "recompute": RECOMPUTE[int(grid["recompute"][i])],
+        "sequence_parallel": bool(grid["sequence_parallel"][i]),
+        "tp_comm_overlap": bool(grid["tp_comm_overlap"][i]),
+        "overlap_grad_reduce": bool(grid["overlap_grad_reduce"][i]),
     }
-    if grid["aoff"][i]:
+    if grid["activation_offload"][i]:
         plan["activation_offload"] = True
-    if grid["sg"][i]:
-        plan["fsdp_shard_group"] = int(grid["sg"][i])
-    if grid["rl"][i]:
-        plan["recompute_layers"] = int(grid["rl"][i])
-    if grid["e"][i] > 1 or grid["et"][i] > 1:
-        plan.update(etp=int(grid["et"][i]), a2a_overlap=bool(grid["ao"][i]),
-                    moe_dispatcher=DISPATCHERS[int(grid["dd"][i])])
-    if grid["c"][i] > 1:
-        plan["cp_comm"] = CP_COMM[int(grid["cc"][i])]
-    if grid["ul"][i] and grid["p"][i] > 1:
+    if grid["fsdp_shard_group"][i]:
+        plan["fsdp_shard_group"] = int(grid["fsdp_shard_group"][i])
+    if grid["recompute_layers"][i]:
+        plan["recompute_layers"] = int(grid["recompute_layers"][i])
+    if grid["ep"][i] > 1 or grid["etp"][i] > 1:
+        plan.update(etp=int(grid["etp"][i]), a2a_overlap=bool(grid["a2a_overlap"][i]),
+                    moe_dispatcher=DISPATCHERS[int(grid["moe_dispatcher"][i])])
+    if grid["cp"][i] > 1:
+        plan["cp_comm"] = CP_COMM[int(grid["cp_comm"][i])]
+    if grid["uneven_stages"][i] and grid["pp"][i] > 1:
         plan["uneven_stages"] = True
-    if grid["rm"][i]:
-        plan["recompute_modules"] = [m for j, m in enumerate(RECOMPUTE_MODULES) if int(grid["rm"][i]) >> j & 1]
+    if grid["recompute_modules"][i]:
+        mask = int(grid["recompute_modules"][i])
+        plan["recompute_modules"] = [m for j, m in enumerate(RECOMPUTE_MODULES) if mask >> j & 1]
     return plan
 
 
-def stack_specs(specs: list[PlanSpec], dispatchers: list[int] | None = None) -> Grid:
+def stack_specs(specs: list[PlanSpec], dispatchers: list[int] | None = None) -> PlanArrays:
     """Complete PlanSpecs as plan arrays (one row each), for batch evaluation. ``dispatchers``: the
     dispatcher of a row that states none (its stack's best; default the all-to-all)."""
-    defaults = {"c": 1, "e": 1, "v": 1, "z": 0, "rc": 0, "sp": 0, "tpo": 0, "odp": 1, "aoff": 0,
-                "sg": 0, "rl": 0, "dd": 0, **LAYOUT_DEFAULTS}
-    out: dict[str, list[int]] = {k: [] for k in KEYS}
+    defaults = {"cp": 1, "ep": 1, "vpp": 1, "zero_stage": 0, "recompute": 0, "sequence_parallel": 0,
+                "tp_comm_overlap": 0, "overlap_grad_reduce": 1, "activation_offload": 0, "fsdp_shard_group": 0,
+                "recompute_layers": 0, "moe_dispatcher": 0, **LAYOUT_DEFAULTS}
+    out: dict[str, list[int]] = {k: [] for k in PLAN_FIELDS}
     for row, spec in enumerate(specs):
-        for k in KEYS:
+        for k in PLAN_FIELDS:
             value = _spec_value(spec, k)
-            if value is None and k == "dd" and dispatchers is not None:
+            if value is None and k == "moe_dispatcher" and dispatchers is not None:
                 value = dispatchers[row]
             out[k].append(defaults[k] if value is None else value)
-    return {k: np.asarray(v, dtype=np.int64) for k, v in out.items()}
+    return _filled({k: np.asarray(v, dtype=np.int64) for k, v in out.items()})
 
 
-def row_reasons(pb: Problem, grid: Grid, gpus: Any) -> list[str | None]:
+def row_reasons(pb: Problem, grid: PlanArrays, gpus: Any) -> list[str | None]:
     """Per row of a batch of fixed plans: the first rule it breaks, or None."""
     g: dict[str, Any] = dict(grid)
-    n = len(grid["t"])
+    n = len(grid["tp"])
     reasons: list[str | None] = [None] * n
     for _keys, message, rule in fixed_rules(pb, gpus):
         bad = ~np.broadcast_to(np.asarray(rule(g), dtype=bool), (n,))

@@ -22,6 +22,7 @@ from procure.model.attention import kernel_factor
 from procure.model.types import Workload
 
 Vec = npt.NDArray[np.float64]
+Num = float | Vec               # a knob: one float, or one per problem row
 
 ACT_BYTES = 2.0                 # activations and TP/PP/CP messages in bf16/fp16 (fp8 too: TE keeps bf16 I/O)
 WEIGHT_BYTES = 2.0              # bf16/fp16 model weights
@@ -77,102 +78,101 @@ def uses_dropout(workload: Workload) -> bool:
     return workload.attention == "unfused"
 
 
-@dataclass
+@dataclass(frozen=True)
 class Problem:
     # architecture
-    layers: Any
-    hidden: Any
-    heads: Any
-    kv_heads: Any
-    head_dim: Any               # attention-kernel head width: mean of the q.k and v widths
-    ffn: Any
-    vocab: Any
-    mlp_mats: Any               # 2 plain, 3 gated
-    tied: Any                   # 1.0 tied embeddings
-    experts: Any                # 0 for dense
-    top_k: Any
-    expert_ffn: Any
-    shared_ffn: Any             # total width of the shared experts (0 without)
-    moe_layers: Any
-    moe_freq: Any               # every n-th layer is MoE (1: all but the dense ones)
-    capacity: Any               # expert capacity factor (token drop, padded); 0: dropless
-    imbalance: Any              # hot EP rank's load over the mean under dropless routing
-    group_limit: Any            # node/group-limited routing: at most this many groups per token (0: none)
-    block_routing: Any          # 1.0: each token goes to one aligned block of top_k consecutive experts
-    attn_in: Any                # weights producing Q, K, V per layer (MLA: the latent chains)
-    attn_out: Any               # output projection weights per layer
-    mla_up: Any                 # MLA up-projection weights (recomputed by "mla_up_proj"); 0 without MLA
-    mla_latent: Any             # MLA latents stored per token (q_lora + kv_lora + rope)
-    qk_width: Any               # heads x q.k head width
-    v_width: Any                # heads x v head width
-    kv_width: Any               # K and V elements per token (what a CP ring exchanges)
-    win_size: Any               # local-attention window (0: none)
-    win_global: Any             # share of layers that attend globally
-    win_chunked: Any            # 1.0 chunked (Llama 4), 0.0 sliding
-    mtp: Any                    # multi-token-prediction modules (last stage)
+    layers: Vec
+    hidden: Vec
+    heads: Vec
+    kv_heads: Vec
+    head_dim: Vec               # attention-kernel head width: mean of the q.k and v widths
+    ffn: Vec
+    vocab: Vec
+    mlp_mats: Vec               # 2 plain, 3 gated
+    tied: Vec                   # 1.0 tied embeddings
+    experts: Vec                # 0 for dense
+    top_k: Vec
+    expert_ffn: Vec
+    shared_ffn: Vec             # total width of the shared experts (0 without)
+    moe_layers: Vec
+    moe_freq: Vec               # every n-th layer is MoE (1: all but the dense ones)
+    capacity: Vec               # expert capacity factor (token drop, padded); 0: dropless
+    imbalance: Vec              # hot EP rank's load over the mean under dropless routing
+    group_limit: Vec            # node/group-limited routing: at most this many groups per token (0: none)
+    block_routing: Vec          # 1.0: each token goes to one aligned block of top_k consecutive experts
+    attn_in: Vec                # weights producing Q, K, V per layer (MLA: the latent chains)
+    attn_out: Vec               # output projection weights per layer
+    mla_up: Vec                 # MLA up-projection weights (recomputed by "mla_up_proj"); 0 without MLA
+    mla_latent: Vec             # MLA latents stored per token (q_lora + kv_lora + rope)
+    qk_width: Vec               # heads x q.k head width
+    v_width: Vec                # heads x v head width
+    kv_width: Vec               # K and V elements per token (what a CP ring exchanges)
+    win_size: Vec               # local-attention window (0: none)
+    win_global: Vec             # share of layers that attend globally
+    win_chunked: Vec            # 1.0 chunked (Llama 4), 0.0 sliding
+    mtp: Vec                    # multi-token-prediction modules (last stage)
     # workload
-    seq: Any
-    batch: Any                  # global batch in sequences
-    flushes: Any                # pipeline schedules (fill and drain) per step: 1, or the GA steps
-    flash: Any                  # 1.0 fused causal attention, 0.0 unfused (s x s in HBM)
-    dropout: Any                # 1.0 when dropout masks are kept for the backward
-    fp8: Any                    # 1.0 fp8 linear-layer GEMMs (TE saves the fp8 cast of GEMM inputs)
-    fp8_head: Any               # 1.0 when the LM head runs in fp8 too
-    fp8_cast: Any               # element accesses per GEMM-input element for the fp8 casts (0 without)
-    grad_bytes: Any
-    frozen: Any                 # 1.0 LoRA-style: base weights frozen (no wgrad, grads, optimizer)
-    weight_bytes: Any           # bytes per model weight held for compute (2; 1 with fp8 parameters)
-    ckpt_interval: Any          # steps; 0 = no checkpoint term
-    storage_bw: Any             # B/s aggregate
-    ckpt_async: Any
-    data_stall_s: Any
+    seq: Vec
+    batch: Vec                  # global batch in sequences
+    flushes: Vec                # pipeline schedules (fill and drain) per step: 1, or the GA steps
+    flash: Vec                  # 1.0 fused causal attention, 0.0 unfused (s x s in HBM)
+    dropout: Vec                # 1.0 when dropout masks are kept for the backward
+    fp8: Vec                    # 1.0 fp8 linear-layer GEMMs (TE saves the fp8 cast of GEMM inputs)
+    fp8_head: Vec               # 1.0 when the LM head runs in fp8 too
+    fp8_cast: Vec               # element accesses per GEMM-input element for the fp8 casts (0 without)
+    grad_bytes: Vec
+    frozen: Vec                 # 1.0 LoRA-style: base weights frozen (no wgrad, grads, optimizer)
+    weight_bytes: Vec           # bytes per model weight held for compute (2; 1 with fp8 parameters)
+    ckpt_interval: Vec          # steps; 0 = no checkpoint term
+    storage_bw: Vec             # B/s aggregate
+    ckpt_async: Vec
+    data_stall_s: Vec
     # hardware
-    n_gpus: Any
-    peak: Any                   # FLOP/s of the 16-bit matmul (attention core, LM head)
-    lin_peak: Any               # FLOP/s of the linear layers' GEMMs (fp8 peak under fp8)
-    hbm_bytes: Any
-    hbm_bw: Any                 # B/s
-    up_bw: Any                  # B/s per direction, raw
-    gpn: Any                    # GPUs per node (scale-up domain)
-    nic_bw: Any                 # B/s per GPU per direction, raw
-    lat_net: Any                # s per inter-node hop
-    nic_measured: Any           # 1.0 when nic_bw is a measured, already-achieved figure
-    tp_overlap_ok: Any          # 1.0 where TP comm can overlap GEMMs (see NO_TP_OVERLAP_ARCHS)
+    n_gpus: Vec
+    peak: Vec                   # FLOP/s of the 16-bit matmul (attention core, LM head)
+    lin_peak: Vec               # FLOP/s of the linear layers' GEMMs (fp8 peak under fp8)
+    hbm_bytes: Vec
+    hbm_bw: Vec                 # B/s
+    up_bw: Vec                  # B/s per direction, raw
+    gpn: Vec                    # GPUs per node (scale-up domain)
+    nic_bw: Vec                 # B/s per GPU per direction, raw
+    lat_net: Vec                # s per inter-node hop
+    nic_measured: Vec           # 1.0 when nic_bw is a measured, already-achieved figure
+    tp_overlap_ok: Vec          # 1.0 where TP comm can overlap GEMMs (see NO_TP_OVERLAP_ARCHS)
     # software
-    attn_kernel: Any            # the stack's attention kernel relative to the reference (attention.py)
-    host_factor: Any            # host time per layer-pass relative to the fitted launch overhead
-    zero3_prefetch: Any         # share of ZeRO-3 gathers the stack's prefetch can hide
-    sel_mode: Any               # "selective" keeps: 0 all but the core (Megatron), 1 GEMM outputs, 2 Q/K/V
-    logit_bytes: Any            # bytes per logit held by the cross entropy
-    dispatch_bytes: Any         # bytes per element of the MoE dispatch (2 bf16; about 1 in fp8)
-    fp32_params: Any            # 1.0 when FSDP shards fp32 parameters (optimizer: moments only)
-    optimizer_bytes: Any        # optimizer state bytes per parameter (fp32 master + moments)
-    act_cache_fp8: Any          # 1.0 when an fp8 run caches the SwiGLU input (fp8) and attention output (12-bit)
-
-    def as_arrays(self) -> "Problem":
-        return Problem(**{f.name: np.asarray(getattr(self, f.name), dtype=float) for f in fields(self)})
+    attn_kernel: Vec            # the stack's attention kernel relative to the reference (attention.py)
+    host_factor: Vec            # host time per layer-pass relative to the fitted launch overhead
+    zero3_prefetch: Vec         # share of ZeRO-3 gathers the stack's prefetch can hide
+    sel_mode: Vec               # "selective" keeps: 0 all but the core (Megatron), 1 GEMM outputs, 2 Q/K/V
+    logit_bytes: Vec            # bytes per logit held by the cross entropy
+    dispatch_bytes: Vec         # bytes per element of the MoE dispatch (2 bf16; about 1 in fp8)
+    fp32_params: Vec            # 1.0 when FSDP shards fp32 parameters (optimizer: moments only)
+    optimizer_bytes: Vec        # optimizer state bytes per parameter (fp32 master + moments)
+    act_cache_fp8: Vec          # 1.0 when an fp8 run caches the SwiGLU input (fp8) and attention output (12-bit)
 
 
-@dataclass
+
+@dataclass(frozen=True)
 class CoreKnobs:
-    """AccelKnobs resolved to numbers (the GEMM tops filled in), scalars or per-row arrays.
+    """AccelKnobs resolved to numbers (the GEMM tops filled in): floats for one accelerator, or
+    arrays with one row per problem (``stack_knobs``).
 
     ``curve_log_t``/``curve_frac``: shape (k,) for one curve, or (n, k) for one curve per row."""
 
-    gemm_top: Any               # 16-bit GEMMs
-    gemm_top_lin: Any           # the linear layers' GEMMs (fp8 top under fp8)
+    gemm_top: Num               # 16-bit GEMMs
+    gemm_top_lin: Num           # the linear layers' GEMMs (fp8 top under fp8)
     curve_log_t: Vec
     curve_frac: Vec
-    membound_factor: Any
-    launch_overhead_s: Any
-    scale_up_bw_eff: Any
-    scale_out_bw_eff: Any
-    overlap_efficiency: Any
-    step_time_cv: Any
-    attention_ratio: Any
-    grouped_gemm_scale: Any = 1.0
-    moe_overhead_s: Any = 0.0
-    a2a_overlap_efficiency: Any = 0.8
+    membound_factor: Num
+    launch_overhead_s: Num
+    scale_up_bw_eff: Num
+    scale_out_bw_eff: Num
+    overlap_efficiency: Num
+    step_time_cv: Num
+    attention_ratio: Num
+    grouped_gemm_scale: Num = 1.0
+    moe_overhead_s: Num = 0.0
+    a2a_overlap_efficiency: Num = 0.8
 
 
 def _ceiling_fraction(accel: Accelerator, prec: str) -> float | None:
@@ -354,7 +354,7 @@ def build_problem(arch: ModelArch, accel: Accelerator, network: Network, gpus: i
     shapes = _attention_shapes(arch)
     fp8_dispatch = fp8 and (workload.fp8_dispatch if workload.fp8_dispatch is not None
                             else software is not None and software.has("fp8_dispatch"))
-    return Problem(
+    numbers: dict[str, float] = dict(
         layers=arch.layers, hidden=arch.hidden, heads=arch.heads, kv_heads=shapes.pop("kv_heads"),
         ffn=arch.ffn_hidden, vocab=arch.vocab, mlp_mats=3 if arch.gated_mlp else 2,
         tied=1.0 if arch.tied_embeddings else 0.0, mtp=arch.mtp_layers,
@@ -387,6 +387,7 @@ def build_problem(arch: ModelArch, accel: Accelerator, network: Network, gpus: i
         optimizer_bytes=software.optimizer_bytes if software else OPTIMIZER_BYTES,
         act_cache_fp8=1.0 if fp8 and software is not None and software.fp8_activation_cache else 0.0,
     )
+    return Problem(**{name: np.asarray(value, dtype=float) for name, value in numbers.items()})
 
 
 def moe_load(pb: Problem) -> Any:

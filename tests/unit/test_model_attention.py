@@ -74,7 +74,7 @@ def test_fp8_never_speeds_up_the_attention_core(seq, heads, tp, cp, mb):
     times = []
     for precision in ("bf16", "fp8"):
         wl = Workload(seq_len=seq, global_batch=64, precision=precision)
-        pb = build_problem(arch, H100, NDR, 64, wl).as_arrays()
+        pb = build_problem(arch, H100, NDR, 64, wl)
         kn = core_knobs(AccelKnobs(), gemm_tops(H100, precision, AccelKnobs()))
         times.append(float(attention_core_s(pb, kn, np.array(float(tp)), np.array(float(cp)), np.array(float(mb)))))
     assert times[1] >= times[0]

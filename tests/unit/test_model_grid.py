@@ -27,7 +27,7 @@ def test_divisors_match_the_definition(n):
 
 
 def _pb(arch, gpus, wl):
-    return build_problem(arch, H100, NDR, gpus, wl).as_arrays()
+    return build_problem(arch, H100, NDR, gpus, wl)
 
 
 def test_search_rules_hold_on_every_candidate():
@@ -35,19 +35,19 @@ def test_search_rules_hold_on_every_candidate():
     wl = Workload(seq_len=4096, global_batch=256)
     pb = _pb(arch, 64, wl)
     grid, reason = build_grid(pb, 64, PlanSpec(), 8)
-    assert reason is None and len(grid["t"]) > 100
-    per_stage = -(-30 // grid["p"])
-    middle = -(-per_stage // grid["v"]) * grid["v"]
-    even = 30 % (grid["p"] * grid["v"]) == 0                       # layers divisible by pp x vpp
-    uneven = (grid["p"] > 2) & (middle * (grid["p"] - 2) <= 30)      # the ends take the rest
+    assert reason is None and len(grid["tp"]) > 100
+    per_stage = -(-30 // grid["pp"])
+    middle = -(-per_stage // grid["vpp"]) * grid["vpp"]
+    even = 30 % (grid["pp"] * grid["vpp"]) == 0                       # layers divisible by pp x vpp
+    uneven = (grid["pp"] > 2) & (middle * (grid["pp"] - 2) <= 30)      # the ends take the rest
     assert np.all(even | uneven) and np.any(~even)                  # uneven ends: no stack given
-    assert np.all((grid["b"] == 1) | (grid["b"] * 4096 <= MAX_MICRO_BATCH_TOKENS))
-    assert np.all(4096 % (2 * grid["c"]) == 0)
+    assert np.all((grid["micro_batch"] == 1) | (grid["micro_batch"] * 4096 <= MAX_MICRO_BATCH_TOKENS))
+    assert np.all(4096 % (2 * grid["cp"]) == 0)
     # Every plan fits the GPUs and splits the batch evenly; most use them all (the rest idle).
-    used = grid["t"] * grid["p"] * grid["d"] * grid["c"]
-    assert np.all(used <= 64) and np.all(256 % (grid["b"] * grid["d"]) == 0) and np.mean(used == 64) > 0.5
-    assert np.all(32 % grid["t"] == 0) and np.all(grid["t"] <= 8)
-    assert np.all((grid["tpo"] == 0) | (grid["sp"] == 1)) and np.all((grid["sp"] == 0) | (grid["t"] > 1))
+    used = grid["tp"] * grid["pp"] * grid["dp"] * grid["cp"]
+    assert np.all(used <= 64) and np.all(256 % (grid["micro_batch"] * grid["dp"]) == 0) and np.mean(used == 64) > 0.5
+    assert np.all(32 % grid["tp"] == 0) and np.all(grid["tp"] <= 8)
+    assert np.all((grid["tp_comm_overlap"] == 0) | (grid["sequence_parallel"] == 1)) and np.all((grid["sequence_parallel"] == 0) | (grid["tp"] > 1))
 
 
 def test_staged_build_equals_brute_force_enumeration():
@@ -55,7 +55,8 @@ def test_staged_build_equals_brute_force_enumeration():
     wl = Workload(seq_len=2048, global_batch=64)
     pb = _pb(arch, 16, wl)
     grid, _ = build_grid(pb, 16, PlanSpec(), 8)
-    keys = ("t", "p", "d", "c", "e", "v", "b", "z", "rc", "sp", "tpo", "odp", "aoff", "cc")
+    keys = ("tp", "pp", "dp", "cp", "ep", "vpp", "micro_batch", "zero_stage", "recompute", "sequence_parallel",
+            "tp_comm_overlap", "overlap_grad_reduce", "activation_offload", "cp_comm")
     got = set(zip(*(grid[k].tolist() for k in keys)))
     rules = fixed_rules(pb, 16) + search_rules(pb, None)
     expected = set()
@@ -67,9 +68,10 @@ def test_staged_build_equals_brute_force_enumeration():
             continue
         # dp: the largest that divides the batch within the GPUs (any rest idle)
         d = max(x for x in range(1, 16 // (t * p * c) + 1) if 64 % x == 0)
-        g = {"t": t, "p": p, "c": c, "e": e, "v": v, "b": b, "z": z, "rc": rc, "sp": sp, "tpo": tpo,
-             "odp": 1, "aoff": 0, "sg": 0, "rl": 0, "d": d, "et": 1, "cc": cc, "ao": 0, "dd": 0, "rm": 0,
-             "ul": 1}
+        g = {"tp": t, "pp": p, "cp": c, "ep": e, "vpp": v, "micro_batch": b, "zero_stage": z, "recompute": rc,
+             "sequence_parallel": sp, "tp_comm_overlap": tpo, "overlap_grad_reduce": 1, "activation_offload": 0,
+             "fsdp_shard_group": 0, "recompute_layers": 0, "dp": d, "etp": 1, "cp_comm": cc, "a2a_overlap": 0,
+             "moe_dispatcher": 0, "recompute_modules": 0, "uneven_stages": 1, "pipeline_schedule": 0}
         if all(bool(rule(g)) for _, _, rule in rules):
             expected.add((t, p, d, c, e, v, b, z, rc, sp, tpo, 1, 0, cc))
     assert got == expected
@@ -81,7 +83,7 @@ def test_a_stack_without_uneven_stages_gets_only_even_splits():
     arch = gpt(30, 4096, 32, vocab=32000)
     wl = Workload(seq_len=4096, global_batch=256)
     grid, _ = build_grid(_pb(arch, 64, wl), 64, PlanSpec(), 8, resolve_software("megatron-core", "0.4"))
-    assert np.all(30 % (grid["p"] * grid["v"]) == 0)
+    assert np.all(30 % (grid["pp"] * grid["vpp"]) == 0)
 
 
 def test_a_fixed_plan_breaking_a_rule_names_it():
@@ -98,11 +100,11 @@ def test_huge_gpu_counts_build_quickly_enough_to_be_vectorised():
     arch = gpt(80, 8192, 64, vocab=128256, kv_heads=8, ffn=28672, gated=True)
     wl = Workload(seq_len=8192, global_batch=16000)
     grid, reason = build_grid(_pb(arch, 100_000, wl), 100_000, PlanSpec(), 8)
-    assert reason is None and len(grid["t"]) < 200_000
-    used = grid["t"] * grid["p"] * grid["d"] * grid["c"]
+    assert reason is None and len(grid["tp"]) < 200_000
+    used = grid["tp"] * grid["pp"] * grid["dp"] * grid["cp"]
     # 100,000 = 2^5 x 5^5 GPUs and 16,000 sequences: no tp x pp x cp x dp uses them all, so the
     # search leaves some idle (81,920 used at best) instead of refusing the bid.
-    assert np.all(used <= 100_000) and np.all(16000 % grid["d"] == 0) and used.max() >= 80_000
+    assert np.all(used <= 100_000) and np.all(16000 % grid["dp"] == 0) and used.max() >= 80_000
     assert math.gcd(100_000, 16000) > 1
 
 
@@ -114,9 +116,9 @@ def test_a_stack_that_splits_any_layer_count_may_pipeline_without_dividing_the_l
     other = resolve_software("other", when="2024-01-01")
     assert other.has("pp_any_split") and not other.has("uneven_pp")
     grid, _ = build_grid(_pb(arch, 64, wl), 64, PlanSpec(), 8, other)
-    uneven = 30 % grid["p"] != 0
-    assert np.any(uneven & (grid["p"] == 4))          # 8 + 8 + 7 + 7 layers
-    assert np.all(grid["v"][uneven] == 1)             # without interleaving
+    uneven = 30 % grid["pp"] != 0
+    assert np.any(uneven & (grid["pp"] == 4))          # 8 + 8 + 7 + 7 layers
+    assert np.all(grid["vpp"][uneven] == 1)             # without interleaving
 
 
 def test_ep_all_to_all_overlap_needs_a_second_micro_batch_and_no_full_recompute():
@@ -126,10 +128,10 @@ def test_ep_all_to_all_overlap_needs_a_second_micro_batch_and_no_full_recompute(
 
     arch = default_catalog().models["mixtral-8x7b"]
     wl = Workload(seq_len=4096, global_batch=64)
-    pb = build_problem(arch, h100, NDR, 64, wl).as_arrays()
+    pb = build_problem(arch, h100, NDR, 64, wl)
     grid, _ = build_grid(pb, 64, PlanSpec(), 8)
-    single = 64 // (grid["b"] * grid["d"]) == 1
-    assert np.any(single & (grid["e"] > 1)) and not np.any(grid["ao"][single])
-    assert np.any(grid["ao"][~single])
-    full = grid["rc"] == 2
-    assert np.any(full & ~single & (grid["e"] > 1)) and not np.any(grid["ao"][full])
+    single = 64 // (grid["micro_batch"] * grid["dp"]) == 1
+    assert np.any(single & (grid["ep"] > 1)) and not np.any(grid["a2a_overlap"][single])
+    assert np.any(grid["a2a_overlap"][~single])
+    full = grid["recompute"] == 2
+    assert np.any(full & ~single & (grid["ep"] > 1)) and not np.any(grid["a2a_overlap"][full])

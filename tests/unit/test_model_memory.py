@@ -23,7 +23,7 @@ def _pb(attention="unfused", dropout=None, precision="fp16"):
     wl = Workload(seq_len=S, global_batch=1536, precision=precision, attention=attention,
                   dropout=dropout)
     accel = H100 if precision == "fp8" else A100_80       # A100 has no fp8
-    return build_problem(GPT3, accel, HDR, 1024, wl).as_arrays()
+    return build_problem(GPT3, accel, HDR, 1024, wl)
 
 
 @pytest.mark.parametrize("rc,sp,expected", [

@@ -100,7 +100,7 @@ def test_all_to_all_inside_an_nvl72_domain_is_never_slower_than_across_nodes(ep,
     times = []
     for gpn in (72, 4):       # one NVL72 rack, or 4-GPU nodes joined by the same NICs
         pb = build_problem(arch, replace(gb200, scale_up_domain=gpn), cat.networks["nvl72-ndr400"], 256,
-                           wl).as_arrays()
+                           wl)
         bw_up = pb.up_bw * kn.scale_up_bw_eff
         bw_nic = pb.nic_bw * kn.scale_out_bw_eff
         g, k = min(ep, gpn), math.ceil(ep / min(ep, gpn))
@@ -291,7 +291,7 @@ def test_a_block_router_sends_fewer_copies_across_domains_only_under_a_deduplica
     h100, ib = cat.accelerators["h100-sxm5-80gb"], cat.networks["ib-ndr400"]
     learned, blocks = (build_problem(arch, h100, ib, 1024, Workload(seq_len=4096, global_batch=8192,
                                                                       moe_imbalance=1.0, moe_block_routing=b))
-                       .as_arrays() for b in (False, True))
+                       for b in (False, True))
     ep, g, k = 64.0, 8.0, 8.0
     (intra_l, inter_l), (intra_b, inter_b) = (remote_copies(pb, ep, g, k, dedup) for pb in (learned, blocks))
     if dedup:
