@@ -15,7 +15,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field, replace
 from decimal import Decimal
-from typing import Any, Sequence, TypedDict
+from typing import Sequence, TypedDict
 
 from procure.economics.bid import BidEconomics, commitment_end, evaluate_core, pinned
 from procure.economics import flags as checks
@@ -65,12 +65,6 @@ class Comparison:
     sensitivity_summary: SensitivitySummary
     basis: str = DEFAULT_BASIS              # the cost basis that ranks
     rankings: Rankings = field(default_factory=dict)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"bids": [bid.to_dict() for bid in self.bids], "ranking": list(self.ranking),
-                "recommendation": dict(self.recommendation),
-                "sensitivity_summary": dict(self.sensitivity_summary), "cost_basis": self.basis,
-                "rankings": {k: list(v) for k, v in self.rankings.items()}}
 
 
 def missed_constraints(econ: BidEconomics) -> tuple[str, ...]:

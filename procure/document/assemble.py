@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from datetime import date, timedelta
 from decimal import Decimal
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from procure import __version__
 from procure.assumptions import ASSUMPTIONS, held_as
@@ -23,6 +23,7 @@ from procure.catalog.types import Sourced
 from procure.compare import Comparison
 from procure.document import bid as B
 from procure.document import quote as Q
+from procure.document.base import Frozen
 from procure.economics.bid import BidEconomics
 from procure.sources.once import file_digest
 from procure.errors import Diagnostic, InputError
@@ -31,6 +32,7 @@ from procure.economics.commitment import MAX_FACTOR, MAX_SEQ_RATIO
 from procure.economics.cost import BASES, market_reference
 from procure.economics.inputs import Assumptions, Commitment
 from procure.economics.ratios import DEFINITIONS as RATIO_DEFINITIONS
+from procure.economics.uncertainty import CHECKPOINT_INTERVAL, Uncertainty
 from procure.economics.statistical import (MAX_CANDIDATES, MAX_MODEL_PARALLEL, PENALTY_FLAG, TIE_TOLERANCE,
                                            BatchChoice, CriticalBatch)
 from procure.inputs.bundle import Inputs
@@ -40,6 +42,8 @@ from procure.model import MFU_CONVENTION, active_param_count, model_flops_per_to
 from procure.model.flops import MFU_CAUSAL
 from procure.model.types import Estimate
 from procure.sources.bounds import days_after
+
+M = TypeVar("M", bound=Frozen)
 
 CHECKPOINT_NOTE = "checkpoint writes are charged in goodput (lost fraction), not in the I/O term"
 ATTENTION_CONVENTION = ("causal (the work a causal kernel does; Megatron/PaLM count twice that)" if MFU_CAUSAL
@@ -111,12 +115,14 @@ def _batch_range(inputs: Inputs) -> Q.BatchRange | None:
 
 
 def _critical(critical: CriticalBatch | None) -> Q.CriticalBatch | None:
+    """The law's solution in the document's words (B_eff is the run's critical batch)."""
     if critical is None:
         return None
-    data = critical.to_dict()
-    data.pop("train_tokens")
-    data["reference_batch_tokens"] = int(data["reference_batch_tokens"])
-    return Q.CriticalBatch.model_validate(data)
+    return Q.CriticalBatch(family=critical.family, params=critical.params,
+                           reference_batch_tokens=int(critical.reference_batch_tokens),
+                           critical_batch_tokens=critical.effective_tokens,
+                           final_critical_batch_tokens=critical.final_tokens, min_tokens=critical.min_tokens,
+                           final_loss_nats=critical.final_loss_nats, b_star_sigma_log=critical.sigma_log)
 
 
 def _workload(inputs: Inputs, critical: CriticalBatch | None = None) -> Q.WorkloadSummary:
@@ -308,36 +314,56 @@ def _bid(inputs: Inputs, outcome: BidOutcome, econ: BidEconomics) -> B.BidResult
         step_time_basis=econ.step_time_basis, step_time_s=econ.step_time_s,
         tokens_per_s=tp and tp.tokens_per_s, tokens_per_s_per_gpu=tp and tp.tokens_per_s_per_gpu,
         mfu=tp and tp.mfu, hfu=tp and tp.hfu,
-        goodput=econ.goodput and B.Goodput.model_validate(econ.goodput.to_dict()),
+        goodput=econ.goodput and _read(B.Goodput, econ.goodput),
         time_to_train_days=econ.time_to_train_days, billed_hours=econ.billed_hours, energy_mwh=econ.energy_mwh,
         currency=econ.currency,
-        cost_lines=[B.CostLine.model_validate(line.to_dict()) for line in econ.cost_lines],
+        cost_lines=[_read(B.CostLine, line) for line in econ.cost_lines],
         total_cost=econ.total_cost, residual_value=econ.residual_value,
         cost_per_million_tokens=econ.cost_per_million_tokens,
-        flags=[B.Flag.model_validate(flag.to_dict()) for flag in econ.flags],
-        uncertainty=econ.uncertainty and B.Uncertainty.model_validate(econ.uncertainty.to_dict()),
-        sensitivity=[B.SensitivityRow.model_validate(row.to_dict()) for row in econ.sensitivity],
+        flags=[_read(B.Flag, flag) for flag in econ.flags],
+        uncertainty=econ.uncertainty and _uncertainty(econ.uncertainty),
+        sensitivity=[_read(B.SensitivityRow, row) for row in econ.sensitivity],
         notes=list(econ.notes) + _delivery_notes(rb, econ, inputs.cluster.as_of), rank=econ.rank or 0,
         cost_basis=econ.basis,
         cost_bases=_cost_bases(econ),
         upfront_capex=econ.upfront_capex, idle_commitment_hours=econ.idle_commitment_hours,
         used_hours=econ.used_hours, delivery=_delivery(inputs, rb, econ), power=_power(rb, econ),
         finance=_finance(econ),
-        negotiation=econ.negotiation and B.Negotiation.model_validate(econ.negotiation.to_dict()),
-        batch=_batch(outcome.batch, econ), ratios=econ.ratios and B.Ratios.model_validate(econ.ratios.to_dict()),
-        time_to_target=econ.time_to_target and B.TimeToTarget.model_validate(econ.time_to_target.to_dict()),
+        negotiation=econ.negotiation and _read(B.Negotiation, econ.negotiation),
+        batch=_batch(outcome.batch, econ), ratios=econ.ratios and _read(B.Ratios, econ.ratios),
+        time_to_target=econ.time_to_target and _read(B.TimeToTarget, econ.time_to_target),
         cash=_cash(inputs, econ))
+
+
+def _read(model: type[M], record: object) -> M:
+    """The document's model of an economics record, read by attribute (the names agree)."""
+    return model.model_validate(record, from_attributes=True)
+
+
+def _uncertainty(band: Uncertainty) -> B.Uncertainty:
+    """The band's percentile triples named, with the precision the sample supports."""
+    days = B.Band(**dict(zip(("p10", "p50", "p90"), band.time_to_train_days)))
+    cost = band.cost_per_million_tokens
+    return B.Uncertainty(seed=band.seed, samples=band.samples, basis=band.basis,
+                         cost_per_million_tokens=cost and B.MoneyBand(**dict(zip(("p10", "p50", "p90"), cost))),
+                         time_to_train_days=days,
+                         precision=B.BandPrecision(cost_per_million_tokens=band.cost_quantum,
+                                                   time_to_train_days=band.days_quantum),
+                         distributions=band.distributions, checkpoint_interval=CHECKPOINT_INTERVAL,
+                         step_time_error=_read(B.StepTimeError, band.step_error))
 
 
 def _cash(inputs: Inputs, econ: BidEconomics) -> B.Cash | None:
     """The bid's dated cash, each flow dated from as_of by the hours of its months."""
-    if econ.cash is None or econ.terms is None:
+    cash = econ.cash
+    if cash is None or econ.terms is None:
         return None
-    found = econ.cash.to_dict()
     month_h = float(econ.terms.months_hours)
-    found["flows"] = [dict(flow, paid_on=_paid_on(inputs.cluster.as_of, flow["month"] * month_h))
-                      for flow in found["flows"]]
-    return B.Cash.model_validate(found)
+    flows = [B.CashFlow(month=f.month, paid_on=_paid_on(inputs.cluster.as_of, f.month * month_h), amount=f.amount,
+                        kind=f.kind) for f in cash.flows]
+    return B.Cash(horizon_months=cash.horizon_months, cost_of_capital=cash.cost_of_capital,
+                  nominal_total=cash.nominal_total, present_value=cash.present_value, upfront_cash=cash.upfront_cash,
+                  peak_cash_out=cash.peak_cash_out, resale_fraction=cash.resale_fraction, flows=flows)
 
 
 def _paid_on(as_of: date, hours: float) -> date:
@@ -354,7 +380,7 @@ def _committed(promised: Commitment | None, given: dict[str, Any]) -> B.Committe
         return B.Committed(**given)
     return B.Committed(step_time_s=promised.step_time_s, p99_step_time_s=promised.p99_step_time_s,
                        scaling_efficiency=promised.scaling_efficiency,
-                       stated=B.StatedCommitment.model_validate(promised.stated.to_dict()))
+                       stated=_read(B.StatedCommitment, promised.stated))
 
 
 def _batch(batch: BatchChoice | None, econ: BidEconomics) -> B.BatchSection | None:
@@ -366,7 +392,7 @@ def _batch(batch: BatchChoice | None, econ: BidEconomics) -> B.BatchSection | No
         reference_batch_tokens=int(critical.reference_batch_tokens) if critical else batch.tokens_per_step,
         token_factor=batch.token_factor, token_penalty=batch.token_penalty,
         critical_batch_tokens=critical.effective_tokens if critical else None, note=batch.note or None,
-        candidates=[B.BatchCandidate.model_validate(row.to_dict()) for row in econ.batch_candidates])
+        candidates=[_read(B.BatchCandidate, row) for row in econ.batch_candidates])
 
 
 def _expert_parallel(inputs: Inputs, est: Estimate, gpus_per_domain: int) -> B.ExpertParallel | None:
@@ -408,7 +434,7 @@ def _pricing(rb: ResolvedBid) -> B.PricingRef:
 
 def _cost_bases(econ: BidEconomics) -> dict[Any, B.BasisCost]:
     """Both bases, always: a bid without a cost gets null figures and no lines."""
-    found = {b.basis: B.BasisCost.model_validate(b.to_dict()) for b in econ.bases}
+    found = {b.basis: _read(B.BasisCost, b) for b in econ.bases}
     for basis in BASES:
         found.setdefault(basis, B.BasisCost(basis=basis, cost_lines=[], total_cost=None,
                                             cost_per_million_tokens=None, billed_hours=None,

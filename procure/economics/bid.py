@@ -32,7 +32,7 @@ class BasisCost:
     """The cost of one bid on one basis; every figure follows from ``lines``."""
 
     basis: str                               # present_value | run | commitment
-    lines: tuple[CostLine, ...]
+    cost_lines: tuple[CostLine, ...]
     total_cost: Decimal
     cost_per_million_tokens: Decimal
     billed_hours: Decimal                    # wall-clock hours paid for (per GPU)
@@ -40,14 +40,6 @@ class BasisCost:
     time_value: Decimal | None               # value of time × days to finish, when a value is given
     ranking_cost_per_million_tokens: Decimal  # what ranks: cost, plus the time value when given
     resale_fraction: Decimal | None          # purchase, commitment and present value: net share of the market price new
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"basis": self.basis, "cost_lines": [line.to_dict() for line in self.lines],
-                "total_cost": self.total_cost, "cost_per_million_tokens": self.cost_per_million_tokens,
-                "billed_hours": self.billed_hours, "idle_commitment_hours": self.idle_commitment_hours,
-                "time_value": self.time_value,
-                "ranking_cost_per_million_tokens": self.ranking_cost_per_million_tokens,
-                "resale_fraction": self.resale_fraction}
 
 
 @dataclass(frozen=True)
@@ -60,11 +52,6 @@ class PhaseEconomics:
     train_tokens: float
     tokens_per_s: float
     time_to_train_days: float
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"name": self.name, "step_time_s": self.step_time_s, "tokens_per_step": self.tokens_per_step,
-                "train_tokens": self.train_tokens, "tokens_per_s": self.tokens_per_s,
-                "time_to_train_days": self.time_to_train_days}
 
 
 @dataclass(frozen=True)
@@ -125,37 +112,6 @@ class BidEconomics:
         found = self.on(basis or self.basis)
         return None if found is None else found.ranking_cost_per_million_tokens
 
-    def to_dict(self) -> dict[str, Any]:
-        tp = self.throughput
-        return {
-            "id": self.id, "vendor": self.vendor, "rank": self.rank,
-            "step_time_basis": self.step_time_basis, "step_time_s": self.step_time_s,
-            "tokens_per_s": tp and tp.tokens_per_s,
-            "tokens_per_s_per_gpu": tp and tp.tokens_per_s_per_gpu,
-            "mfu": tp and tp.mfu, "hfu": tp and tp.hfu,
-            "goodput": self.goodput and self.goodput.to_dict(),
-            "time_to_train_days": self.time_to_train_days, "billed_hours": self.billed_hours,
-            "energy_mwh": self.energy_mwh, "total_cost": self.total_cost,
-            "currency": self.currency,
-            "cost_lines": [line.to_dict() for line in self.cost_lines],
-            "residual_value": self.residual_value,
-            "cost_per_million_tokens": self.cost_per_million_tokens,
-            "flags": [flag.to_dict() for flag in self.flags],
-            "sensitivity": [row.to_dict() for row in self.sensitivity],
-            "uncertainty": self.uncertainty and self.uncertainty.to_dict(),
-            "notes": list(self.notes),
-            "cost_basis": self.basis,
-            "cost_bases": {b.basis: b.to_dict() for b in self.bases},
-            "upfront_capex": self.upfront_capex,
-            "idle_commitment_hours": self.idle_commitment_hours,
-            "lead_time_days": self.lead_time_days, "days_to_finish": self.days_to_finish,
-            "negotiation": self.negotiation and self.negotiation.to_dict(),
-            "ratios": self.ratios and self.ratios.to_dict(),
-            "time_to_target": self.time_to_target and self.time_to_target.to_dict(),
-            "batch_candidates": [row.to_dict() for row in self.batch_candidates],
-            "phases": [phase.to_dict() for phase in self.phases],
-            "cash": self.cash and self.cash.to_dict(),
-        }
 
 
 def _infeasible(case: BidCase, found: list[Flag | None], basis: str) -> BidEconomics:
@@ -340,8 +296,8 @@ def evaluate_core(case: BidCase, assumptions: Assumptions, basis: str = DEFAULT_
         time_to_train_days=days,
         billed_hours=billed_hours(t, used_hours, basis) if ranked else None,
         energy_mwh=None if energy is None else energy.quantize(ENERGY_QUANTUM),
-        cost_lines=ranked.lines if ranked else (), total_cost=ranked.total_cost if ranked else None,
-        residual_value=book_value_left(t, list(run.lines)) if run else None,
+        cost_lines=ranked.cost_lines if ranked else (), total_cost=ranked.total_cost if ranked else None,
+        residual_value=book_value_left(t, list(run.cost_lines)) if run else None,
         cost_per_million_tokens=ranked.cost_per_million_tokens if ranked else None,
         flags=in_order(found), notes=tuple(_goodput_notes(gp) + cost_notes(t)),
         deadline_days=case.deadline_days, basis=basis, bases=bases,

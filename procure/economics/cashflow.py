@@ -57,9 +57,6 @@ class CashFlow:
     amount: Decimal                           # cash out > 0, cash in < 0
     kind: str
 
-    def to_dict(self) -> dict[str, Any]:
-        return {"month": self.month, "amount": self.amount, "kind": self.kind}
-
 
 @dataclass(frozen=True)
 class CashSummary:
@@ -81,13 +78,6 @@ class CashSummary:
         for f in self.flows:
             out[f.month] += f.amount
         return out
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"horizon_months": self.horizon_months, "cost_of_capital": self.cost_of_capital,
-                "nominal_total": self.nominal_total, "present_value": self.present_value,
-                "upfront_cash": self.upfront_cash, "peak_cash_out": self.peak_cash_out,
-                "resale_fraction": self.resale_fraction,
-                "flows": [f.to_dict() for f in self.flows]}
 
 
 def commitment_end_hours(t: Terms, lead_time_days: float, used_hours: Decimal) -> Decimal:

@@ -20,7 +20,6 @@ them the commitment is ``not-comparable`` (flagged, and left out of the commitme
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 MAX_FACTOR = 8.0
 MAX_SEQ_RATIO = 4.0
@@ -35,47 +34,46 @@ class Conditions:
     precision: str
 
     @property
-    def batch_tokens(self) -> int:
+    def global_batch_tokens(self) -> int:
         return self.global_batch_seqs * self.seq_len
 
     def describe(self) -> str:
-        return f"{self.batch_tokens:,} tokens per step ({self.global_batch_seqs:,} × {self.seq_len:,}), {self.precision}"
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"global_batch_seqs": self.global_batch_seqs, "global_batch_tokens": self.batch_tokens,
-                "seq_len": self.seq_len, "precision": self.precision}
+        return (f"{self.global_batch_tokens:,} tokens per step ({self.global_batch_seqs:,} × {self.seq_len:,}), "
+                f"{self.precision}")
 
 
 @dataclass(frozen=True)
 class StatedCommitment:
-    """The commitment as the vendor stated it, and its conversion to the bid's conditions."""
+    """The commitment as the vendor stated it, and its conversion to the bid's conditions (the
+    names are the result document's, which reads this record by attribute)."""
 
     step_time_s: float | None
     p99_step_time_s: float | None
-    stated: Conditions
-    bid: Conditions
+    conditions: Conditions               # what the vendor measured at
+    bid_conditions: Conditions           # what the bid is evaluated at
     modeled_at_stated_s: float | None
     modeled_at_bid_s: float | None
-    factor: float | None                 # T_model(bid) / T_model(stated); None: not converted
+    conversion_factor: float | None      # T_model(bid) / T_model(stated); None: not converted
     comparable: bool
-    reason: str = ""                     # why not comparable
+    reason: str | None = None            # why not comparable
 
     def converted(self, value: float | None) -> float | None:
-        if value is None or not self.comparable or self.factor is None:
+        if value is None or not self.comparable or self.conversion_factor is None:
             return None
-        return value * self.factor
+        return value * self.conversion_factor
+
+    @property
+    def converted_step_time_s(self) -> float | None:
+        return self.converted(self.step_time_s)
+
+    @property
+    def converted_p99_step_time_s(self) -> float | None:
+        return self.converted(self.p99_step_time_s)
 
     def describe(self) -> str:
         """A phrase for flag reasons: what was stated, at which conditions."""
-        return f"{self.step_time_s:.3g} s at {self.stated.describe()}" if self.step_time_s else self.stated.describe()
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"step_time_s": self.step_time_s, "p99_step_time_s": self.p99_step_time_s,
-                "conditions": self.stated.to_dict(), "bid_conditions": self.bid.to_dict(),
-                "modeled_at_stated_s": self.modeled_at_stated_s, "modeled_at_bid_s": self.modeled_at_bid_s,
-                "conversion_factor": self.factor, "comparable": self.comparable, "reason": self.reason or None,
-                "converted_step_time_s": self.converted(self.step_time_s),
-                "converted_p99_step_time_s": self.converted(self.p99_step_time_s)}
+        stated = self.conditions.describe()
+        return f"{self.step_time_s:.3g} s at {stated}" if self.step_time_s else stated
 
 
 def seq_too_far(stated: Conditions, bid: Conditions) -> bool:
@@ -108,4 +106,4 @@ def convert(step_time_s: float | None, p99_step_time_s: float | None, stated: Co
     reason = _unconvertible(stated, bid, modeled_at_stated_s, modeled_at_bid_s)
     factor = None if reason or not modeled_at_stated_s or not modeled_at_bid_s else modeled_at_bid_s / modeled_at_stated_s
     return StatedCommitment(step_time_s, p99_step_time_s, stated, bid, modeled_at_stated_s, modeled_at_bid_s,
-                            factor, not reason, reason)
+                            factor, not reason, reason or None)

@@ -52,11 +52,6 @@ class CostLine:
     factors: dict[str, Decimal] = field(default_factory=dict)  # multiplied in, in this order
     divisor: Decimal = Decimal(1)
 
-    def to_dict(self) -> dict[str, Any]:
-        return {"key": self.key, "label": self.label, "quantity": self.quantity,
-                "unit": self.unit, "rate": self.rate, "amount": self.amount,
-                "formula": self.formula, "factors": dict(self.factors), "divisor": self.divisor}
-
 
 def make_line(key: str, label: str, quantity: Decimal, unit: str, rate: Decimal, formula: str,
               factors: dict[str, Decimal] | None = None, divisor: Decimal = Decimal(1)) -> CostLine:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from decimal import Decimal
-from typing import Any
 
 from procure.economics.inputs import Assumptions, Commitment, Performance
 from procure.economics.statistical import PENALTY_FLAG, BatchChoice
@@ -22,10 +21,6 @@ class Flag:
     severity: str          # error | warning
     reason: str            # one line, with the numbers
     numbers: dict[str, float] = field(default_factory=dict)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"code": self.code, "severity": self.severity, "reason": self.reason,
-                "numbers": dict(self.numbers)}
 
 
 def make_flag(code: str, reason: str, **numbers: float) -> Flag:
@@ -151,8 +146,8 @@ def not_comparable(commitment: Commitment) -> Flag | None:
     if stated is None or stated.comparable:
         return None
     numbers = {"stated_step_time_s": stated.step_time_s or 0.0,
-               "stated_batch_tokens": float(stated.stated.batch_tokens),
-               "bid_batch_tokens": float(stated.bid.batch_tokens)}
+               "stated_batch_tokens": float(stated.conditions.global_batch_tokens),
+               "bid_batch_tokens": float(stated.bid_conditions.global_batch_tokens)}
     if stated.modeled_at_stated_s and stated.modeled_at_bid_s:
         numbers["model_factor"] = stated.modeled_at_bid_s / stated.modeled_at_stated_s
     return make_flag("not-comparable", f"committed {stated.describe()}: {stated.reason}", **numbers)

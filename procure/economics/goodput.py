@@ -33,16 +33,21 @@ class Goodput:
     checkpoint_write_gbs: float = 0.0        # the aggregate write bandwidth used
     steady_lost_fraction: float = 0.0        # evaluations and data stalls, of the time left
 
-    def to_dict(self) -> dict[str, Any]:
+    @property
+    def checkpoint_interval_min(self) -> float | None:
+        """The interval in minutes, as the reports state it."""
         tau_s = self.checkpoint_interval_s
-        interval_min = None if tau_s is None else tau_s / 60
+        return None if tau_s is None else tau_s / 60
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON form ``procure estimate`` prints (the quote's document reads the attributes)."""
         return {
             "fraction": self.fraction,
             "lost_fraction": self.lost_fraction,
             "failures_per_gpu_hour": self.failures_per_gpu_hour,
             "job_mtti_h": self.job_mtti_h,
             "checkpoint_write_s": self.checkpoint_write_s,
-            "checkpoint_interval_min": interval_min,
+            "checkpoint_interval_min": self.checkpoint_interval_min,
             "restart_min": self.restart_min,
             "clamped": self.clamped,
             "checkpoint_write_gbs": self.checkpoint_write_gbs,

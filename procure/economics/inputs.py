@@ -173,7 +173,7 @@ class Commitment:
     def converted_from(self) -> str:
         """" (converted from 2.1 s at ...)" for flag reasons; empty when nothing was converted."""
         s = self.stated
-        if s is None or not s.comparable or s.factor == 1.0 and s.stated == s.bid:
+        if s is None or not s.comparable or s.conversion_factor == 1.0 and s.conditions == s.bid_conditions:
             return ""
         return f" (converted from {s.describe()})"
 

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from decimal import Decimal, localcontext
-from typing import Any
 
 from procure.economics.bid import BidEconomics, evaluate_core, ranking_totals
 from procure.economics.inputs import Assumptions, BidCase
@@ -48,9 +47,6 @@ class Lever:
     unit: str
     aim: str                      # ties-target | meets-deadline
 
-    def to_dict(self) -> dict[str, Any]:
-        return dict(self.__dict__)
-
 
 @dataclass(frozen=True)
 class Negotiation:
@@ -73,11 +69,6 @@ class Negotiation:
     notes: tuple[str, ...] = ()
     kind: str = "on-demand"                  # on-demand | reservation | purchase
     levers: tuple[Lever, ...] = ()           # the levers of this kind of bid, the first the main one
-
-    def to_dict(self) -> dict[str, Any]:
-        out = {k: (list(v) if isinstance(v, tuple) else v) for k, v in self.__dict__.items()}
-        out["levers"] = [lever.to_dict() for lever in self.levers]
-        return out
 
 
 def bid_kind(case: BidCase) -> str:
@@ -240,7 +231,7 @@ def _idle(econ: BidEconomics) -> tuple[Decimal, Decimal]:
     commitment = econ.on("commitment")
     if commitment is None:
         return Decimal(0), Decimal(0)
-    cost = sum((line.amount for line in commitment.lines if line.key == "idle_commitment"), Decimal(0))
+    cost = sum((line.amount for line in commitment.cost_lines if line.key == "idle_commitment"), Decimal(0))
     return commitment.idle_commitment_hours, cost
 
 

@@ -25,7 +25,7 @@ and over the economics' figures:
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Mapping
 
 EXPOSED_COMM_TERMS = ("tp_comm_s", "pp_comm_s", "dp_comm_exposed_s", "ep_comm_s", "cp_comm_s")
 OVERLAPPABLE_TERM = "comm_overlappable_s"
@@ -58,9 +58,6 @@ class Ratios:
     overlap_efficiency: float | None
     exposed_comm_share: float | None
     effective_tokens_per_s_per_gpu: float | None
-
-    def to_dict(self) -> dict[str, Any]:
-        return dict(self.__dict__)
 
 
 def _term(terms: Mapping[str, float], key: str) -> float:

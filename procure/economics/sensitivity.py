@@ -103,14 +103,6 @@ class SensitivityRow:
         trial = Trial(self.factor, self.change, self.step, 0 if self.scope == "bid" else None, self.subject)
         return trial.describe(bid_id)
 
-    def to_dict(self) -> dict[str, Any]:
-        return {"factor": self.factor, "change": self.change,
-                "cost_per_million_tokens": self.cost_per_million_tokens,
-                "time_to_train_days": self.time_to_train_days, "rank": self.rank,
-                "winner_changes": self.winner_changes, "setting": self.setting, "step": self.step,
-                "subject": self.subject, "scope": self.scope, "recommended": self.recommended,
-                "gap": self.gap, "gap_change": self.gap_change}
-
 
 def bid_trials(index: int, case: BidCase) -> list[Trial]:
     """The trials that move bid ``index`` alone (a lead time of 0 is only slipped)."""

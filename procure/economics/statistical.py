@@ -108,13 +108,6 @@ class CriticalBatch:
     def factor(self, batch_tokens: float) -> float:
         return float(token_factor(batch_tokens, self.reference_batch_tokens, self.effective_tokens))
 
-    def to_dict(self) -> dict[str, Any]:
-        return {"family": self.family, "params": self.params, "train_tokens": self.train_tokens,
-                "reference_batch_tokens": self.reference_batch_tokens,
-                "critical_batch_tokens": self.effective_tokens,
-                "final_critical_batch_tokens": self.final_tokens, "min_tokens": self.min_tokens,
-                "final_loss_nats": self.final_loss_nats, "b_star_sigma_log": self.sigma_log}
-
 
 def critical_batch(law: BatchScalingLaw, params: float, train_tokens: float,
                    reference_batch_tokens: float) -> CriticalBatch:

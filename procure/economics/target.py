@@ -40,13 +40,9 @@ class TimeToTarget:
     def token_penalty(self) -> float:
         return self.token_factor - 1.0
 
-    def to_dict(self) -> dict[str, Any]:
-        return {"basis": self.basis, "target_tokens": self.target_tokens, "token_factor": self.token_factor,
-                "token_penalty": self.token_penalty, "equivalent_tokens": self.equivalent_tokens,
-                "penalty_tokens": self.equivalent_tokens - self.target_tokens,
-                "days_at_target_tokens": self.days_at_target_tokens, "penalty_days": self.penalty_days,
-                "days": self.days, "cost_at_target_tokens": self.cost_at_target_tokens,
-                "penalty_cost": self.penalty_cost, "cost": self.cost}
+    @property
+    def penalty_tokens(self) -> float:
+        return self.equivalent_tokens - self.target_tokens
 
 
 def time_to_target(case: BidCase, econ: BidEconomics, assumptions: Assumptions) -> TimeToTarget | None:
@@ -77,18 +73,11 @@ class CandidateRow:
     chosen: bool
     feasible: bool
     reason: str | None
-    plan: dict[str, Any]
+    plan: dict[str, Any] | None           # None: no plan runs at this batch
     step_time_s: float | None
     token_penalty: float | None
     time_to_target_days: float | None
     ratios: Ratios | None
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"global_batch_seqs": self.global_batch_seqs, "global_batch_tokens": self.global_batch_tokens,
-                "chosen": self.chosen, "feasible": self.feasible, "reason": self.reason,
-                "plan": dict(self.plan) if self.plan else None, "step_time_s": self.step_time_s,
-                "token_penalty": self.token_penalty, "time_to_target_days": self.time_to_target_days,
-                "ratios": self.ratios and self.ratios.to_dict()}
 
 
 def candidate_rows(case: BidCase, econ: BidEconomics) -> tuple[CandidateRow, ...]:
@@ -110,6 +99,6 @@ def candidate_rows(case: BidCase, econ: BidEconomics) -> tuple[CandidateRow, ...
                         token_factor=factor) if feasible else None)
         rows.append(CandidateRow(option.global_batch_seqs, option.tokens_per_step,
                                  option.global_batch_seqs == batch.global_batch_seqs, feasible, option.reason,
-                                 dict(option.plan), option.step_time_s, factor - 1.0 if feasible else None, days,
+                                 dict(option.plan) or None, option.step_time_s, factor - 1.0 if feasible else None, days,
                                  found))
     return tuple(rows)

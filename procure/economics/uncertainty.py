@@ -43,6 +43,7 @@ FINANCE_SPREAD = 0.20
 FX_SPREAD = 0.10             # uniform, ±10 % on every amount of a bid quoted in another currency
 PERCENTILES = (10, 50, 90)
 DAYS_QUANTUM_FLOOR = 0.001   # finer than this a day count means nothing
+CHECKPOINT_INTERVAL = "held at the base plan's interval"   # each draw keeps the base run's checkpoints
 
 
 @dataclass(frozen=True)
@@ -94,20 +95,10 @@ class Uncertainty:
     critical_batch_sigma_log: float | None = None   # drawn when the bid's batch is not the workload's
     financial: tuple[str, ...] = ()         # the financial terms drawn (financial_terms)
 
-    def to_dict(self) -> dict[str, Any]:
-        cost = self.cost_per_million_tokens
-        return {
-            "seed": self.seed, "samples": self.samples, "basis": self.basis,
-            "cost_per_million_tokens": None if cost is None else _named(cost),
-            "time_to_train_days": _named(self.time_to_train_days),
-            "precision": {"cost_per_million_tokens": self.cost_quantum,
-                          "time_to_train_days": self.days_quantum},
-            "distributions": distributions(self.step_error, self.critical_batch_sigma_log, self.financial),
-            "step_time_error": {"sigma_log": self.step_error.sigma_log, "bias": self.step_error.bias,
-                                "calibrated": self.step_error.calibrated,
-                                "family": self.step_error.family, "source": self.step_error.source},
-            "checkpoint_interval": "held at the base plan's interval",
-        }
+    @property
+    def distributions(self) -> dict[str, str]:
+        """The distribution of every input this band drew."""
+        return distributions(self.step_error, self.critical_batch_sigma_log, self.financial)
 
 
 def distributions(error: StepError, critical_batch_sigma_log: float | None = None,
@@ -126,10 +117,6 @@ def distributions(error: StepError, critical_batch_sigma_log: float | None = Non
     if critical_batch_sigma_log is not None:
         found["critical_batch"] = f"lognormal sigma {critical_batch_sigma_log:.2f} on B_star (statistical efficiency)"
     return found
-
-
-def _named(values: tuple[Any, ...]) -> dict[str, Any]:
-    return {f"p{p}": v for p, v in zip(PERCENTILES, values)}
 
 
 def _draws(assumptions: Assumptions) -> tuple[Any, Any, Any, Any, Any, DrawnRates, Any]:

@@ -25,23 +25,23 @@ def _width(found) -> Decimal:
 def test_a_purchase_on_the_commitment_basis_draws_resale_and_the_cost_of_capital():
     case = ex.case("own", pricing=ex.purchase("30000"))
     found = band(case, A, "commitment")
-    drawn = found.to_dict()["distributions"]
+    drawn = found.distributions
     assert {"cost_of_capital", "resale_decline", "resale_haircut"} <= set(drawn)
     assert "fx" not in drawn
-    run = band(case, A, "run").to_dict()["distributions"]
+    run = band(case, A, "run").distributions
     assert "cost_of_capital" in run and "resale_decline" not in run       # the run basis sells nothing
 
 
 def test_a_rental_in_the_report_currency_draws_no_financial_term():
     found = band(ex.case("r", pricing=ex.rental("2.35")), A, "commitment")
-    assert set(found.to_dict()["distributions"]) == {"price", "step_time", "failure_rate", "power_price"}
+    assert set(found.distributions) == {"price", "step_time", "failure_rate", "power_price"}
 
 
 def test_a_bid_quoted_in_another_currency_draws_its_exchange_rate_and_is_wider():
     usd = ex.case("usd", pricing=ex.rental("2.35"))
     twd = ex.case("twd", pricing=replace(ex.rental("2.35"), quoted_currency="TWD", fx_rate=Decimal("0.0317")))
     a, b = band(usd, A, "commitment"), band(twd, A, "commitment")
-    assert "fx" in b.to_dict()["distributions"] and "fx" not in a.to_dict()["distributions"]
+    assert "fx" in b.distributions and "fx" not in a.distributions
     assert _width(b) > _width(a)
     # the rate is drawn around the quoted one: the medians stay close
     assert abs(a.cost_per_million_tokens[1] - b.cost_per_million_tokens[1]) < a.cost_per_million_tokens[1] / 50

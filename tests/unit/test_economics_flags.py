@@ -76,10 +76,10 @@ def test_infeasible_bid_has_no_time_or_cost():
                          A)
     assert econ.flag_codes == ("infeasible",)
     assert econ.flags[0].severity == "error" and econ.flags[0].reason == "needs 97 GiB of 80"
-    row = econ.to_dict()
-    for key in ("tokens_per_s", "mfu", "goodput", "time_to_train_days", "total_cost",
-                "cost_per_million_tokens", "billed_hours", "energy_mwh"):
-        assert row[key] is None, key
+    for key in ("throughput", "goodput", "time_to_train_days", "total_cost", "cost_per_million_tokens",
+                "billed_hours", "energy_mwh"):
+        assert getattr(econ, key) is None, key
+    assert econ.cost_lines == () and econ.bases == ()
 
 
 def test_infeasible_bid_still_shows_an_impossible_commitment():

@@ -89,7 +89,7 @@ def test_a_reservation_that_covers_the_run_cannot_win_on_speed_and_shows_its_idl
     assert n.step_time_to_win_s is None and any("step time does not decide" in x for x in n.notes)
     econ = result.bids[0]
     assert n.idle_commitment_hours == econ.idle_commitment_hours > 8000
-    idle_line = next(line for line in econ.on("commitment").lines if line.key == "idle_commitment")
+    idle_line = next(line for line in econ.on("commitment").cost_lines if line.key == "idle_commitment")
     assert n.idle_commitment_cost == idle_line.amount
 
 

@@ -95,8 +95,8 @@ def test_overpaying_capex_by_a_quarter_does_not_raise_the_resale():
     assert [f for f in over.cash.flows if f.kind == "resale"] == [f for f in base.cash.flows if f.kind == "resale"]
     assert over.total_cost - base.total_cost == Decimal("2800000.00")
     # the commitment basis also keeps the resale: + capex and its financing (2.8M × 0.08 × 15 / 8760 = 383.56)
-    resale = [(line.quantity, line.rate) for line in over.on("commitment").lines if line.key == "resale"]
-    assert resale == [(line.quantity, line.rate) for line in base.on("commitment").lines if line.key == "resale"]
+    resale = [(line.quantity, line.rate) for line in over.on("commitment").cost_lines if line.key == "resale"]
+    assert resale == [(line.quantity, line.rate) for line in base.on("commitment").cost_lines if line.key == "resale"]
     assert over.on("commitment").total_cost - base.on("commitment").total_cost == Decimal("2800383.56")
 
 

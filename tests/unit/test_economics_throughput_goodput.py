@@ -9,6 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from procure.document.bid import BidResult
 from procure.economics import Assumptions, evaluate_core
 from procure.economics import examples as ex
 from procure.economics.goodput import MAX_LOST_FRACTION, goodput, lost_fraction
@@ -32,7 +33,7 @@ def test_mfu_and_hfu_use_model_and_hardware_flops():
     assert econ.throughput.hfu == pytest.approx(0.38 * 4 / 3, rel=1e-12)
     from procure.economics.throughput import MFU_CONVENTION
 
-    assert "dense peak" in MFU_CONVENTION and "mfu_convention" not in econ.to_dict()
+    assert "dense peak" in MFU_CONVENTION and "mfu_convention" not in BidResult.model_fields   # said once, per quote
 
 
 def test_physical_floor_is_model_flops_at_full_peak():
@@ -57,7 +58,7 @@ def test_goodput_matches_young_formula_by_hand():
     assert g.lost_fraction == pytest.approx(lost)
     assert g.fraction == pytest.approx((1 - lost) * STEADY_KEPT)
     assert g.job_mtti_h == pytest.approx(21_233_664 / 419 / 4096)
-    assert g.to_dict()["checkpoint_interval_min"] == pytest.approx(tau_s / 60)
+    assert g.checkpoint_interval_min == pytest.approx(tau_s / 60)
     assert not g.clamped
 
 

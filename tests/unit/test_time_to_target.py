@@ -75,7 +75,7 @@ def test_a_commitment_too_far_to_convert_is_not_comparable(bids):
 def test_conversion_bounds():
     bid = C.Conditions(2048, 8192, "bf16")
     same = C.convert(2.0, 2.2, bid, bid, 3.0, 3.0)
-    assert same.factor == 1.0 and same.converted(2.0) == 2.0 and same.converted(2.2) == 2.2
+    assert same.conversion_factor == 1.0 and same.converted(2.0) == 2.0 and same.converted(2.2) == 2.2
     far = C.convert(2.0, None, C.Conditions(16, 8192, "bf16"), bid, 0.2, 3.0)
     assert not far.comparable and "beyond 8x" in far.reason
     longer = C.convert(2.0, None, C.Conditions(256, 65536, "bf16"), bid, 6.0, 3.0)
@@ -137,13 +137,13 @@ def test_a_fixed_batch_changes_neither_time_nor_band():
     band_a, band_b = band(with_batch, assumptions), band(without, assumptions)
     assert band_a.time_to_train_days == band_b.time_to_train_days
     assert band_a.cost_per_million_tokens == band_b.cost_per_million_tokens
-    assert "critical_batch" not in band_a.to_dict()["distributions"]
+    assert "critical_batch" not in band_a.distributions
     # the same bid at twice the batch: a penalty, and the critical batch drawn in the band
     doubled = replace(with_batch, batch=replace(batch, global_batch_seqs=4096, tokens_per_step=2 * 16_777_216,
                                                 token_factor=batch.critical.factor(2 * 16_777_216)))
     c = evaluate_core(doubled, assumptions)
     assert c.time_to_train_days == pytest.approx(a.time_to_train_days * doubled.token_factor, rel=1e-12)
-    assert "critical_batch" in band(doubled, assumptions).to_dict()["distributions"]
+    assert "critical_batch" in band(doubled, assumptions).distributions
     assert fixed_batch(2048, 16_777_216, None).token_factor == 1.0
 
 
