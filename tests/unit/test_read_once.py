@@ -145,3 +145,27 @@ def test_once_gathered_the_pipeline_opens_no_file(tmp_path):
         opened = _inputs_opened(lambda: build_document(inputs, gathered=gathered), skip=[])
     assert gathered.measured[0] is not None
     assert opened == collections.Counter()
+
+
+def test_the_pipeline_runs_each_bid_on_the_release_gathered_for_it(tmp_path, monkeypatch):
+    """Gather resolves each bid's software release; the pipeline uses that one and looks nothing up
+    again: with the catalog's resolver gone, the document is built, each bid on the gathered
+    release (here another one than its own: DeepSpeed of 2022)."""
+    from dataclasses import replace
+
+    from procure.catalog import software as catalog_software
+    from procure.pipeline import build_document, gather
+
+    folder = _case("measured-sla", tmp_path)
+    inputs = api.load_inputs(folder / "cluster.yaml")
+    gathered = gather(inputs)
+    other = catalog_software.resolve_software("deepspeed", when="2022-12-31")
+    assert other not in gathered.software
+    chosen = replace(gathered, software=(other,) * len(inputs.bids))
+
+    def no_lookup(*_args, **_kwargs):
+        raise AssertionError("a software release looked up after gather")
+    monkeypatch.setattr(catalog_software, "software_for", no_lookup)
+    monkeypatch.setattr(catalog_software, "resolve_software", no_lookup)
+    document = build_document(inputs, gathered=chosen)
+    assert {(bid.software.stack, bid.software.version) for bid in document.bids} == {("deepspeed", other.version)}
