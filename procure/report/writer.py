@@ -543,11 +543,6 @@ def _own_xlsx(data: bytes) -> bool:
 # staging and committing
 
 
-def write_atomic(path: Path, data: bytes) -> Path:
-    """Write ``data`` to ``path`` atomically (same-folder temp file, fsync, os.replace)."""
-    return write_all([(Path(path), data)], force=True)[0]
-
-
 def write_all(outputs: list[tuple[Path, bytes]], *, expected: Snapshot | None = None,
               force: bool = False) -> list[Path]:
     """Stage every output as a synced temp file, check the targets again, then rename them all
