@@ -453,8 +453,12 @@ def assumptions_rows() -> list[FieldDoc]:
 
 
 def fixed_assumptions() -> list[str]:
+    from procure.assumptions import held_as
+
     defaults = assumption_defaults() or {}
-    settable = set(S.AssumptionsSpec.model_fields)
+    # set in cluster.yaml under another name (power_usd_per_kwh, held in the report currency) or in
+    # `workload` (horizon_months, tax): not fixed
+    settable = {held_as(k) for k in S.AssumptionsSpec.model_fields} | set(S.Workload.model_fields)
     return [f"`{k}` = `{_number(v, False)}`" for k, v in defaults.items() if k not in settable]
 
 
