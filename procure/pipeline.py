@@ -20,7 +20,7 @@ from procure.model.types import Estimate, PlanSpec, Workload
 
 if TYPE_CHECKING:   # only `quote` needs the economics and the document: `estimate` starts without them
     from procure.document.quote import QuoteDocument
-    from procure.economics.inputs import Assumptions, BidCase, Commitment, Performance
+    from procure.economics.inputs import Assumptions, BidCase, Commitment, MemoryShortfall, Performance
     from procure.economics.runtime import RunTime
     from procure.economics.statistical import BatchChoice, CriticalBatch
     from procure.inputs.schema import PhaseSpec
@@ -272,6 +272,17 @@ def commitment(inputs: Inputs, rb: ResolvedBid, stack: SoftwareStack, est: Estim
                       c.scaling_efficiency, converted)
 
 
+def _memory_shortfall(est: Estimate) -> MemoryShortfall | None:
+    """The numbers of a memory verdict (the least a plan needs, the capacity, the headroom kept)."""
+    from procure.economics.inputs import MemoryShortfall
+    from procure.precision import round_sig
+
+    mem = est.memory_gib or {}
+    if est.feasible or not est.memory_headroom_fraction or "total" not in mem or "capacity" not in mem:
+        return None
+    return MemoryShortfall(round_sig(mem["total"]), round_sig(mem["capacity"]), est.memory_headroom_fraction)
+
+
 def _performance(inputs: Inputs, rb: ResolvedBid, est: Estimate, tokens_per_step: int,
                  measured: MeasuredBid | None, knobs: Knobs | None) -> Performance:
     """One phase's Performance: the model's estimate (or the measured step time), with the
@@ -282,7 +293,8 @@ def _performance(inputs: Inputs, rb: ResolvedBid, est: Estimate, tokens_per_step
     modeled = Modeled(feasible=est.feasible, step_time_s=est.step_time_s if est.feasible else None,
                       p99_step_time_s=(est.percentiles_s or {}).get("p99"),
                       model_flops_per_step=est.model_flops_per_step,
-                      hardware_flops_per_step=est.hardware_flops_per_step, terms=dict(est.terms), reason=est.reason)
+                      hardware_flops_per_step=est.hardware_flops_per_step, terms=dict(est.terms), reason=est.reason,
+                      memory_shortfall=_memory_shortfall(est))
     perf = performance(modeled, tokens_per_step=tokens_per_step, gpus=rb.bid.gpus,
                        peak_flops_per_gpu=rb.accelerator.peak_flops(w.precision),
                        measured_mean_s=measured.mean_s if measured else None,

@@ -63,18 +63,14 @@ def _numbers(pattern: re.Pattern[str], text: str, group: int = 1) -> set[float]:
 def test_zh_tw_states_the_deadline_verdict_english_states(path):
     """For every case folder: the recommendation's deadline verdict, met or missed and which
     deadline (a deadline given as a date included), is the same in zh-TW as in English."""
-    doc = _doc(path)
-    en, zh = doc["recommendation"]["text"], recommendation(doc, Formatter("zh-TW", doc["currency"])) or ""
+    doc = load_quote(path.read_bytes(), str(path))
+    en, zh = doc.recommendation.text, recommendation(doc, Formatter("zh-TW", doc.currency)) or ""
     en_verdict = [(m.group(1) == "It finishes", float(m.group(2))) for m in _EN_VERDICT.finditer(en)]
     zh_verdict = [(m.group(1) == "可在", float(m.group(2).replace(",", ""))) for m in _ZH_VERDICT.finditer(zh)]
     assert zh_verdict == en_verdict
 
 
-_LIMITS_NOT_YET_IN_ZH = {
-    # the flag's numbers carry only the GPU count: the memory and its headroom are in the English
-    # reason alone, so zh-TW cannot state them (needs the numbers on the flag and report/generated.py)
-    "moe-and-infeasible": "zh-TW's infeasible reason omits the memory headroom (5%)",
-}
+_LIMITS_NOT_YET_IN_ZH: dict[str, str] = {}     # case folder -> why zh-TW cannot state a limit yet (none now)
 
 
 @pytest.mark.parametrize("path", [
@@ -84,14 +80,14 @@ _LIMITS_NOT_YET_IN_ZH = {
 def test_zh_tw_states_the_flag_limits_english_states(path):
     """For every case folder and every flag: its limits (the percentages: tolerance, MFU and GEMM
     ceilings, headroom; its deadline) in English are in the zh-TW reason too."""
-    doc = _doc(path)
-    zh_format = Formatter("zh-TW", doc["currency"])
-    for bid in doc["bids"]:
-        for flag in bid["flags"]:
+    doc = load_quote(path.read_bytes(), str(path))
+    zh_format = Formatter("zh-TW", doc.currency)
+    for bid in doc.bids:
+        for flag in bid.flags:
             zh = flag_reason(flag, bid, doc, zh_format)
-            assert _numbers(_PERCENT, flag["reason"]) <= _numbers(_PERCENT, zh), (bid["id"], flag["code"])
-            deadlines = _numbers(_EN_DEADLINE, flag["reason"])
-            assert deadlines in (_numbers(_ZH_DEADLINE, zh), _numbers(_EN_DEADLINE, zh)), (bid["id"], flag["code"])
+            assert _numbers(_PERCENT, flag.reason) <= _numbers(_PERCENT, zh), (bid.id, flag.code)
+            deadlines = _numbers(_EN_DEADLINE, flag.reason)
+            assert deadlines in (_numbers(_ZH_DEADLINE, zh), _numbers(_EN_DEADLINE, zh)), (bid.id, flag.code)
 
 
 def _two_bid_doc() -> dict:
