@@ -63,19 +63,19 @@ def _is_sweep_file(path: Path) -> bool:
 
 @each_file_once
 def estimate(path: Path | str, bid_id: str | None = None, allow_paths: list[Path] | None = None) -> dict[str, Any]:
-    from procure.backtest.tuned import tuned_recipes
-    from procure.catalog.calibration import load_knobs
-    from procure.pipeline import TunedRecipes, critical_batch, estimate_run
+    from procure.pipeline import TunedRecipes, critical_batch, estimate_run, gather
 
     inputs = load_inputs(path, allow_paths)
-    bids = [b for b in inputs.bids if bid_id is None or b.bid.id == bid_id]
-    if not bids:
+    if bid_id is not None and bid_id not in {b.bid.id for b in inputs.bids}:
         known = ", ".join(b.bid.id for b in inputs.bids)
         raise input_error(str(path), "unknown-bid", f"no bid {bid_id!r} (bids: {known})")
-    out, critical, knobs = [], critical_batch(inputs), load_knobs()
-    recipes = TunedRecipes(inputs, knobs, tuple(tuned_recipes()))
-    for rb in bids:
-        est, batch, run = estimate_run(inputs, rb, knobs, critical)
+    gathered = gather(inputs, logs=False)       # the model's estimate: the bids' logs are the quote's
+    out, critical = [], critical_batch(inputs)
+    recipes = TunedRecipes(inputs, gathered.knobs, gathered.tuned_recipes)
+    for rb, stack in zip(inputs.bids, gathered.software, strict=True):
+        if bid_id is not None and rb.bid.id != bid_id:
+            continue
+        est, batch, run = estimate_run(inputs, rb, stack, gathered.knobs, critical)
         entry: dict[str, Any] = {"id": rb.bid.id, "accelerator": rb.accelerator.id, "gpus": rb.bid.gpus,
                  "network": rb.network.id, "global_batch_seqs": batch.global_batch_seqs,
                  "token_penalty": batch.token_penalty}
@@ -191,11 +191,11 @@ def render_saved(result_json: Path, out_dir: Path, formats: list[str], *, templa
     from procure.report.writer import output_lock, owner, read_manifest
 
     document = read_quote(Path(result_json))
-    # the input the saved JSON came from, when its folder's manifest knows it: re-rendering
-    # reports/x.json into reports/ keeps the name x
-    source = owner(read_manifest(Path(result_json).parent), Path(result_json).name) or \
-        os.path.realpath(result_json)
     with output_lock(Path(out_dir)):
+        # the input the saved JSON came from, when its folder's manifest knows it: re-rendering
+        # reports/x.json into reports/ keeps the name x (the same folder's manifest: read once, locked)
+        source = owner(read_manifest(Path(result_json).parent), Path(result_json).name) or \
+            os.path.realpath(result_json)
         slug = unique_slug(Path(out_dir), slugify(document.title) or Path(result_json).stem, formats, source)
         return render(document, options, Path(out_dir), slug, source=source)
 

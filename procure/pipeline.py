@@ -20,7 +20,7 @@ from procure.model.types import Estimate, PlanSpec, Workload
 
 if TYPE_CHECKING:   # only `quote` needs the economics and the document: `estimate` starts without them
     from procure.document.quote import QuoteDocument
-    from procure.economics.inputs import Assumptions, BidCase, Commitment, Performance
+    from procure.economics.inputs import Assumptions, BidCase, Commitment, MemoryShortfall, Performance
     from procure.economics.runtime import RunTime
     from procure.economics.statistical import BatchChoice, CriticalBatch
     from procure.inputs.schema import PhaseSpec
@@ -67,15 +67,15 @@ def software(inputs: Inputs, rb: ResolvedBid) -> SoftwareStack:
     return software_for(rb.bid.software, inputs.cluster.workload.software, inputs.cluster.as_of, rb.accelerator)
 
 
-def estimate_at(inputs: Inputs, rb: ResolvedBid, measured: MeasuredBid | None, knobs: Knobs,
+def estimate_at(inputs: Inputs, rb: ResolvedBid, stack: SoftwareStack, measured: MeasuredBid | None, knobs: Knobs,
                 workload: Workload, plan: PlanSpec | None) -> Estimate:
+    """The model's estimate of ``rb`` on its software release ``stack`` (gathered: ``software``)."""
     from procure.model import estimate
     from procure.model.memo import memoised, problem_key
 
     # A log's step-time CV is the job's (already the max over GPUs): only the assumption overrides
     # the per-GPU variation, or the tail would be counted twice.
-    busbw_gbs, cv, stack = (measured.scale_out.busbw_gbs if measured else None,
-                            inputs.cluster.assumptions.step_time_cv, software(inputs, rb))
+    busbw_gbs, cv = measured.scale_out.busbw_gbs if measured else None, inputs.cluster.assumptions.step_time_cv
     if stack.attention_kernel == "unfused":    # a stack without a fused kernel materialises the scores
         workload = replace(workload, attention="unfused")
     return memoised("estimate", problem_key(rb.accelerator, rb.network, rb.bid.gpus, workload, plan, busbw_gbs, cv,
@@ -92,12 +92,12 @@ def _timed(est: Estimate, start: float) -> Estimate:
     return est
 
 
-def estimate_bid(inputs: Inputs, rb: ResolvedBid, measured: MeasuredBid | None, knobs: Knobs,
+def estimate_bid(inputs: Inputs, rb: ResolvedBid, stack: SoftwareStack, measured: MeasuredBid | None, knobs: Knobs,
                  phase: PhaseSpec | None = None) -> Estimate:
     """The bid's plan at the workload's batch (the main phase), or at a further ``phase``'s."""
     start = time.perf_counter()
-    return _timed(estimate_at(inputs, rb, measured, knobs, model_workload(inputs, phase), plan_spec(rb, phase)),
-                  start)
+    return _timed(estimate_at(inputs, rb, stack, measured, knobs, model_workload(inputs, phase),
+                              plan_spec(rb, phase)), start)
 
 
 def critical_batch(inputs: Inputs) -> CriticalBatch | None:
@@ -116,8 +116,8 @@ def critical_batch(inputs: Inputs) -> CriticalBatch | None:
     return solve(law, params, float(w.train_tokens), float(w.tokens_per_step))
 
 
-def estimate_bid_batch(inputs: Inputs, rb: ResolvedBid, measured: MeasuredBid | None, knobs: Knobs,
-                       critical: CriticalBatch | None = None) -> tuple[Estimate, BatchChoice]:
+def estimate_bid_batch(inputs: Inputs, rb: ResolvedBid, stack: SoftwareStack, measured: MeasuredBid | None,
+                       knobs: Knobs, critical: CriticalBatch | None = None) -> tuple[Estimate, BatchChoice]:
     """The main phase's plan at the workload's batch, or (with a batch range) at the batch with the
     shortest time to target after the statistical-efficiency penalty: the plan search is run at
     every candidate batch (``economics.statistical.candidate_batches``) and economics chooses."""
@@ -128,23 +128,23 @@ def estimate_bid_batch(inputs: Inputs, rb: ResolvedBid, measured: MeasuredBid | 
     span = w.batch_range_seqs
     pinned = measured is not None and measured.mean_s and span and span[0] <= w.global_batch_seqs <= span[1]
     if span is None or critical is None or pinned:
-        est = estimate_at(inputs, rb, measured, knobs, model_workload(inputs), plan_spec(rb))
+        est = estimate_at(inputs, rb, stack, measured, knobs, model_workload(inputs), plan_spec(rb))
         batch = fixed_batch(w.global_batch_seqs, w.tokens_per_step, critical)
         if pinned:
             batch = replace(batch, note="measured at the workload's batch: the bid is held there")
     else:
-        est, batch = _search_batches(inputs, rb, measured, knobs, critical, span)
+        est, batch = _search_batches(inputs, rb, stack, measured, knobs, critical, span)
     return _timed(est, start), batch
 
 
-def _search_batches(inputs: Inputs, rb: ResolvedBid, measured: MeasuredBid | None, knobs: Knobs,
-                    critical: CriticalBatch, span: tuple[int, int]) -> tuple[Estimate, BatchChoice]:
+def _search_batches(inputs: Inputs, rb: ResolvedBid, stack: SoftwareStack, measured: MeasuredBid | None,
+                    knobs: Knobs, critical: CriticalBatch, span: tuple[int, int]) -> tuple[Estimate, BatchChoice]:
     from procure.economics.statistical import BatchOption, candidate_batches, choose_batch, chosen_batch
 
     w = inputs.cluster.workload
     batches = candidate_batches(span[0], span[1], rb.bid.gpus, w.global_batch_seqs)
-    estimates = [estimate_at(inputs, rb, measured, knobs, model_workload(inputs, global_batch_seqs=b), plan_spec(rb))
-                 for b in batches]
+    estimates = [estimate_at(inputs, rb, stack, measured, knobs, model_workload(inputs, global_batch_seqs=b),
+                             plan_spec(rb)) for b in batches]
     options = [BatchOption(b, b * w.seq_len, e.step_time_s if e.feasible else None,
                            dict(e.terms) if e.feasible else {}, dict(e.plan) if e.feasible else {},
                            None if e.feasible else e.reason) for b, e in zip(batches, estimates)]
@@ -153,7 +153,7 @@ def _search_batches(inputs: Inputs, rb: ResolvedBid, measured: MeasuredBid | Non
     return estimates[index], chosen_batch(options, critical, index)
 
 
-def scaling(inputs: Inputs, rb: ResolvedBid, est: Estimate, knobs: Knobs,
+def scaling(inputs: Inputs, rb: ResolvedBid, stack: SoftwareStack, est: Estimate, knobs: Knobs,
             batch: BatchChoice | None = None) -> dict[str, Any] | None:
     from procure.model import scaling_curve
 
@@ -162,7 +162,6 @@ def scaling(inputs: Inputs, rb: ResolvedBid, est: Estimate, knobs: Knobs,
     from procure.model.memo import memoised, problem_key
 
     workload = model_workload(inputs, global_batch_seqs=batch.global_batch_seqs if batch else None)
-    stack = software(inputs, rb)
     return memoised("scaling", problem_key(rb.accelerator, rb.network, rb.bid.gpus, workload, est.plan, None, None,
                                            stack),
                     lambda: scaling_curve(inputs.arch, rb.accelerator, rb.network, rb.bid.gpus, workload,
@@ -173,22 +172,24 @@ def scaling(inputs: Inputs, rb: ResolvedBid, est: Estimate, knobs: Knobs,
 class Gathered:
     """What a quote reads besides cluster.yaml and the catalog, read before anything is computed
     so that the rest of the pipeline works on data: the fitted knobs, the published vendor-tuned
-    recipes (hardware_catalog/published_runs/) and each bid's measured logs, parsed (in the
-    order of ``inputs.bids``; None for a bid without logs)."""
+    recipes (hardware_catalog/published_runs/), and per bid (in the order of ``inputs.bids``) its
+    measured logs, parsed (None for a bid without logs), and the software release it runs."""
 
     knobs: Knobs
     tuned_recipes: tuple[dict[str, Any], ...]
     measured: tuple[MeasuredBid | None, ...]
-    software: tuple[SoftwareStack, ...]     # each bid's release (the catalog keeps it in memory)
+    software: tuple[SoftwareStack, ...]
 
 
-def gather(inputs: Inputs) -> Gathered:
-    """Read what the quote needs (each file once: the API's commands run in a read-once scope)."""
+def gather(inputs: Inputs, *, logs: bool = True) -> Gathered:
+    """Read what the quote needs (each file once: the API's commands run in a read-once scope).
+    ``logs`` False: the bids' measured logs are not parsed (``procure estimate`` times the model
+    alone, so it reads none)."""
     from procure.backtest.tuned import tuned_recipes
     from procure.catalog.calibration import load_knobs
 
     return Gathered(knobs=load_knobs(), tuned_recipes=tuple(tuned_recipes()),
-                    measured=tuple(measure(rb) for rb in inputs.bids),
+                    measured=tuple(measure(rb) if logs else None for rb in inputs.bids),
                     software=tuple(software(inputs, rb) for rb in inputs.bids))
 
 
@@ -231,9 +232,10 @@ class TunedRecipes:
         return recipe
 
 
-def phase_estimates(inputs: Inputs, rb: ResolvedBid, knobs: Knobs) -> list[tuple[PhaseSpec, Estimate]]:
+def phase_estimates(inputs: Inputs, rb: ResolvedBid, stack: SoftwareStack,
+                    knobs: Knobs) -> list[tuple[PhaseSpec, Estimate]]:
     """The model's estimate of every further phase of the workload (long-context extensions)."""
-    return [(phase, estimate_bid(inputs, rb, None, knobs, phase)) for phase in inputs.cluster.workload.phases]
+    return [(phase, estimate_bid(inputs, rb, stack, None, knobs, phase)) for phase in inputs.cluster.workload.phases]
 
 
 def gemm_ceiling_mfu(rb: ResolvedBid, precision: str) -> float | None:
@@ -242,8 +244,8 @@ def gemm_ceiling_mfu(rb: ResolvedBid, precision: str) -> float | None:
     return None if ceiling is None else ceiling * 1e12 / rb.accelerator.peak_flops(precision)
 
 
-def commitment(inputs: Inputs, rb: ResolvedBid, est: Estimate, batch: BatchChoice, measured: MeasuredBid | None,
-               knobs: Knobs) -> Commitment:
+def commitment(inputs: Inputs, rb: ResolvedBid, stack: SoftwareStack, est: Estimate, batch: BatchChoice,
+               measured: MeasuredBid | None, knobs: Knobs) -> Commitment:
     """The commitment at the bid's conditions: as given, or converted from the vendor's own
     conditions with the model's step times at both (``economics.commitment``)."""
     from procure.economics.commitment import Conditions, convert, seq_too_far
@@ -261,13 +263,24 @@ def commitment(inputs: Inputs, rb: ResolvedBid, est: Estimate, batch: BatchChoic
     if stated != at_bid and not seq_too_far(stated, at_bid):
         workload = model_workload(inputs, global_batch_seqs=stated.global_batch_seqs, seq_len=stated.seq_len,
                                   precision=stated.precision)
-        found = estimate_at(inputs, rb, measured, knobs, workload, plan_spec(rb))
+        found = estimate_at(inputs, rb, stack, measured, knobs, workload, plan_spec(rb))
         if not found.feasible and plan_spec(rb) is not None:   # the given plan may not divide their batch
-            found = estimate_at(inputs, rb, measured, knobs, workload, None)
+            found = estimate_at(inputs, rb, stack, measured, knobs, workload, None)
         modeled_at_stated = found.step_time_s if found.feasible else None
     converted = convert(c.step_time_s, c.p99_step_time_s, stated, at_bid, modeled_at_stated, modeled_at_bid)
     return Commitment(converted.converted(c.step_time_s), converted.converted(c.p99_step_time_s),
                       c.scaling_efficiency, converted)
+
+
+def _memory_shortfall(est: Estimate) -> MemoryShortfall | None:
+    """The numbers of a memory verdict (the least a plan needs, the capacity, the headroom kept)."""
+    from procure.economics.inputs import MemoryShortfall
+    from procure.precision import round_sig
+
+    mem = est.memory_gib or {}
+    if est.feasible or not est.memory_headroom_fraction or "total" not in mem or "capacity" not in mem:
+        return None
+    return MemoryShortfall(round_sig(mem["total"]), round_sig(mem["capacity"]), est.memory_headroom_fraction)
 
 
 def _performance(inputs: Inputs, rb: ResolvedBid, est: Estimate, tokens_per_step: int,
@@ -280,7 +293,8 @@ def _performance(inputs: Inputs, rb: ResolvedBid, est: Estimate, tokens_per_step
     modeled = Modeled(feasible=est.feasible, step_time_s=est.step_time_s if est.feasible else None,
                       p99_step_time_s=(est.percentiles_s or {}).get("p99"),
                       model_flops_per_step=est.model_flops_per_step,
-                      hardware_flops_per_step=est.hardware_flops_per_step, terms=dict(est.terms), reason=est.reason)
+                      hardware_flops_per_step=est.hardware_flops_per_step, terms=dict(est.terms), reason=est.reason,
+                      memory_shortfall=_memory_shortfall(est))
     perf = performance(modeled, tokens_per_step=tokens_per_step, gpus=rb.bid.gpus,
                        peak_flops_per_gpu=rb.accelerator.peak_flops(w.precision),
                        measured_mean_s=measured.mean_s if measured else None,
@@ -367,11 +381,12 @@ def build_document(inputs: Inputs, progress: Progress | None = None, basis: str 
     critical = critical_batch(inputs)
     outcomes, cases = [], []
     with one_quote():        # bids that pose the same problem share its estimate and scaling curve
-        for done, (rb, measured) in enumerate(zip(inputs.bids, gathered.measured, strict=True), start=1):
-            est, batch = estimate_bid_batch(inputs, rb, measured, knobs, critical)
-            curve = scaling(inputs, rb, est, knobs, batch)
-            promised = commitment(inputs, rb, est, batch, measured, knobs)
-            phases = phase_estimates(inputs, rb, knobs)
+        bids = zip(inputs.bids, gathered.software, gathered.measured, strict=True)
+        for done, (rb, stack, measured) in enumerate(bids, start=1):
+            est, batch = estimate_bid_batch(inputs, rb, stack, measured, knobs, critical)
+            curve = scaling(inputs, rb, stack, est, knobs, batch)
+            promised = commitment(inputs, rb, stack, est, batch, measured, knobs)
+            phases = phase_estimates(inputs, rb, stack, knobs)
             outcomes.append(BidOutcome(rb, est, measured, curve, recipes.compare(rb, est), batch, promised, phases))
             cases.append(bid_case(inputs, rb, est, measured, curve, knobs, phases, batch=batch, promised=promised))
             if progress:
@@ -396,16 +411,16 @@ def run_backtest(path: Path) -> dict[str, Any]:
     return result
 
 
-def estimate_run(inputs: Inputs, rb: ResolvedBid, knobs: Knobs,
+def estimate_run(inputs: Inputs, rb: ResolvedBid, stack: SoftwareStack, knobs: Knobs,
                  critical: CriticalBatch | None) -> tuple[Estimate, BatchChoice, RunTime | None]:
     """What ``procure estimate`` shows of a bid: the model's estimate at its batch and the run it
     implies at the model's step time (the quote's goodput and phases; None when no plan fits)."""
     from procure.economics.runtime import run_time
 
-    est, batch = estimate_bid_batch(inputs, rb, None, knobs, critical)
+    est, batch = estimate_bid_batch(inputs, rb, stack, None, knobs, critical)
     if not est.feasible:
         return est, batch, None
-    case = bid_case(inputs, rb, est, None, None, knobs, phase_estimates(inputs, rb, knobs), batch=batch)
+    case = bid_case(inputs, rb, est, None, None, knobs, phase_estimates(inputs, rb, stack, knobs), batch=batch)
     return est, batch, run_time(case, economics_assumptions(inputs))
 
 
@@ -419,13 +434,13 @@ def predict_whole_run(cluster: Path, knobs: Knobs) -> tuple[dict[str, Any] | Non
 
     inputs = load_inputs(cluster)
     rb = inputs.bids[0]
-    est, _batch, run = estimate_run(inputs, rb, knobs, critical_batch(inputs))
+    stack = software(inputs, rb)
+    est, _batch, run = estimate_run(inputs, rb, stack, knobs, critical_batch(inputs))
     if not est.feasible:
         return None, est.reason
     if run is None:
         return None, "a phase has no feasible plan"
     error = (est.calibration or {}).get("step_time_error") or {}
-    stack = software(inputs, rb)
     return {"gpu_hours": run.gpu_hours, "time_to_train_days": run.time_to_train_days,
             "goodput": run.goodput.fraction, "mfu": run.phases[0].mfu, "step_time_s": est.step_time_s,
             "gpus": rb.bid.gpus, "accelerator": rb.accelerator.id, "plan": dict(est.plan or {}),

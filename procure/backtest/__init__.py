@@ -255,13 +255,6 @@ def _modules(value: Any) -> tuple[str, ...] | None:
     return names
 
 
-def run_inputs(run: dict[str, Any], accelerators: dict[str, Accelerator],
-               networks_by_gbps: dict[float, Network] | None = None) -> tuple[Any, ...]:
-    """(arch, accel, network, gpus, workload, plan) of a published run (v1 interface)."""
-    case, _ = run_case(run, accelerators, networks_by_gbps)
-    return case.arch, case.accel, case.network, case.gpus, case.workload, case.plan
-
-
 def _row(run: dict[str, Any]) -> dict[str, Any]:
     row: dict[str, Any] = {"id": run["id"], "predicted_step_time_s": None,
                            "measured_step_time_s": float(run["measured"]["step_time_s"]),

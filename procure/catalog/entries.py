@@ -99,7 +99,7 @@ class AddersEntry(Strict):
 
 
 class FacilityEntry(Strict):
-    power_usd_per_kwh: Price = Field(description="Electricity price per kWh.")
+    power_usd_per_kwh: Price = Field(description="Electricity price per kWh, in the book's `currency` (USD in a USD book; a book in another currency states it in that one).")
     pue: Pue = Field(description="Power usage effectiveness.")
     colo_per_kw_month: Money = Field(description="Colocation price per kW of IT load per month.")
 

@@ -196,8 +196,9 @@ class PriceBook:
     storage_per_gpu_hour: Decimal = Decimal(0)
     network_per_gpu_hour: Decimal = Decimal(0)
     support_fraction: Decimal = Decimal(0)    # support as a fraction of the GPU bill
-    # facility figures of a purchase book
-    power_usd_per_kwh: Decimal | None = None
+    # facility figures of a purchase book, in the book currency (the file's key says `usd`: a book
+    # in another currency states its power price in that currency)
+    power_per_kwh: Decimal | None = None
     pue: Decimal | None = None
     colo_per_kw_month: Decimal | None = None
     sourced: Sourced = field(default_factory=lambda: Sourced(("",), ""))

@@ -142,7 +142,7 @@ def _workload(inputs: Inputs, critical: CriticalBatch | None = None) -> Q.Worklo
         model=model, seq_len=w.seq_len, global_batch_seqs=w.global_batch_seqs,
         global_batch_tokens=w.tokens_per_step, train_tokens=sum(p.train_tokens for p in phases),
         precision=w.precision, phases=phases if w.phases else [],
-        deadline_days=w.deadline_days, model_flops_per_token=model_flops_per_token(arch, w.seq_len),
+        deadline_days=inputs.cluster.deadline_days, model_flops_per_token=model_flops_per_token(arch, w.seq_len),
         attention_flops_convention=ATTENTION_CONVENTION, global_batch_range=_batch_range(inputs),
         critical_batch=_critical(critical), horizon_months=w.horizon_months,
         tax=None if w.tax is None else Q.TaxSummary.model_validate(w.tax.model_dump()))

@@ -92,7 +92,8 @@ class WorkloadSummary(Frozen):
     train_tokens: Tokens = Field(description="Tokens of the whole workload (every phase), exact; cost per million "
                                  "tokens divides by it.")
     precision: str
-    deadline_days: Optional[Real]
+    deadline_days: Optional[Real] = Field(description="Days from `as_of` the run must finish in, however cluster.yaml "
+                                                 "gave it (days or a date); null: no deadline.")
     model_flops_per_token: Real
     attention_flops_convention: str
     global_batch_range: Optional[BatchRange] = Field(None, description="Batches the plan search may choose from.")

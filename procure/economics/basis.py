@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Any, Mapping
 
-from procure.economics.inputs import Performance, StepTimeError
+from procure.economics.inputs import MemoryShortfall, Performance, StepTimeError
 from procure.precision import round_sig
 
 
@@ -21,6 +21,7 @@ class Modeled:
     hardware_flops_per_step: float
     terms: dict[str, float] = field(default_factory=dict)
     reason: str | None = None
+    memory_shortfall: MemoryShortfall | None = None
 
 
 def with_error(perf: Performance, error: StepTimeError, gemm_ceiling_mfu: float | None) -> Performance:
@@ -46,6 +47,7 @@ def performance(modeled: Modeled, *, tokens_per_step: int, gpus: int, peak_flops
         hardware_flops_per_step=modeled.hardware_flops_per_step, peak_flops_per_gpu=peak_flops_per_gpu,
         modeled_step_time_s=modeled_step, feasible=feasible,
         infeasible_reason=None if feasible else modeled.reason,
+        memory_shortfall=None if feasible else modeled.memory_shortfall,
         basis="measured" if use_measured else "modeled",
         measured_mean_s=measured_mean_s if use_measured else None,
         measured_p99_s=measured_p99_s if use_measured else None,

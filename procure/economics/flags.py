@@ -171,7 +171,11 @@ def infeasible(perf: Performance) -> Flag | None:
     if perf.feasible:
         return None
     reason = perf.infeasible_reason or "no parallel plan fits the model in memory on this hardware"
-    return make_flag("infeasible", reason, gpus=perf.gpus)
+    short = perf.memory_shortfall
+    if short is None:
+        return make_flag("infeasible", reason, gpus=perf.gpus)
+    return make_flag("infeasible", reason, gpus=perf.gpus, needed_gib=short.needed_gib,
+                     capacity_gib=short.capacity_gib, headroom_fraction=short.headroom_fraction)
 
 
 def uncalibrated(perf: Performance, assumptions: Assumptions) -> Flag | None:

@@ -18,6 +18,16 @@ from procure.economics.tax import Tax
 
 
 @dataclass(frozen=True)
+class MemoryShortfall:
+    """Why no plan fits in memory, in numbers: the least memory a plan needs per GPU, what the GPU
+    holds, and the share of it the verdict keeps free."""
+
+    needed_gib: float
+    capacity_gib: float
+    headroom_fraction: float
+
+
+@dataclass(frozen=True)
 class Performance:
     """Step time and FLOPs of one bid, from the model (or from measured logs)."""
 
@@ -32,6 +42,7 @@ class Performance:
     modeled_step_time_s: float | None       # the model's own prediction (optimistic/conservative)
     feasible: bool = True
     infeasible_reason: str | None = None
+    memory_shortfall: MemoryShortfall | None = None     # set when the reason is memory
     basis: str = "modeled"                  # modeled | measured
     measured_mean_s: float | None = None
     measured_p99_s: float | None = None

@@ -245,11 +245,3 @@ def apply(trial: Trial, cases: Sequence[BidCase],
     return _quote_input(moved, assumptions, trial)
 
 
-def perturb(case: BidCase, assumptions: Assumptions, factor: str,
-            change: float) -> tuple[BidCase, Assumptions]:
-    """One bid and the assumptions with ``factor`` moved by ``change`` (e.g. +0.2 = 20 % more);
-    an assumption moves as it would for every bid. For a slip, ``change`` is the days."""
-    trial = (Trial(factor, step=change, bid=0) if factor == "lead_time_slip"
-             else Trial(factor, change, bid=0 if factor in BID_FACTORS else None))
-    [moved], moved_assumptions = apply(trial, [case], assumptions)
-    return moved, moved_assumptions

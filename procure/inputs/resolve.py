@@ -127,7 +127,7 @@ def _book_values(book: PriceBook, line: PriceLine | None) -> dict[str, Any]:
                       network_per_gpu_hour=book.network_per_gpu_hour, support_fraction=book.support_fraction,
                       pue=book.pue)            # the provider's facility, when its book states it
     else:
-        values.update(power_per_kwh=book.power_usd_per_kwh, pue=book.pue, colo_per_kw_month=book.colo_per_kw_month)
+        values.update(power_per_kwh=book.power_per_kwh, pue=book.pue, colo_per_kw_month=book.colo_per_kw_month)
     return {k: v for k, v in values.items() if v is not None}
 
 

@@ -113,14 +113,6 @@ def _finite(text: str) -> float | None:
     return value if math.isfinite(value) else None
 
 
-def parse_pair(token: str) -> tuple[float | None, float | None]:
-    """``current/average`` pairs as printed by some trainers; a single value gives (v, None)."""
-    parts = str(token).split("/")
-    first = parse_number(parts[0])
-    second = parse_number(parts[1]) if len(parts) > 1 else None
-    return first, second
-
-
 _DAYS = re.compile(r"^\s*(\d{1,18})(?!\d)\s+days?,\s*")
 _UNIT_DURATION = re.compile(r"(\d+(?:\.\d+)?)\s*(d|h|m|s|ms)\b")
 _UNIT_SECONDS = {"d": 86400.0, "h": 3600.0, "m": 60.0, "s": 1.0, "ms": 0.001}

@@ -108,12 +108,6 @@ def send_recv_s(size_b: Any, cross_node: Any, bw_up: Any, bw_nic: Any, lat_net: 
     return np.asarray(BASE_LATENCY_S + lat + size_b / bw, dtype=float)
 
 
-def flat_ring_all_reduce_s(size_b: Any, n: Any, bw_per_gpu: Any, lat: Any) -> Any:
-    """The textbook flat ring at one link's bandwidth: 2(n-1)a + 2(n-1)/n S/BW (for tests and
-    for comparison with the hierarchical form)."""
-    return 2.0 * (n - 1.0) * lat + 2.0 * (n - 1.0) / n * size_b / bw_per_gpu
-
-
 def hide(total: Any, window: Any, eff: Any) -> npt.NDArray[np.float64]:
     """Exposed seconds of ``total`` comm run under a ``window`` of compute at overlap efficiency
     ``eff``; what is hidden still costs OVERLAP_CONTENTION of itself."""

@@ -47,13 +47,14 @@ def memory_gib(res: dict[str, Any], i: int, accel: Accelerator) -> dict[str, flo
 
 
 def _empty(reason: str, gpus: int, evaluated: int, elapsed_s: float | None,
-           plan: dict[str, Any] | None = None, memory: dict[str, float] | None = None) -> Estimate:
+           plan: dict[str, Any] | None = None, memory: dict[str, float] | None = None,
+           headroom: float = 0.0) -> Estimate:
     return Estimate(
         feasible=False, reason=reason, plan=plan or {}, step_time_s=math.nan, terms={},
         percentiles_s={}, memory_gib=memory or {}, model_flops_per_step=0.0,
         hardware_flops_per_step=0.0, mfu=0.0, hfu=0.0,
         search={"plans_evaluated": evaluated, "feasible": 0, "seconds": elapsed_s},
-        runners_up=[], gpus=gpus)
+        runners_up=[], gpus=gpus, memory_headroom_fraction=headroom)
 
 
 def memory_reason(need_gib: float, plan: dict[str, Any], accel: Accelerator, fixed: bool) -> str:
@@ -108,8 +109,9 @@ def _pick(arch: ModelArch, accel: Accelerator, gpus: int, workload: Workload, re
         i = int(np.argmin(res["memory"]["total"]))
         need = float(res["memory"]["total"][i]) / GIB
         plan = plan_dict(grid, i)
-        return _empty(memory_reason(need, plan, accel, spec.is_complete()), gpus, n, elapsed_s, plan,
-                      memory_gib(res, i, accel))
+        fixed = spec.is_complete()
+        return _empty(memory_reason(need, plan, accel, fixed), gpus, n, elapsed_s, plan, memory_gib(res, i, accel),
+                      RESERVE_FRACTION if fixed else SEARCH_HEADROOM_FRACTION)
     step = np.where(feasible, res["step_time_s"], np.inf)
     n_ok = int(feasible.sum())
     k = min(n_ok, RUNNERS_UP + 1)

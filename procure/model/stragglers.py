@@ -34,25 +34,11 @@ def expected_max_z(n: float) -> float:
     return float(np.sum(_X * density) / np.sum(density))   # uniform grid: sums suffice
 
 
-def z_asymptotic(n: float) -> float:
-    """The spec's z_n ~ sqrt(2 ln n) (upper-tail growth of the max of n normals)."""
-    return math.sqrt(2.0 * math.log(n)) if n > 1 else 0.0
-
-
 def quantile_max_z(n: float, q: float) -> float:
     """Quantile q of the max of n iid standard normals."""
     if n <= 1:
         return _STD.inv_cdf(q)
     return _STD.inv_cdf(q ** (1.0 / n))
-
-
-def simumax_inflation(n: float) -> float:
-    """SimuMax's r(n) = 1 + log2(n)/(log2(n)+1) * 0.09 * sqrt(log2 n): a fitted alternative
-    for the mean inflation of a synchronous step over n participants."""
-    if n <= 1:
-        return 1.0
-    lg = math.log2(n)
-    return 1.0 + lg / (lg + 1.0) * 0.09 * math.sqrt(lg)
 
 
 def step_percentiles(mu_s: float, cv: float, n: int) -> dict[str, float]:

@@ -172,6 +172,9 @@ class Estimate:
     # GPUs of the bid the plan leaves idle (tp x pp x dp x cp < gpus): the search may leave some
     # when no plan uses them all or when that is faster (every GPU is paid for either way).
     idle_gpus: int = 0
+    # share of HBM the memory verdict keeps free when no plan fits (the search's headroom, or the
+    # reserve a stated plan must leave); 0 when a plan fits
+    memory_headroom_fraction: float = 0.0
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready, keys as one bid of ``procure.estimate/v1`` (no step time: null)."""

@@ -73,20 +73,13 @@ def _previous_round(target: Path, new: bytes, before: Snapshot) -> list[tuple[Pa
     (check_targets has already accepted it as procure's own, or --force)."""
     import stat
 
-    from procure.sources.files import open_regular, read_fd_limited
+    from procure.report.writer import previous_content
 
     state = before.get(target)
     if state is None or not stat.S_ISREG(state[4]):
         return []
-    try:
-        fd = open_regular(target, follow_symlinks=False)
-        try:
-            old = read_fd_limited(fd, 1 << 30)
-        finally:
-            os.close(fd)
-    except OSError:
-        return []
-    if old == new:
+    old = previous_content(target, 1 << 30)      # as the target check read it: the file is not read twice
+    if old is None or old == new:
         return []
     stem = target.name[: -len(".json")]
     taken = [int(m.group(1)) for name in os.listdir(target.parent)

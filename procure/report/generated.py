@@ -130,6 +130,11 @@ def flag_reason(flag: Flag, bid: BidResult, doc: QuoteDocument, f: Formatter) ->
             return f.msg("reason.misses_deadline", days=f.days(numbers["time_to_train_days"]),
                          deadline=f.days(numbers["deadline_days"]))
         if code == "infeasible":
+            if "needed_gib" in numbers:        # memory: the least a plan needs and what the GPU holds
+                return f.msg("reason.infeasible_memory", gpus=f.integer(bid.gpus),
+                             capacity=f.number(numbers["capacity_gib"], 0),
+                             headroom=f.percent(numbers["headroom_fraction"], 0),
+                             needed=f.number(numbers["needed_gib"], 1))
             return f.msg("reason.infeasible", gpus=f.integer(bid.gpus))
         if code == "price-missing":
             pricing = bid.pricing

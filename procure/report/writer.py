@@ -35,6 +35,13 @@ LOCK_NAME = ".procure.lock"
 FINGERPRINT_SCAN_BYTES = 512 * 1024 * 1024   # larger files are never taken for procure's own
 _HELD: dict[str, list[int]] = {}             # folder -> [fd, depth]: the lock is re-entrant in a process
 _HELD_GUARD = threading.Lock()
+# What a run read of its output folder under the lock, kept for the rest of the hold (the lock keeps
+# other procure runs out): folder -> its manifest as read, then as written (the slug, the checks and
+# the commit all use one read), and folder -> {file name: bytes} of the reports the target check read,
+# so the previous JSON kept as a round is the one that was checked, not read a second time.
+_MANIFEST_HELD: dict[str, "Manifest"] = {}
+_TARGETS_HELD: dict[str, dict[str, bytes]] = {}
+KEEP_TARGET_BYTES = 64 * 1024 * 1024           # a larger report is read again rather than held in memory
 
 
 class Terminated(ProcureError):
@@ -79,6 +86,8 @@ def output_lock(folder: Path) -> Iterator[None]:
                 with _HELD_GUARD:
                     _HELD[key][1] -= 1
                     if _HELD[key][1] == 0:
+                        _MANIFEST_HELD.pop(key, None)
+                        _TARGETS_HELD.pop(key, None)
                         _release(folder, _HELD.pop(key)[0])
     finally:
         for made in created:   # a run that wrote nothing leaves no empty folder behind
@@ -299,7 +308,30 @@ Manifest = dict[str, dict[str, str]]        # file name -> {"sha256": hex, "sour
 
 def read_manifest(folder: Path) -> Manifest:
     """The folder's record of the files procure wrote (SHA-256 of each and the input it came
-    from); empty when absent, a link, too large or not procure's."""
+    from); empty when absent, a link, too large or not procure's. Under the folder's lock it is
+    read once per hold: every later call of the run gets that record, as this run last wrote it."""
+    key = os.path.realpath(folder)
+    with _HELD_GUARD:
+        held = key in _HELD
+        if held and key in _MANIFEST_HELD:
+            return _copy(_MANIFEST_HELD[key])
+    manifest = _read_manifest_file(Path(folder))
+    if held:
+        _hold_manifest(key, manifest)
+    return manifest
+
+
+def _copy(manifest: Manifest) -> Manifest:
+    return {name: dict(entry) for name, entry in manifest.items()}
+
+
+def _hold_manifest(key: str, manifest: Manifest) -> None:
+    with _HELD_GUARD:
+        if key in _HELD:
+            _MANIFEST_HELD[key] = _copy(manifest)
+
+
+def _read_manifest_file(folder: Path) -> Manifest:
     import json
 
     from procure.sources.files import open_regular, read_fd_limited
@@ -324,15 +356,21 @@ def read_manifest(folder: Path) -> Manifest:
             for name, entry in doc["files"].items() if isinstance(entry, dict)}
 
 
-def manifest_bytes(manifest: Manifest, written: list[tuple[Path, bytes]], source: str) -> bytes:
+def recorded(manifest: Manifest, written: list[tuple[Path, bytes]], source: str) -> Manifest:
     """The manifest after ``written`` (each with the input it came from) replaced their entries."""
     import hashlib
-    import json
 
-    files = {name: dict(entry) for name, entry in manifest.items()}
+    files = _copy(manifest)
     for path, data in written:
         files[Path(path).name] = {"sha256": hashlib.sha256(data).hexdigest(), "source": source}
-    return (json.dumps({"schema": MANIFEST_SCHEMA, "files": dict(sorted(files.items()))},
+    return dict(sorted(files.items()))
+
+
+def manifest_bytes(manifest: Manifest) -> bytes:
+    """The manifest file's content."""
+    import json
+
+    return (json.dumps({"schema": MANIFEST_SCHEMA, "files": dict(sorted(manifest.items()))},
                        indent=1, ensure_ascii=False) + "\n").encode("utf-8")
 
 
@@ -346,8 +384,12 @@ def write_recorded(folder: Path, targets: list[Path], produce: Callable[[Snapsho
         manifest = read_manifest(folder)
         before = check_targets(targets, force, manifest)
         outputs = produce(before)
-        record = (folder / MANIFEST_NAME, manifest_bytes(manifest, outputs, source))
-        written = write_all(outputs + [record], expected=before, force=force)
+        after = recorded(manifest, outputs, source)
+        written = write_all(outputs + [(folder / MANIFEST_NAME, manifest_bytes(after))], expected=before,
+                            force=force)
+        _hold_manifest(os.path.realpath(folder), after)     # what the file now says, for the rest of the hold
+        with _HELD_GUARD:
+            _TARGETS_HELD.pop(os.path.realpath(folder), None)   # the reports read before are replaced
         return [p for p in written if p.name != MANIFEST_NAME]
 
 
@@ -371,15 +413,47 @@ def unedited(path: Path, manifest: Manifest) -> bool | None:
         fd = open_regular(path, follow_symlinks=False)
     except OSError:
         return False
-    digest = hashlib.sha256()
+    digest, chunks, size = hashlib.sha256(), [], 0
     try:
         while chunk := os.read(fd, 1 << 20):
             digest.update(chunk)
+            size += len(chunk)
+            if size <= KEEP_TARGET_BYTES:
+                chunks.append(chunk)
     except OSError:
         return False
     finally:
         os.close(fd)
+    if size <= KEEP_TARGET_BYTES:
+        _keep_target(path, b"".join(chunks))
     return digest.hexdigest() == entry["sha256"]
+
+
+def _keep_target(path: Path, data: bytes) -> None:
+    """Hold ``data`` as ``path``'s content while its folder's lock is held (else nothing)."""
+    key = os.path.realpath(path.parent)
+    with _HELD_GUARD:
+        if key in _HELD:
+            _TARGETS_HELD.setdefault(key, {})[path.name] = data
+
+
+def previous_content(path: Path, limit: int) -> bytes | None:
+    """The report at ``path`` as the target check read it under the lock (else read now, at most
+    ``limit + 1`` bytes); None when it cannot be read."""
+    with _HELD_GUARD:
+        kept = _TARGETS_HELD.get(os.path.realpath(path.parent), {}).get(path.name)
+    if kept is not None:
+        return kept
+    from procure.sources.files import open_regular, read_fd_limited
+
+    try:
+        fd = open_regular(path, follow_symlinks=False)
+        try:
+            return read_fd_limited(fd, limit)
+        finally:
+            os.close(fd)
+    except OSError:
+        return None
 
 
 # ---------------------------------------------------------------------------------------------
@@ -410,6 +484,8 @@ def is_own_report(path: Path) -> bool:
             data = read_fd_limited(fd, FINGERPRINT_SCAN_BYTES)
         finally:
             os.close(fd)
+        if len(data) <= KEEP_TARGET_BYTES:
+            _keep_target(path, data)
         return check(data)
     except (OSError, ValueError, zipfile.BadZipFile, zlib.error, KeyError):
         return False
@@ -465,11 +541,6 @@ def _own_xlsx(data: bytes) -> bool:
 
 # ---------------------------------------------------------------------------------------------
 # staging and committing
-
-
-def write_atomic(path: Path, data: bytes) -> Path:
-    """Write ``data`` to ``path`` atomically (same-folder temp file, fsync, os.replace)."""
-    return write_all([(Path(path), data)], force=True)[0]
 
 
 def write_all(outputs: list[tuple[Path, bytes]], *, expected: Snapshot | None = None,

@@ -118,18 +118,19 @@ def point_row(index: int, pid: str, workload: str, term: str, rb: ResolvedBid, e
 
 def evaluate_chunk(ctx: SweepContext, chunk: Chunk) -> list[Row]:
     """The rows of one chunk's points, in point order (infeasible counts dropped if asked)."""
-    from procure.pipeline import bid_case, estimate_bid, phase_estimates
+    from procure.pipeline import bid_case, estimate_bid, phase_estimates, software
 
     inputs = ctx.inputs[chunk.workload]
     wid, basis = ctx.workload_ids[chunk.workload], ctx.bases[chunk.workload]
     network = ctx.networks[chunk.network]
+    stack = software(inputs, ctx.templates[chunk.accelerator][0])   # the accelerator's release, any size
     rows: list[Row] = []
     index = chunk.first_index
     for gpus in chunk.gpus:
         base = _point_bid(ctx.templates[chunk.accelerator][0], "search", gpus, network)
-        est = estimate_bid(inputs, base, None, ctx.knobs)
+        est = estimate_bid(inputs, base, stack, None, ctx.knobs)
         # the workload's further phases, if any (none to search where the main phase has no plan)
-        phases = phase_estimates(inputs, base, ctx.knobs) if est.feasible else []
+        phases = phase_estimates(inputs, base, stack, ctx.knobs) if est.feasible else []
         fits = est.feasible and all(e.feasible for _, e in phases)
         keep = fits or not ctx.feasible_only.get(chunk.accelerator, False)
         for term, template in zip(ctx.terms, ctx.templates[chunk.accelerator]):

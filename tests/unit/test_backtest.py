@@ -7,7 +7,7 @@ import copy
 import numpy as np
 import pytest
 
-from procure.backtest import (SCHEMA, backtest, read_vtrain_csv, run_inputs, spearman,
+from procure.backtest import (SCHEMA, backtest, read_vtrain_csv, run_case, spearman,
                               spearman_by_group)
 
 try:
@@ -62,20 +62,20 @@ def test_unpredictable_runs_are_listed_with_a_reason_not_dropped():
 
 
 def test_old_runs_get_the_software_of_their_year():
-    _, _, _, _, workload, plan = run_inputs(RUN, ACCELERATORS)
-    assert workload.attention == "unfused" and plan.overlap_grad_reduce is False
+    case, _ = run_case(RUN, ACCELERATORS)
+    assert case.workload.attention == "unfused" and case.plan.overlap_grad_reduce is False
     modern = copy.deepcopy(RUN) | {"id": "megatron_2024_x", "source": "2024"}
-    _, _, _, _, workload, plan = run_inputs(modern, ACCELERATORS)
-    assert workload.attention == "flash" and plan.overlap_grad_reduce is True
+    case, _ = run_case(modern, ACCELERATORS)
+    assert case.workload.attention == "flash" and case.plan.overlap_grad_reduce is True
     stated = copy.deepcopy(RUN) | {"attention": "flash", "overlap_dp": True}
-    _, _, _, _, workload, plan = run_inputs(stated, ACCELERATORS)
-    assert workload.attention == "flash" and plan.overlap_grad_reduce is True
+    case, _ = run_case(stated, ACCELERATORS)
+    assert case.workload.attention == "flash" and case.plan.overlap_grad_reduce is True
 
 
 def test_source_corrections_are_applied_and_shown():
     run = copy.deepcopy(RUN) | {"id": "megatron_readme2024_h100_70B"}
     run["hardware"] = dict(RUN["hardware"], accelerator="h100-sxm5-80gb")
-    _, _, _, _, _, plan = run_inputs(run, ACCELERATORS)
+    plan = run_case(run, ACCELERATORS)[0].plan
     assert plan.zero_stage == 1 and plan.sequence_parallel and plan.tp_comm_overlap
     row = backtest([run], ACCELERATORS)["runs"][0]
     assert row["corrected"]["fields"]["zero_stage"] == 1 and "README" in row["corrected"]["why"]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from procure.measure import FORMATS, detect_format
-from procure.measure.normalize import (lines, parse_clock, parse_number, parse_pair,
+from procure.measure.normalize import (lines, parse_clock, parse_number,
                                        parse_timestamp, strip_prefixes)
 
 
@@ -29,12 +29,6 @@ def test_numbers_in_log_tokens(token, expected):
                                    "1e400", None, True, float("nan")])
 def test_missing_or_non_finite_numbers_are_none(token):
     assert parse_number(token) is None
-
-
-def test_current_and_average_pairs():
-    assert parse_pair("1.5/2.5") == (1.5, 2.5)
-    assert parse_pair("N/A/3") == (None, None)  # "N/A" is split like a pair: no value
-    assert parse_pair("7") == (7.0, None)
 
 
 @pytest.mark.parametrize("text, seconds", [

@@ -200,7 +200,7 @@ def test_a_quoted_bid_on_a_stack_without_a_fused_kernel_materialises_the_scores(
     timed with the full s x s scores, slower than the same plan on a 2023 release."""
     from procure.catalog.calibration import load_knobs
     from procure.inputs.bundle import load_inputs
-    from procure.pipeline import estimate_bid
+    from procure.pipeline import estimate_bid, software
 
     def step(stack: str, when: str) -> float:
         path = tmp_path / f"{stack}-{when}.yaml"
@@ -218,7 +218,7 @@ bids:
   plan: {{tp: 8, pp: 1, dp: 8, micro_batch: 1, zero_stage: 0, recompute: full, sequence_parallel: false}}
 """, encoding="utf-8")
         inputs = load_inputs(path)
-        est = estimate_bid(inputs, inputs.bids[0], None, load_knobs())
+        est = estimate_bid(inputs, inputs.bids[0], software(inputs, inputs.bids[0]), None, load_knobs())
         assert est.feasible, est.reason
         return float(est.step_time_s)
 

@@ -20,7 +20,7 @@ from procure.economics import examples as ex
 from procure.economics.bid import evaluate_core
 from procure.economics.inputs import Assumptions, BidCase, Commitment, Phase, StepTimeError
 from procure.economics.negotiation import at_step_time, step_time_to_win
-from procure.economics.sensitivity import perturb
+from procure.economics.sensitivity import Trial, apply
 from procure.economics.uncertainty import band
 from procure.errors import InputError
 from procure.inputs.bundle import load_inputs
@@ -221,7 +221,7 @@ def test_the_band_adds_the_phases_each_with_its_own_model_error():
 
 def test_efficiency_sensitivity_and_the_step_time_to_win_move_every_phase():
     case = _case([10.0, 30.0], [1e12, 1e11], pricing=ex.rental("2.00"))
-    moved, _ = perturb(case, Assumptions(), "efficiency", 0.25)
+    [moved], _ = apply(Trial("efficiency", 0.25, bid=0), [case], Assumptions())
     assert moved.performance.step_time_s < 10.0 and moved.phases[0].performance.step_time_s < 30.0
     slower = at_step_time(case, 20.0)
     assert slower.phases[0].performance.step_time_s == pytest.approx(60.0)

@@ -14,7 +14,7 @@ from procure.errors import InputError
 from procure.report import FORMATS, render
 from procure.jsontext import to_json_bytes
 from procure.document import QuoteDocument, load_quote
-from procure.report.writer import write_all, write_atomic
+from procure.report.writer import write_all
 
 SAMPLE = Path(__file__).resolve().parents[1] / "fixtures" / "quote_sample.json"
 
@@ -89,10 +89,10 @@ def test_a_failing_write_removes_every_temp_file(tmp_path, monkeypatch):
     assert (tmp_path / "a.json").read_bytes() == b"old a"
 
 
-def test_write_atomic_replaces_content_with_an_ordinary_file_mode(tmp_path):
+def test_write_all_replaces_content_with_an_ordinary_file_mode(tmp_path):
     target = tmp_path / "deep" / "x.bin"
-    write_atomic(target, b"1")
-    write_atomic(target, b"22")
+    write_all([(target, b"1")], force=True)
+    write_all([(target, b"22")], force=True)
     assert target.read_bytes() == b"22" and os.listdir(target.parent) == ["x.bin"]
     mask = os.umask(0)
     os.umask(mask)

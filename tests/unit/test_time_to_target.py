@@ -121,12 +121,12 @@ def test_at_the_workloads_batch_the_penalty_is_zero(bids):
 def test_a_fixed_batch_changes_neither_time_nor_band():
     """The token factor of the workload's own batch is exactly 1: time, cost and band are those of
     a bid that carries no batch at all."""
-    from procure.pipeline import bid_case, critical_batch, estimate_bid_batch
-    from procure.catalog.calibration import load_knobs
+    from procure.pipeline import bid_case, critical_batch, estimate_bid_batch, gather
 
     inputs = api.load_inputs(Path(__file__).resolve().parents[2] / "examples" / "cluster.yaml")
-    rb, knobs = inputs.bids[0], load_knobs()
-    est, batch = estimate_bid_batch(inputs, rb, None, knobs, critical_batch(inputs))
+    gathered = gather(inputs, logs=False)
+    rb, knobs = inputs.bids[0], gathered.knobs
+    est, batch = estimate_bid_batch(inputs, rb, gathered.software[0], None, knobs, critical_batch(inputs))
     assert batch.origin == "workload" and batch.token_factor == 1.0 and batch.critical is not None
     with_batch = bid_case(inputs, rb, est, None, None, knobs, batch=batch)
     without = replace(with_batch, batch=None)
