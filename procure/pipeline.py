@@ -305,7 +305,7 @@ def _performance(inputs: Inputs, rb: ResolvedBid, est: Estimate, tokens_per_step
                        seq_len=w.seq_len)
     # the model's calibration record (issue 10) when it gives one; else whether knobs were fitted
     fitted = knobs is not None and rb.accelerator.id in knobs.by_accelerator
-    error = step_time_error(getattr(est, "calibration", None), fitted)
+    error = step_time_error(est.calibration, fitted)
     return with_error(perf, error, gemm_ceiling_mfu(rb, w.precision))
 
 
@@ -440,12 +440,12 @@ def predict_whole_run(cluster: Path, knobs: Knobs) -> tuple[dict[str, Any] | Non
         return None, est.reason
     if run is None:
         return None, "a phase has no feasible plan"
-    error = (est.calibration or {}).get("step_time_error") or {}
+    error = est.calibration.step_time_error if est.calibration is not None else None
     return {"gpu_hours": run.gpu_hours, "time_to_train_days": run.time_to_train_days,
             "goodput": run.goodput.fraction, "mfu": run.phases[0].mfu, "step_time_s": est.step_time_s,
             "gpus": rb.bid.gpus, "accelerator": rb.accelerator.id, "plan": dict(est.plan or {}),
-            "step_family": error.get("family"),
-            "sigma_log": float(error.get("sigma_log", UNCALIBRATED_ERROR.sigma_log)),
+            "step_family": None if error is None else error.family,
+            "sigma_log": (error or UNCALIBRATED_ERROR).sigma_log,
             "params": param_count(inputs.arch), "stack": stack.stack, "stack_features": sorted(stack.features),
             "year": inputs.cluster.as_of.year,
             "gpus_per_node": rb.system.gpus_per_node if rb.system else rb.accelerator.scale_up_domain}, None

@@ -47,6 +47,23 @@ UNCALIBRATED_ERROR = StepTimeError(UNCALIBRATED_FAMILY, 0.0, UNCALIBRATED_SIGMA_
 
 
 @dataclass(frozen=True)
+class Calibration:
+    """What the fitted knobs say about one estimate: whether its accelerator's knobs were fitted,
+    on which runs, and the step-time error of its evaluation family (the model writes it, the
+    economics draws the band from it, the result document states it)."""
+
+    accelerator: str
+    fitted: bool
+    fitted_on: tuple[str, ...]
+    step_time_error: StepTimeError
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON form ``procure estimate`` prints."""
+        return {"accelerator": self.accelerator, "fitted": self.fitted, "fitted_on": list(self.fitted_on),
+                "step_time_error": self.step_time_error.to_dict()}
+
+
+@dataclass(frozen=True)
 class AccelKnobs:
     """The few fitted numbers of one accelerator (see procure/model/README.md "Knobs").
 

@@ -19,6 +19,7 @@ from procure import __version__
 from procure.assumptions import ASSUMPTIONS, held_as
 from procure.catalog.types import family_of
 from procure.catalog.knobs import AccelKnobs, Knobs
+from procure.catalog.software import SoftwareStack
 from procure.catalog.types import Sourced
 from procure.compare import Comparison
 from procure.document import bid as B
@@ -296,8 +297,8 @@ def _bid(inputs: Inputs, outcome: BidOutcome, econ: BidEconomics) -> B.BidResult
         search=B.Search(plans_evaluated=(est.search or {}).get("plans_evaluated", 0),
                         feasible=(est.search or {}).get("feasible", 0)),
         runners_up=[B.RunnerUp(plan=B.Plan(**r["plan"]), step_time_s=r["step_time_s"]) for r in est.runners_up],
-        software=B.SoftwareRef.model_validate(est.software) if getattr(est, "software", None) else None,
-        calibration=B.Calibration.model_validate(est.calibration) if getattr(est, "calibration", None) else None,
+        software=_software(est.software),
+        calibration=est.calibration and _read(B.Calibration, est.calibration),
         tuned_recipe=B.TunedRecipe.model_validate(outcome.tuned_recipe) if outcome.tuned_recipe else None,
         expert_parallel=_expert_parallel(inputs, est, accel.scale_up_domain),
         idle_gpus=getattr(est, "idle_gpus", 0) if feasible else 0,
@@ -338,6 +339,14 @@ def _bid(inputs: Inputs, outcome: BidOutcome, econ: BidEconomics) -> B.BidResult
 def _read(model: type[M], record: object) -> M:
     """The document's model of an economics record, read by attribute (the names agree)."""
     return model.model_validate(record, from_attributes=True)
+
+
+def _software(stack: SoftwareStack | None) -> B.SoftwareRef | None:
+    """The release the plan search ran on: its features sorted, its date as written."""
+    if stack is None:
+        return None
+    return B.SoftwareRef(stack=stack.stack, version=stack.version, released=stack.released.isoformat(),
+                         features=sorted(stack.features), attention_kernel=stack.attention_kernel)
 
 
 def _uncertainty(band: Uncertainty) -> B.Uncertainty:

@@ -4,8 +4,8 @@ model's prediction. The choice, and what is kept of the other figure, is made he
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import Any, Mapping
 
+from procure.catalog.knobs import Calibration
 from procure.economics.inputs import MemoryShortfall, Performance, StepTimeError
 from procure.precision import round_sig
 
@@ -56,23 +56,16 @@ def performance(modeled: Modeled, *, tokens_per_step: int, gpus: int, peak_flops
         measured_seq_len=measured_seq_len if use_measured else None, seq_len=seq_len)
 
 
-def step_time_error(calibration: Mapping[str, Any] | None, fitted_knobs: bool) -> StepTimeError:
-    """The model's step-time error for one bid, from the model's calibration record.
-
-    ``calibration`` is the model's ``Estimate.calibration`` (``{"accelerator", "fitted",
-    "fitted_on", "step_time_error": {"family", "bias", "sigma_log", "n"}}``) when the model gives
-    one. Fallback while it does not: calibrated when the accelerator has fitted knobs
+def step_time_error(calibration: Calibration | None, fitted_knobs: bool) -> StepTimeError:
+    """The model's step-time error for one bid, from the model's calibration record
+    (``Estimate.calibration``: fitted or not, and its family's backtest residuals) when the model
+    gives one. Fallback while it does not: calibrated when the accelerator has fitted knobs
     (``fitted_knobs``), with the ``step_time_sigma_calibrated`` / ``_uncalibrated`` assumptions
     as the spread and no bias."""
-    if not calibration:
+    if calibration is None:
         source = "fitted knobs" if fitted_knobs else "no fitted knobs"
         return StepTimeError(calibrated=fitted_knobs, source=f"fallback: {source}")
-    residuals = calibration.get("step_time_error") or {}
-    sigma = residuals.get("sigma_log")
-    n = residuals.get("n")
-    return StepTimeError(
-        calibrated=bool(calibration.get("fitted")),
-        sigma_log=None if sigma is None else float(sigma),
-        bias=float(residuals.get("bias") or 0.0),
-        family=str(residuals.get("family") or ""),
-        source="model backtests" + (f" (n={n})" if n else ""))
+    residuals = calibration.step_time_error
+    n = residuals.n
+    return StepTimeError(calibrated=calibration.fitted, sigma_log=residuals.sigma_log, bias=residuals.bias,
+                         family=residuals.family, source="model backtests" + (f" (n={n})" if n else ""))

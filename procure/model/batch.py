@@ -132,7 +132,7 @@ def estimate_batch(cases: list[Case], knobs: Knobs | None = None,
         est = _row_estimate(prep, res, i, c, accel_knobs.step_time_cv, check_memory)
         out.append(replace(est, calibration=calibration_info(all_knobs, accel_knobs, c.accel,
                                                              evaluation_family(c.arch, c.accel, c.workload, c.plan)),
-                           software=c.software.to_dict() if c.software is not None else None))
+                           software=c.software))
     return out
 
 

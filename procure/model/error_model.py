@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from procure.catalog.knobs import AccelKnobs, Knobs, StepTimeError
+from procure.catalog.knobs import UNCALIBRATED_ERROR, AccelKnobs, Calibration, Knobs, StepTimeError
 from procure.catalog.types import Accelerator, ModelArch
 from procure.model.types import Estimate, PlanSpec, Workload
 
@@ -45,18 +45,14 @@ def evaluation_family(arch: ModelArch, accel: Accelerator, workload: Workload,
 
 
 def calibration_info(knobs: Knobs, accel_knobs: AccelKnobs, accel: Accelerator,
-                     family: str) -> dict[str, Any]:
+                     family: str) -> Calibration:
     """Estimate.calibration: fitted or not, on what, and the family's step-time error."""
     fitted = knobs.fitted_for(accel.id) and accel_knobs.fitted
-    error = knobs.error_for(family, fitted)
-    return {"accelerator": accel.id, "fitted": fitted, "fitted_on": list(accel_knobs.fitted_on),
-            "step_time_error": error.to_dict()}
+    return Calibration(accel.id, fitted, tuple(accel_knobs.fitted_on), knobs.error_for(family, fitted))
 
 
 def _error(est: Estimate) -> StepTimeError:
-    err = (est.calibration or {}).get("step_time_error") or {}
-    return StepTimeError(str(err.get("family", "uncalibrated")), float(err.get("bias", 0.0)),
-                         float(err.get("sigma_log", 0.25)), int(err.get("n", 0)))
+    return UNCALIBRATED_ERROR if est.calibration is None else est.calibration.step_time_error
 
 
 def step_time_quantile(est: Estimate, q: float) -> float:

@@ -128,7 +128,7 @@ def _with_context(est: Estimate, knobs: Knobs, accel_knobs: Any, arch: ModelArch
                   workload: Workload, spec: PlanSpec, software: SoftwareStack | None) -> Estimate:
     family = evaluation_family(arch, accel, workload, spec)
     return replace(est, calibration=calibration_info(knobs, accel_knobs, accel, family),
-                   software=software.to_dict() if software is not None else None)
+                   software=software)
 
 
 def assemble(arch: ModelArch, accel: Accelerator, gpus: int, workload: Workload, res: dict[str, Any],

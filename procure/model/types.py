@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Mapping
 
-from procure.catalog.knobs import DEFAULT_GEMM_TOP, AccelKnobs, Knobs, StepTimeError
+from procure.catalog.knobs import DEFAULT_GEMM_TOP, AccelKnobs, Calibration, Knobs, StepTimeError
 from procure.catalog.software import SoftwareStack
 
 __all__ = ["AccelKnobs", "CP_COMM", "DEFAULT_GEMM_TOP", "DISPATCHERS", "Estimate", "INFO_TERMS",
@@ -167,8 +167,8 @@ class Estimate:
     tokens_per_step: int = 0
     tokens_per_s: float = 0.0
     gpus: int = 0
-    calibration: dict[str, Any] = field(default_factory=dict)
-    software: dict[str, Any] | None = None
+    calibration: Calibration | None = None      # None: not evaluated against the fitted knobs
+    software: SoftwareStack | None = None       # None: no feature restriction
     # GPUs of the bid the plan leaves idle (tp x pp x dp x cp < gpus): the search may leave some
     # when no plan uses them all or when that is faster (every GPU is paid for either way).
     idle_gpus: int = 0
@@ -195,8 +195,8 @@ class Estimate:
             "gpus": self.gpus,
             "search": dict(self.search),
             "runners_up": [dict(r) for r in self.runners_up],
-            "calibration": dict(self.calibration),
-            "software": dict(self.software) if self.software is not None else None,
+            "calibration": self.calibration.to_dict() if self.calibration is not None else {},
+            "software": self.software.to_dict() if self.software is not None else None,
             "idle_gpus": self.idle_gpus,
         }
 

@@ -96,7 +96,7 @@ def test_the_p10_p90_band_covers_about_80_percent_of_holdout_runs(cat):
     for run, est in zip(runs, estimate_batch(cases, load_knobs(), check_memory=False)):
         if est.feasible:
             lo, hi = step_time_band(est)
-            assert lo < est.step_time_s < hi or est.calibration["step_time_error"]["bias"] != 0
+            assert lo < est.step_time_s < hi or est.calibration.step_time_error.bias != 0
             inside += lo <= run["measured"]["step_time_s"] <= hi
             n += 1
     assert n >= 45 and 0.70 <= inside / n <= 0.90, inside / n

@@ -136,14 +136,15 @@ def test_the_cost_band_is_on_the_ranking_basis(basis):
 
 
 def test_the_models_calibration_record_is_read_as_the_model_writes_it():
+    from procure.catalog.knobs import UNCALIBRATED_ERROR, Calibration
+    from procure.catalog.knobs import StepTimeError as Residuals
     from procure.economics.basis import step_time_error
 
-    record = {"accelerator": "b200-sxm-180gb", "fitted": False, "fitted_on": [],
-              "step_time_error": {"family": "uncalibrated", "bias": 0.0, "sigma_log": 0.25, "n": 0}}
+    record = Calibration("b200-sxm-180gb", False, (), UNCALIBRATED_ERROR)
     error = step_time_error(record, fitted_knobs=True)
     assert (error.calibrated, error.sigma_log, error.bias, error.family) == (False, 0.25, 0.0, "uncalibrated")
-    fitted = step_time_error({"fitted": True, "step_time_error": {"family": "dense-bf16-hopper", "bias": 0.05,
-                                                                  "sigma_log": 0.08, "n": 41}}, False)
+    fitted = step_time_error(Calibration("h100-sxm-80gb", True, ("run-a",), Residuals("dense-bf16-hopper", 0.05, 0.08,
+                                                                                       41)), False)
     assert fitted.calibrated and fitted.source == "model backtests (n=41)"
     fallback = step_time_error(None, fitted_knobs=False)
     assert not fallback.calibrated and fallback.sigma_log is None and "fallback" in fallback.source

@@ -75,7 +75,7 @@ def test_the_search_never_proposes_what_the_stack_cannot_run(stack, when, forbid
         for key, bad in forbidden.items():
             value = plan[key]
             assert not (bad(value) if callable(bad) else value in bad), (stack, key, value)
-    assert est.software["stack"] == ("megatron-core" if stack == "megatron-lm" else stack)
+    assert est.software.stack == ("megatron-core" if stack == "megatron-lm" else stack)
 
 
 def test_a_fixed_plan_the_stack_cannot_run_is_infeasible_with_the_reason():
