@@ -507,7 +507,7 @@ def _finance(econ: BidEconomics) -> B.Finance | None:
 def _measured(measured: MeasuredBid | None) -> B.Measured | None:
     if measured is None:
         return None
-    return B.Measured(sources=[B.MeasuredSource(**s) for s in measured.sources],
+    return B.Measured(sources=[_read(B.MeasuredSource, s) for s in measured.sources],
                       step_time_s=measured.summary and B.StepTimeSummary.model_validate(measured.summary),
                       histogram=measured.histogram and B.Histogram.model_validate(measured.histogram),
                       busbw_gbs=measured.busbw_gbs, busbw_used=measured.scale_out.busbw_gbs is not None,

@@ -53,11 +53,22 @@ class OutlierStep:
 
 
 @dataclass(frozen=True)
+class ParsedLog:
+    """One log parsed for the bid, as the quote lists it."""
+
+    path: str                  # the file's name
+    format: str
+    steps: int | float         # steps it covers (whole: the document refuses a fraction)
+    warmup_excluded: int
+    aggregation: str | None
+
+
+@dataclass(frozen=True)
 class MeasuredBid:
     summary: dict[str, Any] | None        # mean, p50, p95, p99, max, std, cv, count, aggregation
     histogram: dict[str, Any] | None
     busbw_gbs: float | None
-    sources: list[dict[str, Any]]
+    sources: tuple[ParsedLog, ...]
     gpus: int | None                      # the largest GPU count a source states
     busbw_nodes: int | None               # hosts the nccl-tests run spanned, when printed
     scale_out: ScaleOutDecision
@@ -104,12 +115,10 @@ def measure_bid(paths: list[Path], scale_up_domain: int, nic_gbs_per_gpu: float,
     from procure.measure import ingest
 
     result = ingest(list(paths))
-    listed = result.to_dict()["sources"]
-    sources = [{"path": Path(s["path"]).name, "format": s["format"], "steps": s["steps"],
-                "warmup_excluded": s["warmup_excluded"], "aggregation": s.get("aggregation")}
-               for s in listed]
-    gpus = max((s["gpus"] for s in listed if s.get("gpus")), default=None)
-    nodes = max(((s.get("bus_bandwidth") or {}).get("nodes") or 0 for s in listed), default=0) or None
+    sources = tuple(ParsedLog(Path(s.path).name, s.format, s.steps, s.warmup_excluded, s.aggregation)
+                    for s in result.sources)
+    gpus = max((s.gpus for s in result.sources if s.gpus), default=None)
+    nodes = max(((s.bus_bandwidth or {}).get("nodes") or 0 for s in result.sources), default=0) or None
     busbw = result.busbw_gbs()
     summary = result.step_time_summary()
     for key in ("mean", "p99"):
@@ -122,7 +131,7 @@ def measure_bid(paths: list[Path], scale_up_domain: int, nic_gbs_per_gpu: float,
     stated = [s.info for s in result.sources]
     return MeasuredBid(summary, result.histogram(), busbw, sources, gpus, nodes,
                        decide_scale_out(busbw, nodes, gpus, scale_up_domain, nic_gbs_per_gpu, network_id),
-                       tuple(Path(s["path"]) for s in listed),
+                       tuple(Path(s.path) for s in result.sources),
                        max((int(i["global_batch"]) for i in stated if i.get("global_batch")), default=None),
                        max((int(i["seq_len"]) for i in stated if i.get("seq_len")), default=None),
                        max((int(s.stragglers["ranks"]) for s in result.sources if s.stragglers), default=None),

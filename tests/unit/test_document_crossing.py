@@ -1,8 +1,8 @@
-"""The economics records cross into the result document by attribute, never through a plain dict.
+"""The cores' records cross into the result document by attribute, never through a plain dict.
 
-``procure/document/assemble.py`` reads each record with ``model_validate(record,
-from_attributes=True)`` (or a typed constructor where the document reshapes it), so the record's
-names are the document's. That a document built from the records is the one the goldens hold is
+``procure/document/assemble.py`` reads each economics record (and the model's calibration, the
+logs measure parsed) with ``model_validate(record, from_attributes=True)``, or a typed
+constructor where the document reshapes it, so the record's names are the document's. That a document built from the records is the one the goldens hold is
 ``tests/unit/test_cases.py::test_case_json`` (byte for byte, every case); these tests keep the
 seam itself honest.
 """
@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from procure.catalog.knobs import Calibration, StepTimeError
 from procure.document import bid as B
 from procure.economics.bid import BasisCost
 from procure.economics.commitment import Conditions, StatedCommitment, convert
@@ -27,6 +28,7 @@ from procure.economics.ratios import Ratios
 from procure.economics.sensitivity import SensitivityRow
 from procure.economics.target import CandidateRow, TimeToTarget
 from procure.economics.uncertainty import StepError
+from procure.measure.bid import ParsedLog
 
 ASSEMBLE = Path(__file__).resolve().parents[2] / "procure" / "document" / "assemble.py"
 
@@ -35,7 +37,8 @@ READ_BY_ATTRIBUTE = [(B.Flag, Flag), (B.CostLine, CostLine), (B.Goodput, Goodput
                      (B.Negotiation, Negotiation), (B.NegotiationLever, Lever), (B.Ratios, Ratios),
                      (B.TimeToTarget, TimeToTarget), (B.StatedCommitment, StatedCommitment),
                      (B.Conditions, Conditions), (B.BatchCandidate, CandidateRow), (B.BasisCost, BasisCost),
-                     (B.StepTimeError, StepError)]
+                     (B.StepTimeError, StepError), (B.Calibration, Calibration), (B.FamilyError, StepTimeError),
+                     (B.MeasuredSource, ParsedLog)]
 
 
 def _attributes(record: type) -> set[str]:
@@ -95,3 +98,11 @@ def test_a_candidate_without_a_plan_reads_as_no_plan():
 def test_goodput_states_its_interval_in_minutes():
     gp = Goodput(0.9, 0.1, 1e-5, 24.0, 11.2, 1800.0, 10.0, False)
     assert B.Goodput.model_validate(gp, from_attributes=True).checkpoint_interval_min == 30.0
+
+
+def test_the_models_calibration_reads_with_its_family_error():
+    found = Calibration("h100-sxm5-80gb", True, ("corpus:mlperf-v4.0",), StepTimeError("dense-bf16-hopper", 0.05, 0.08, 41))
+    doc = B.Calibration.model_validate(found, from_attributes=True)
+    assert doc.fitted_on == ["corpus:mlperf-v4.0"] and doc.step_time_error.n == 41
+    assert (doc.step_time_error.family, doc.step_time_error.bias, doc.step_time_error.sigma_log) == \
+        ("dense-bf16-hopper", 0.05, 0.08)
