@@ -33,7 +33,7 @@ from procure.economics.commitment import MAX_FACTOR, MAX_SEQ_RATIO
 from procure.economics.cost import BASES, market_reference
 from procure.economics.inputs import Assumptions, Commitment
 from procure.economics.ratios import DEFINITIONS as RATIO_DEFINITIONS
-from procure.economics.uncertainty import CHECKPOINT_INTERVAL, Uncertainty
+from procure.economics.uncertainty import CHECKPOINT_INTERVAL, PERCENTILES, Uncertainty
 from procure.economics.statistical import (MAX_CANDIDATES, MAX_MODEL_PARALLEL, PENALTY_FLAG, TIE_TOLERANCE,
                                            BatchChoice, CriticalBatch)
 from procure.inputs.bundle import Inputs
@@ -337,7 +337,7 @@ def _bid(inputs: Inputs, outcome: BidOutcome, econ: BidEconomics) -> B.BidResult
 
 
 def _read(model: type[M], record: object) -> M:
-    """The document's model of an economics record, read by attribute (the names agree)."""
+    """The document's model of a core's record, read by attribute (the names agree)."""
     return model.model_validate(record, from_attributes=True)
 
 
@@ -349,13 +349,17 @@ def _software(stack: SoftwareStack | None) -> B.SoftwareRef | None:
                          features=sorted(stack.features), attention_kernel=stack.attention_kernel)
 
 
+def _percentiles(values: tuple[Any, ...]) -> dict[str, Any]:
+    """A band's (P10, P50, P90) by name."""
+    return {f"p{p}": value for p, value in zip(PERCENTILES, values)}
+
+
 def _uncertainty(band: Uncertainty) -> B.Uncertainty:
     """The band's percentile triples named, with the precision the sample supports."""
-    days = B.Band(**dict(zip(("p10", "p50", "p90"), band.time_to_train_days)))
     cost = band.cost_per_million_tokens
     return B.Uncertainty(seed=band.seed, samples=band.samples, basis=band.basis,
-                         cost_per_million_tokens=cost and B.MoneyBand(**dict(zip(("p10", "p50", "p90"), cost))),
-                         time_to_train_days=days,
+                         cost_per_million_tokens=cost and B.MoneyBand(**_percentiles(cost)),
+                         time_to_train_days=B.Band(**_percentiles(band.time_to_train_days)),
                          precision=B.BandPrecision(cost_per_million_tokens=band.cost_quantum,
                                                    time_to_train_days=band.days_quantum),
                          distributions=band.distributions, checkpoint_interval=CHECKPOINT_INTERVAL,
