@@ -29,7 +29,7 @@ HOURS_PER_DAY = Decimal(24)
 
 @dataclass(frozen=True)
 class BasisCost:
-    """The cost of one bid on one basis; every figure follows from ``lines``."""
+    """The cost of one bid on one basis; every figure follows from ``cost_lines``."""
 
     basis: str                               # present_value | run | commitment
     cost_lines: tuple[CostLine, ...]
