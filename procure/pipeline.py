@@ -390,7 +390,7 @@ def run_backtest(path: Path) -> dict[str, Any]:
     cat = default_catalog()
     runs = load_runs_file(path)     # validated: a broken file is file:line:col diagnostics
     result = backtest(runs, cat.accelerators, knobs=load_knobs())
-    if any(run.get("group") for run in result["runs"]):
+    if any(row.get("group") for row in result["runs"]):
         from procure.backtest import spearman_by_group
 
         result["spearman"] = spearman_by_group(result)   # ranking fidelity within (model, GPUs, batch)
