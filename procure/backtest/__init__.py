@@ -190,7 +190,8 @@ def run_case(run: PublishedRun, accelerators: dict[str, Accelerator],
              networks_by_gbps: dict[float, Network] | None = None) -> tuple[Case, str | None]:
     """The model's inputs for a published run (and a note on the software), or Unpredictable."""
     hw = run.hardware
-    par = run.parallelism.model_copy(update=corrections(run)[0])
+    fixed = corrections(run)[0]
+    par = run.parallelism.model_copy(update=fixed) if fixed else run.parallelism
     accel = accelerators.get(hw.accelerator)
     if accel is None:
         raise Unpredictable(f"unknown accelerator {hw.accelerator!r}")
