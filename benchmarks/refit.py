@@ -56,6 +56,7 @@ from procure.catalog.calibration import SCHEMA as CALIBRATION_SCHEMA, knobs_from
 from procure.catalog.knobs import AccelKnobs, Knobs  # noqa: E402
 from procure.catalog.load import default_catalog  # noqa: E402
 from procure.model.batch import case_knobs, evaluate_prepared, prepare  # noqa: E402
+from procure.backtest.published_run import PublishedRun  # noqa: E402
 from procure.backtest.runs import read_runs  # noqa: E402
 
 FITTED_AT = "2026-12-01"                 # fixed for determinism (not the clock)
@@ -94,16 +95,16 @@ SIGMA_FLOOR = 0.03                       # published step times themselves scatt
 @dataclass
 class Data:
     name: str                            # what it was fitted on (a file or a corpus source family)
-    runs: list[dict[str, Any]]
+    runs: list[PublishedRun]
 
 
 def load_moe_data() -> list[Data]:
     """The fit split's MoE and long-context runs, one data set per source family."""
-    corpus: dict[str, list[dict[str, Any]]] = {}
+    corpus: dict[str, list[PublishedRun]] = {}
     for name in CORPUS_FILES:
         for run in read_runs(CORPUS / name):
-            if run.get("split") == "fit" and run.get("family") in MOE_FAMILIES:
-                corpus.setdefault(str(run["source_family"]), []).append(run)
+            if run.split == "fit" and run.family in MOE_FAMILIES:
+                corpus.setdefault(str(run.source_family), []).append(run)
     return [Data(f"corpus:{fam}", runs) for fam, runs in sorted(corpus.items())]
 
 
@@ -114,11 +115,11 @@ def load_fit_data(shared: Path) -> list[Data]:
                              .read_text(encoding="utf-8"), multi=False)
     out = [Data("published_runs/calibration.yaml", pub),
            Data("published_runs/vtrain/ground_truth_single.csv", single)]
-    corpus: dict[str, list[dict[str, Any]]] = {}
+    corpus: dict[str, list[PublishedRun]] = {}
     for name in CORPUS_FILES:
         for run in read_runs(CORPUS / name):
-            if run.get("split") == "fit" and run.get("family") in FIT_FAMILIES:
-                corpus.setdefault(str(run["source_family"]), []).append(run)
+            if run.split == "fit" and run.family in FIT_FAMILIES:
+                corpus.setdefault(str(run.source_family), []).append(run)
     out += [Data(f"corpus:{fam}", runs) for fam, runs in sorted(corpus.items())]
     return out
 
@@ -131,13 +132,13 @@ class Batch:
         for d in data:
             mine = []
             for run in d.runs:
-                if run["hardware"]["accelerator"] not in ids:
+                if run.hardware.accelerator not in ids:
                     continue
                 try:
                     case, _ = run_case(run, accelerators)
                 except Unpredictable:
                     continue
-                mine.append((case, float(run["measured"]["step_time_s"])))
+                mine.append((case, float(run.measured.step_time_s)))
             for case, step in mine:
                 cases.append(case)
                 measured.append(step)
@@ -329,11 +330,13 @@ def imbalance_pairs(data: list[Data]) -> list[tuple[str, Any, float]]:
     accelerators = default_catalog().accelerators
     pairs = []
     for run in (run for d in data for run in d.runs):
-        measured = run["measured"]
-        if run.get("split") == "fit" and measured.get("dropless_model_tflops_per_gpu"):
+        measured = run.measured
+        if run.split == "fit" and measured.dropless_model_tflops_per_gpu:
+            if measured.model_tflops_per_gpu is None:
+                raise ValueError(f"{run.id}: a dropless figure needs the force-balanced one beside it")
             case, _ = run_case(run, accelerators)
-            ratio = float(measured["model_tflops_per_gpu"]) / float(measured["dropless_model_tflops_per_gpu"])
-            pairs.append((str(run["id"]), replace(case, workload=replace(case.workload, moe_imbalance=1.0)), ratio))
+            ratio = float(measured.model_tflops_per_gpu) / float(measured.dropless_model_tflops_per_gpu)
+            pairs.append((run.id, replace(case, workload=replace(case.workload, moe_imbalance=1.0)), ratio))
     return pairs
 
 
@@ -354,7 +357,7 @@ def fit_moe_imbalance(knobs: Knobs, data: list[Data]) -> dict[str, Any]:
     x = round(float(minimize_scalar(lambda v: float(np.sum(resid(v) ** 2)), bounds=(1.0, 4.0),
                                     method="bounded", options={"xatol": 1e-4}).x), 2)
     ids = sorted(run_id for run_id, _, _ in pairs)
-    families = sorted({str(run["source_family"]) for d in data for run in d.runs if run["id"] in ids})
+    families = sorted({str(run.source_family) for d in data for run in d.runs if run.id in ids})
     return {"value": x, "fitted_on": [f"corpus:{family} ({len(pairs)} force-balanced/dropless pairs, "
                                       f"{', '.join(ids)})" for family in families],
             "log_rms": round(float(np.sqrt(np.mean(resid(x) ** 2))), 4)}

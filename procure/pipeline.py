@@ -19,6 +19,7 @@ from procure.inputs.resolve import ResolvedBid
 from procure.model.types import Estimate, PlanSpec, Workload
 
 if TYPE_CHECKING:   # only `quote` needs the economics and the document: `estimate` starts without them
+    from procure.backtest.published_run import PublishedRun
     from procure.document.quote import QuoteDocument
     from procure.economics.inputs import Assumptions, BidCase, Commitment, MemoryShortfall, Performance
     from procure.economics.runtime import RunTime
@@ -176,7 +177,7 @@ class Gathered:
     measured logs, parsed (None for a bid without logs), and the software release it runs."""
 
     knobs: Knobs
-    tuned_recipes: tuple[dict[str, Any], ...]
+    tuned_recipes: tuple[PublishedRun, ...]
     measured: tuple[MeasuredBid | None, ...]
     software: tuple[SoftwareStack, ...]
 
@@ -197,13 +198,13 @@ class TunedRecipes:
     """The published vendor-tuned recipes and their comparison with a bid's plan; the recipe side
     is computed once per recipe."""
 
-    def __init__(self, inputs: Inputs, knobs: Knobs, runs: tuple[dict[str, Any], ...]) -> None:
+    def __init__(self, inputs: Inputs, knobs: Knobs, runs: tuple[PublishedRun, ...]) -> None:
         self.inputs, self.knobs = inputs, knobs
         self._runs = list(runs)
         self._by_recipe: dict[str, dict[str, Any]] = {}
-        self._nearest: dict[tuple[str, int], dict[str, Any] | None] = {}
+        self._nearest: dict[tuple[str, int], PublishedRun | None] = {}
 
-    def runs(self) -> list[dict[str, Any]]:
+    def runs(self) -> list[PublishedRun]:
         return self._runs
 
     def compare(self, rb: ResolvedBid, est: Estimate) -> dict[str, Any] | None:
@@ -219,15 +220,15 @@ class TunedRecipes:
         run = self._nearest[near]
         if run is None:
             return None
-        if run["id"] not in self._by_recipe:
+        if run.id not in self._by_recipe:
             try:
-                self._by_recipe[run["id"]] = compare_with_recipe(est, run, self.inputs.catalog.accelerators,
-                                                                 self.knobs)
+                self._by_recipe[run.id] = compare_with_recipe(est, run, self.inputs.catalog.accelerators,
+                                                              self.knobs)
             except Unpredictable:         # a recipe the model cannot time yet: nothing to compare with
-                self._by_recipe[run["id"]] = {}
-        if not self._by_recipe[run["id"]]:
+                self._by_recipe[run.id] = {}
+        if not self._by_recipe[run.id]:
             return None
-        recipe = dict(self._by_recipe[run["id"]])
+        recipe = dict(self._by_recipe[run.id])
         recipe.update(bid_plan=est.plan, bid_step_time_s=est.step_time_s)
         return recipe
 
@@ -404,7 +405,7 @@ def run_backtest(path: Path) -> dict[str, Any]:
     cat = default_catalog()
     runs = load_runs_file(path)     # validated: a broken file is file:line:col diagnostics
     result = backtest(runs, cat.accelerators, knobs=load_knobs())
-    if any(run.get("group") for run in result["runs"]):
+    if any(row.get("group") for row in result["runs"]):
         from procure.backtest import spearman_by_group
 
         result["spearman"] = spearman_by_group(result)   # ranking fidelity within (model, GPUs, batch)

@@ -1,8 +1,8 @@
 """Backtest the step-time model on published runs (``procure.published-runs/v1``) and on vTrain's
 measured iteration times: every run of a file in ONE vectorised evaluation (model.batch).
 
-Pure: runs come in as plain dicts (already validated by ``procure.backtest.runs``), the catalog
-as dataclasses.
+Pure: runs come in as typed records (``PublishedRun``, validated by ``procure.backtest.runs``), the
+catalog as dataclasses.
 
 Software era. Older files have no ``software:``, yet what a run ran changed around 2023:
 Megatron-LM of 2020-2022 ran an unfused scale-mask-softmax attention (s x s scores in HBM) and
@@ -18,7 +18,7 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -29,6 +29,9 @@ from procure.model.batch import Case, batch_rows
 from procure.model.error_model import BAND, evaluation_family
 from procure.model.grid import plan_features
 from procure.model.types import Knobs, PlanSpec, Workload
+
+if TYPE_CHECKING:       # the schema module is imported where runs are read, not by a quote's start
+    from procure.backtest.published_run import PublishedRun, RunParallelism
 
 SCHEMA = "procure.backtest/v1"
 IB_LATENCY_US = 5.0            # NCCL net hop latency (tree LL), facts networks.yaml
@@ -57,9 +60,9 @@ SOURCE_CORRECTIONS = {
 }
 
 
-def corrections(run: dict[str, Any]) -> tuple[dict[str, Any], str | None]:
+def corrections(run: PublishedRun) -> tuple[dict[str, Any], str | None]:
     for prefix, (fields, why) in SOURCE_CORRECTIONS.items():
-        if str(run.get("id", "")).startswith(prefix):
+        if run.id.startswith(prefix):
             return fields, why
     return {}, None
 
@@ -68,12 +71,12 @@ class Unpredictable(Exception):
     """A run the model cannot predict; the message is the reason."""
 
 
-def _year(run: dict[str, Any]) -> int | None:
-    found = re.findall(r"(20[12]\d)", f"{run.get('id', '')} {run.get('source', '')}")
+def _year(run: PublishedRun) -> int | None:
+    found = re.findall(r"(20[12]\d)", f"{run.id} {run.source}")
     return min(int(y) for y in found) if found else None
 
 
-def software_era(run: dict[str, Any], software: SoftwareStack | None = None) -> tuple[str, bool]:
+def software_era(run: PublishedRun, software: SoftwareStack | None = None) -> tuple[str, bool]:
     """(attention kernel, DP overlap) of the run's software: what the run states, else what its
     stack release runs, else (older files) what its year suggests."""
     year = _year(run)
@@ -83,41 +86,33 @@ def software_era(run: dict[str, Any], software: SoftwareStack | None = None) -> 
         default_overlap = software.has("dp_overlap")
     else:
         default_attention, default_overlap = ("unfused" if old else "flash"), not old
-    attention = run.get("attention") or default_attention
-    overlap = run.get("overlap_dp")
-    return attention, default_overlap if overlap is None else bool(overlap)
+    attention = run.attention or default_attention
+    overlap = run.overlap_dp
+    return attention, default_overlap if overlap is None else overlap
 
 
-def run_arch(run: dict[str, Any]) -> ModelArch:
-    mdl = run["model"]
-    moe = mdl.get("moe")
+def run_arch(run: PublishedRun) -> ModelArch:
+    mdl = run.model
+    moe, a, w = mdl.moe, mdl.mla, mdl.attention_window
     moe_arch = mla = window = None
-    if moe:
+    if moe is not None:
         limit = _node_limit(run)
-        moe_arch = MoE(experts=int(moe["experts"]), top_k=int(moe["top_k"]),
-                       expert_ffn_hidden=int(moe["expert_ffn_hidden"]),
-                       shared_experts=int(moe.get("shared_experts", 0)),
-                       dense_layers=int(moe.get("dense_layers", 0)),
-                       capacity_factor=float(moe["capacity_factor"]) if moe.get("capacity_factor") else None,
-                       layer_freq=int(moe.get("moe_layer_freq", 1)),
-                       groups=limit and int(moe["experts"]), group_topk=limit)
-    if mdl.get("mla"):
-        a = mdl["mla"]
-        mla = MLA(kv_lora_rank=int(a["kv_lora_rank"]), qk_nope_head_dim=int(a["qk_nope_head_dim"]),
-                  qk_rope_head_dim=int(a["qk_rope_head_dim"]), v_head_dim=int(a["v_head_dim"]),
-                  q_lora_rank=int(a["q_lora_rank"]) if a.get("q_lora_rank") else None)
-    if mdl.get("attention_window"):
-        w = mdl["attention_window"]
-        window = AttentionWindow(size=int(w["size"]), global_every=w.get("global_every"),
-                                 kind=str(w.get("kind", "sliding")))
+        moe_arch = MoE(experts=moe.experts, top_k=moe.top_k, expert_ffn_hidden=moe.expert_ffn_hidden,
+                       shared_experts=moe.shared_experts, dense_layers=moe.dense_layers,
+                       capacity_factor=float(moe.capacity_factor) if moe.capacity_factor else None,
+                       layer_freq=moe.moe_layer_freq, groups=limit and moe.experts, group_topk=limit)
+    if a is not None:
+        mla = MLA(kv_lora_rank=a.kv_lora_rank, qk_nope_head_dim=a.qk_nope_head_dim,
+                  qk_rope_head_dim=a.qk_rope_head_dim, v_head_dim=a.v_head_dim,
+                  q_lora_rank=a.q_lora_rank or None)
+    if w is not None:
+        window = AttentionWindow(size=w.size, global_every=w.global_every)
     return ModelArch(
-        id=str(run.get("id", "run")), name=str(run.get("id", "run")), layers=int(mdl["layers"]),
-        hidden=int(mdl["hidden"]), heads=int(mdl["heads"]),
-        kv_heads=int(mdl.get("kv_heads") or mdl["heads"]), ffn_hidden=int(mdl["ffn_hidden"]),
-        vocab=int(mdl["vocab"]), gated_mlp=bool(mdl.get("gated_mlp", False)),
-        tied_embeddings=bool(mdl.get("tied_embeddings", False)), moe=moe_arch,
-        head_dim=int(mdl["head_dim"]) if mdl.get("head_dim") and not mla else None, mla=mla,
-        attention_window=window, mtp_layers=int(mdl.get("mtp_layers", 0)))
+        id=run.id, name=run.id, layers=mdl.layers, hidden=mdl.hidden, heads=mdl.heads,
+        kv_heads=mdl.kv_heads or mdl.heads, ffn_hidden=mdl.ffn_hidden, vocab=mdl.vocab,
+        gated_mlp=mdl.gated_mlp, tied_embeddings=mdl.tied_embeddings, moe=moe_arch,
+        head_dim=mdl.head_dim if mdl.head_dim and not mla else None, mla=mla,
+        attention_window=window, mtp_layers=mdl.mtp_layers)
 
 
 # A run's MoE dispatcher as the model names it: Megatron's all-to-all, the flex dispatcher with
@@ -128,22 +123,22 @@ DISPATCHER_WORDS = (("hybridep", "hybridep"), ("deepep", "deepep"), ("ib+nvlink"
 FORCE_BALANCED = ("force-balance", "moe_router_force_load_balancing=true")
 
 
-def _dispatcher(run: dict[str, Any]) -> str | None:
-    text = str(run["parallelism"].get("moe_dispatcher") or "").lower()
+def _dispatcher(run: PublishedRun) -> str | None:
+    text = (run.parallelism.moe_dispatcher or "").lower()
     return next((name for word, name in DISPATCHER_WORDS if word in text), None)
 
 
-def _node_limit(run: dict[str, Any]) -> int | None:
+def _node_limit(run: PublishedRun) -> int | None:
     """Node-limited routing stated with the dispatcher ("max 4 nodes/token")."""
-    found = re.search(r"max (\d+) nodes", str(run["parallelism"].get("moe_dispatcher") or ""))
+    found = re.search(r"max (\d+) nodes", run.parallelism.moe_dispatcher or "")
     return int(found.group(1)) if found else None
 
 
-def _imbalance(run: dict[str, Any]) -> float | None:
+def _imbalance(run: PublishedRun) -> float | None:
     """1.0 for a run whose router was force-balanced (vendor benchmark tables say so in their
     footnote, recorded in the run's notes); None (the model's prior) otherwise."""
-    notes = str(run.get("notes", "")).lower().replace(" ", "")
-    balanced = run.get("router") or any(word.replace(" ", "") in notes for word in FORCE_BALANCED)
+    notes = run.notes.lower().replace(" ", "")
+    balanced = run.router or any(word.replace(" ", "") in notes for word in FORCE_BALANCED)
     return 1.0 if balanced else None
 
 
@@ -155,25 +150,25 @@ def run_network(gbps: float, networks_by_gbps: dict[float, Network] | None) -> N
                    rail_optimised=True, sourced=Sourced(("published run hardware block",), ""))
 
 
-def run_software(run: dict[str, Any]) -> SoftwareStack | None:
+def run_software(run: PublishedRun) -> SoftwareStack | None:
     """The release a run states (its version when the catalog knows it, else its date); None
     for runs that state no software (the older files)."""
-    sw = run.get("software")
-    if not sw:
+    sw = run.software
+    if sw is None:
         return None
-    version = sw.get("version")
-    when = sw.get("date") or (f"{_year(run)}-12" if _year(run) else None)
-    if version is not None and str(version) not in known_versions(sw["stack"]):
+    version = sw.version
+    when = sw.date or (f"{_year(run)}-12" if _year(run) else None)
+    if version is not None and version not in known_versions(sw.stack):
         # A container release the catalog lacks (NeMo "24.03.01"): its own YY.MM says when it was
         # built, which the document date ("2024-10", when a table was read) does not.
-        named = re.match(r"^(\d{2})\.(\d{2})\b", str(version))
+        named = re.match(r"^(\d{2})\.(\d{2})\b", version)
         version = None
-        if named and named.group(0) in known_versions(sw["stack"]):
+        if named and named.group(0) in known_versions(sw.stack):
             version = named.group(0)
         elif named:
             when = f"20{named.group(1)}-{named.group(2)}"
-    stack = resolve_software(sw["stack"], version, when)
-    return replace(stack, logit_bytes=float(sw["logit_bytes"])) if sw.get("logit_bytes") else stack
+    stack = resolve_software(sw.stack, version, when)
+    return replace(stack, logit_bytes=float(sw.logit_bytes)) if sw.logit_bytes else stack
 
 
 def _what_ran(software: SoftwareStack | None, plan: PlanSpec, precision: str,
@@ -191,91 +186,89 @@ def _what_ran(software: SoftwareStack | None, plan: PlanSpec, precision: str,
     return replace(software, features=software.features | frozenset(missing)), note
 
 
-def run_case(run: dict[str, Any], accelerators: dict[str, Accelerator],
+def run_case(run: PublishedRun, accelerators: dict[str, Accelerator],
              networks_by_gbps: dict[float, Network] | None = None) -> tuple[Case, str | None]:
     """The model's inputs for a published run (and a note on the software), or Unpredictable."""
-    hw = run["hardware"]
-    par = {**run["parallelism"], **corrections(run)[0]}
-    accel = accelerators.get(hw["accelerator"])
+    hw = run.hardware
+    fixed = corrections(run)[0]
+    par = run.parallelism.model_copy(update=fixed) if fixed else run.parallelism
+    accel = accelerators.get(hw.accelerator)
     if accel is None:
-        raise Unpredictable(f"unknown accelerator {hw['accelerator']!r}")
-    gpn = int(hw.get("gpus_per_node") or accel.scale_up_domain)
+        raise Unpredictable(f"unknown accelerator {hw.accelerator!r}")
+    gpn = hw.gpus_per_node or accel.scale_up_domain
     if gpn != accel.scale_up_domain:
         accel = replace(accel, scale_up_domain=gpn)
     stated = run_software(run)
     attention, overlap = software_era(run, stated)
-    precision = str(run.get("precision", "bf16"))
-    workload = Workload(seq_len=int(run["model"]["seq_len"]), global_batch=int(par["global_batch"]),
-                        precision=precision, attention=attention,
-                        frozen_base=bool(run.get("finetune")), moe_imbalance=_imbalance(run),
-                        moe_block_routing=run.get("router") == "blocks",
-                        pipeline_flushes=int(par.get("pipeline_flushes", 1)))
-    zero = 3 if par.get("fsdp") else int(par.get("zero_stage", 0))
+    workload = Workload(seq_len=run.model.seq_len, global_batch=par.global_batch,
+                        precision=run.precision, attention=attention,
+                        frozen_base=run.finetune is not None, moe_imbalance=_imbalance(run),
+                        moe_block_routing=run.router == "blocks",
+                        pipeline_flushes=par.pipeline_flushes)
+    zero = 3 if par.fsdp else par.zero_stage
     plan = PlanSpec(
-        tp=int(par["tp"]), pp=int(par["pp"]), dp=int(par["dp"]), cp=int(par.get("cp", 1)),
-        ep=int(par.get("ep", 1)), vpp=int(par.get("vpp", 1)), micro_batch=int(par["micro_batch"]),
-        zero_stage=zero, recompute=str(par.get("recompute", "none")),
-        sequence_parallel=bool(par.get("sequence_parallel", False)),
-        tp_comm_overlap=bool(par.get("tp_comm_overlap", False)), overlap_grad_reduce=overlap,
-        activation_offload=bool(par.get("activation_offload", False)),
-        fsdp_shard_group=par.get("fsdp_shard_group"), recompute_layers=par.get("recompute_layers"),
-        etp=par.get("etp"), a2a_overlap=par.get("a2a_overlap"), moe_dispatcher=_dispatcher(run),
-        cp_comm=_cp_comm(par.get("cp_comm")), recompute_modules=_modules(par.get("recompute_modules")),
-        uneven_stages=_custom_layout(par), pipeline_schedule=_schedule(par))
-    network = run_network(float(hw["scale_out_gbps_per_gpu"]), networks_by_gbps)
-    software, note = _what_ran(stated, plan, precision, accel)
-    return Case(run_arch(run), accel, network, int(hw["gpus"]), workload, plan, software), note
+        tp=par.tp, pp=par.pp, dp=par.dp, cp=par.cp, ep=par.ep, vpp=par.vpp, micro_batch=par.micro_batch,
+        zero_stage=zero, recompute=par.recompute, sequence_parallel=par.sequence_parallel,
+        tp_comm_overlap=par.tp_comm_overlap, overlap_grad_reduce=overlap,
+        activation_offload=par.activation_offload, fsdp_shard_group=par.fsdp_shard_group,
+        recompute_layers=par.recompute_layers, etp=par.etp, a2a_overlap=par.a2a_overlap,
+        moe_dispatcher=_dispatcher(run), cp_comm=_cp_comm(par.cp_comm),
+        recompute_modules=_modules(par.recompute_modules), uneven_stages=_custom_layout(par),
+        pipeline_schedule=_schedule(par))
+    network = run_network(float(hw.scale_out_gbps_per_gpu), networks_by_gbps)
+    software, note = _what_ran(stated, plan, run.precision, accel)
+    return Case(run_arch(run), accel, network, hw.gpus, workload, plan, software), note
 
 
-def _custom_layout(par: dict[str, Any]) -> bool | None:
+def _custom_layout(par: RunParallelism) -> bool | None:
     """A stated pipeline layout, or a schedule that lays the stages out itself (DeepSeek's
     DualPipe puts a chunk from each end of the model on every rank)."""
-    schedule = str(par.get("pp_schedule") or "").lower()
-    return True if par.get("pp_layout") or "dualpipe" in schedule else None
+    schedule = (par.pp_schedule or "").lower()
+    return True if par.pp_layout or "dualpipe" in schedule else None
 
 
-def _schedule(par: dict[str, Any]) -> str | None:
+def _schedule(par: RunParallelism) -> str | None:
     """DeepSeek's DualPipe (its own pipeline bubble); any other stated schedule is (interleaved)
     1F1B as far as the model goes."""
-    return "dualpipe" if "dualpipe" in str(par.get("pp_schedule") or "").lower() else None
+    return "dualpipe" if "dualpipe" in (par.pp_schedule or "").lower() else None
 
 
-def _cp_comm(value: Any) -> str | None:
+def _cp_comm(value: str | None) -> str | None:
     """The corpus's cp_comm (ring = Megatron/TE p2p) as the model names it; unknown: the default."""
     text = str(value or "").lower()
     return {"ring": "p2p", "p2p": "p2p", "a2a": "a2a", "allgather": "allgather",
             "all-gather": "allgather"}.get(text)
 
 
-def _modules(value: Any) -> tuple[str, ...] | None:
+def _modules(value: list[str] | None) -> tuple[str, ...] | None:
     """Megatron --recompute-modules of a run (rmsnorm is Megatron's layernorm module)."""
     if not value:
         return None
-    names = tuple("layernorm" if m == "rmsnorm" else str(m) for m in value)
+    names = tuple("layernorm" if m == "rmsnorm" else m for m in value)
     return names
 
 
-def _row(run: dict[str, Any]) -> dict[str, Any]:
-    row: dict[str, Any] = {"id": run["id"], "predicted_step_time_s": None,
-                           "measured_step_time_s": float(run["measured"]["step_time_s"]),
+def _row(run: PublishedRun) -> dict[str, Any]:
+    row: dict[str, Any] = {"id": run.id, "predicted_step_time_s": None,
+                           "measured_step_time_s": float(run.measured.step_time_s),
                            "error": None, "terms": {}}
-    for key in ("group", "tier", "family", "split", "source_family"):
-        if key in run:
-            row[key] = run[key]
+    stated = {"group": run.group, "tier": run.tier, "family": run.family, "split": run.split,
+              "source_family": run.source_family}
+    row.update({key: value for key, value in stated.items() if value is not None})
     fixed, why = corrections(run)
     if fixed:
         row["corrected"] = {"fields": fixed, "why": why}
     return row
 
 
-def _fill(row: dict[str, Any], run: dict[str, Any], case: Case, res: dict[str, Any],
+def _fill(row: dict[str, Any], run: PublishedRun, case: Case, res: dict[str, Any],
           check_memory: bool) -> None:
     row.setdefault("family", evaluation_family(case.arch, case.accel, case.workload, case.plan))
     if res["reason"] is not None:
         row["reason"] = res["reason"]
         return
     row["predicted_peak_memory_gib"] = res["memory_total_gib"] - res["memory_reserve_gib"]
-    peak = run["measured"].get("peak_memory_gib")
+    peak = run.measured.peak_memory_gib
     if peak:
         row["measured_peak_memory_gib"] = float(peak)
         row["memory_error"] = row["predicted_peak_memory_gib"] / float(peak) - 1.0
@@ -290,7 +283,7 @@ def _fill(row: dict[str, Any], run: dict[str, Any], case: Case, res: dict[str, A
     row["mfu"] = res["mfu"]
 
 
-def backtest(runs: list[dict[str, Any]], accelerators: dict[str, Accelerator],
+def backtest(runs: list[PublishedRun], accelerators: dict[str, Accelerator],
              networks_by_gbps: dict[float, Network] | None = None, knobs: Knobs | None = None,
              check_memory: bool = True) -> dict[str, Any]:
     """Predict every run in one vectorised evaluation; unpredictable runs are listed with a
@@ -365,41 +358,52 @@ def _padded_vocab(tp: int) -> int:
     return int(math.ceil(VTRAIN_VOCAB / unit) * unit)
 
 
-def read_vtrain_csv(text: str, multi: bool, source: str = "vtrain.csv") -> list[dict[str, Any]]:
-    """vTrain ``ground_truth_{single,multi}.csv`` rows as published-run dicts (bad rows are an
+def read_vtrain_csv(text: str, multi: bool, source: str = "vtrain.csv") -> list[PublishedRun]:
+    """vTrain ``ground_truth_{single,multi}.csv`` rows as published runs (bad rows are an
     InputError with their line and column).
 
     Megatron-DeepSpeed on A100 80GB, fp16, full recomputation, 1F1B, no gradient bucketing (the
     DP all-reduce runs after the backward: ``overlap_dp: false``), unfused attention, 8 GPUs per
     node, 800 Gb/s per node; GPT-2 vocabulary padded to a multiple of 128 x tp, d_ff = 4h."""
-    from procure.backtest.runs import parse_vtrain_rows   # defines the runs schema: a quote needs none of it
+    from procure.backtest.runs import parse_vtrain_rows   # the reader: a quote needs none of it
+    from procure.errors import InputError
 
-    runs = []
-    for i, (_line, vals) in enumerate(parse_vtrain_rows(text, multi, source)):
-        vals = list(vals)
-        params_b = vals.pop(0) if multi else None
-        gpus, batch, mb, hidden, heads, layers, seq, tp, dp, pp, ms = vals
-        tp_i = int(tp)
-        model = {"layers": int(layers), "hidden": int(hidden), "heads": int(heads),
-                 "kv_heads": int(heads), "ffn_hidden": 4 * int(hidden), "vocab": _padded_vocab(tp_i),
-                 "seq_len": int(seq), "gated_mlp": False}
-        run: dict[str, Any] = {
-            "id": f"vtrain_{'multi' if multi else 'single'}_{i:04d}",
-            "source": "vTrain (MICRO 2024) ground truth, MIT licence",
-            "tier": "A", "model": model,
-            "hardware": {"accelerator": VTRAIN_ACCELERATOR, "gpus": int(gpus), "gpus_per_node": 8,
-                         "scale_out_gbps_per_gpu": VTRAIN_GBPS_PER_GPU},
-            "parallelism": {"tp": tp_i, "pp": int(pp), "dp": int(dp), "cp": 1, "ep": 1, "vpp": 1,
-                            "micro_batch": int(mb), "global_batch": int(batch), "zero_stage": 0,
-                            "recompute": "full", "sequence_parallel": False},
-            "precision": "fp16", "attention": "unfused", "overlap_dp": False,
-            "measured": {"step_time_s": ms / 1000.0, "step_time_derived": False},
-        }
-        if params_b is None:
-            params_b = round(param_count(run_arch(run)) / 1e9, 2)
-        run["group"] = f"{params_b:g}B/{int(gpus)}gpu/{int(batch)}seq"
-        runs.append(run)
+    runs, problems = [], []
+    for i, (line, vals) in enumerate(parse_vtrain_rows(text, multi, source)):
+        try:
+            runs.append(_vtrain_run(i, line, list(vals), multi, source))
+        except InputError as exc:
+            problems.extend(exc.diagnostics)
+    if problems:
+        raise InputError(problems)
     return runs
+
+
+def _vtrain_run(i: int, line: int, vals: list[float], multi: bool, source: str) -> PublishedRun:
+    """One vTrain row as a published run, with its group (parameters, GPUs, batch)."""
+    from procure.backtest.runs import vtrain_run
+
+    params_b = vals.pop(0) if multi else None
+    gpus, batch, mb, hidden, heads, layers, seq, tp, dp, pp, ms = vals
+    tp_i = int(tp)
+    model = {"layers": int(layers), "hidden": int(hidden), "heads": int(heads),
+             "kv_heads": int(heads), "ffn_hidden": 4 * int(hidden), "vocab": _padded_vocab(tp_i),
+             "seq_len": int(seq), "gated_mlp": False}
+    run = vtrain_run({
+        "id": f"vtrain_{'multi' if multi else 'single'}_{i:04d}",
+        "source": "vTrain (MICRO 2024) ground truth, MIT licence",
+        "tier": "A", "model": model,
+        "hardware": {"accelerator": VTRAIN_ACCELERATOR, "gpus": int(gpus), "gpus_per_node": 8,
+                     "scale_out_gbps_per_gpu": VTRAIN_GBPS_PER_GPU},
+        "parallelism": {"tp": tp_i, "pp": int(pp), "dp": int(dp), "cp": 1, "ep": 1, "vpp": 1,
+                        "micro_batch": int(mb), "global_batch": int(batch), "zero_stage": 0,
+                        "recompute": "full", "sequence_parallel": False},
+        "precision": "fp16", "attention": "unfused", "overlap_dp": False,
+        "measured": {"step_time_s": ms / 1000.0, "step_time_derived": False},
+    }, line, source)
+    if params_b is None:
+        params_b = round(param_count(run_arch(run)) / 1e9, 2)
+    return run.model_copy(update={"group": f"{params_b:g}B/{int(gpus)}gpu/{int(batch)}seq"})
 
 
 # ---------------------------------------------------------------------------- rank correlation

@@ -6,14 +6,14 @@ reader do not import each other."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 from procure.backtest import read_vtrain_csv
+from procure.backtest.published_run import PublishedRun
 from procure.backtest.runs import read_runs
 from procure.sources.files import decode_utf8, read_bytes_limited
 
 
-def load_runs_file(path: Path | str) -> list[dict[str, Any]]:
+def load_runs_file(path: Path | str) -> list[PublishedRun]:
     """Runs of a published-runs YAML or a vTrain CSV (validated; InputError with positions)."""
     path = Path(path)
     if path.suffix.lower() == ".csv":

@@ -7,13 +7,14 @@ with the recipe's MEASURED one: a search that out-tunes the vendors by more than
 error is finding fiction. ``nearest_tuned_recipe`` / ``compare_with_recipe`` put the nearest such
 recipe next to a bid's best plan (the report wires them in).
 
-Pure: runs come in as validated dicts (procure.backtest.runs), the catalog as dataclasses.
+Pure: runs come in as typed records (PublishedRun, validated by procure.backtest.runs), the
+catalog as dataclasses.
 """
 
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -23,34 +24,38 @@ from procure.catalog.types import Accelerator, ModelArch, Network
 from procure.model import estimate
 from procure.model.types import Estimate, Knobs, PlanSpec, Workload
 
-SHAPE_KEYS = ("layers", "hidden", "heads", "ffn_hidden", "vocab")
+if TYPE_CHECKING:
+    from procure.backtest.published_run import PublishedRun
+
+def _shape(run: PublishedRun) -> tuple[int, ...]:
+    """The run's model shape: layers, hidden, heads, FFN width and vocabulary."""
+    mdl = run.model
+    return mdl.layers, mdl.hidden, mdl.heads, mdl.ffn_hidden, mdl.vocab
 
 
-def _same_model(arch: ModelArch, run: dict[str, Any]) -> bool:
-    mdl = run["model"]
-    mine = {"layers": arch.layers, "hidden": arch.hidden, "heads": arch.heads,
-            "ffn_hidden": arch.ffn_hidden, "vocab": arch.vocab}
-    close_vocab = abs(int(mdl["vocab"]) - arch.vocab) <= max(1024, 0.02 * arch.vocab)
-    return all(int(mdl[k]) == mine[k] for k in SHAPE_KEYS if k != "vocab") and close_vocab
+def _same_model(arch: ModelArch, run: PublishedRun) -> bool:
+    *theirs, vocab = _shape(run)
+    close_vocab = abs(vocab - arch.vocab) <= max(1024, 0.02 * arch.vocab)
+    return theirs == [arch.layers, arch.hidden, arch.heads, arch.ffn_hidden] and close_vocab
 
 
 def nearest_tuned_recipe(arch: ModelArch, accel: Accelerator, gpus: int, workload: Workload,
-                         runs: list[dict[str, Any]]) -> dict[str, Any] | None:
+                         runs: list[PublishedRun]) -> PublishedRun | None:
     """The tuned recipe of the same model shape, sequence length and precision closest to this
     bid: the same accelerator before its generation, then the nearest GPU count (log scale)."""
-    candidates = [r for r in runs if r.get("tuned_recipe") and _same_model(arch, r)
-                  and int(r["model"]["seq_len"]) == workload.seq_len and r["precision"] == workload.precision]
+    candidates = [r for r in runs if r.tuned_recipe and _same_model(arch, r)
+                  and r.model.seq_len == workload.seq_len and r.precision == workload.precision]
     if not candidates:
         return None
 
-    def distance(run: dict[str, Any]) -> tuple[int, float]:
-        same = run["hardware"]["accelerator"] == accel.id
-        return (0 if same else 1, abs(math.log(int(run["hardware"]["gpus"]) / max(gpus, 1))))
+    def distance(run: PublishedRun) -> tuple[int, float]:
+        same = run.hardware.accelerator == accel.id
+        return (0 if same else 1, abs(math.log(run.hardware.gpus / max(gpus, 1))))
 
-    return min(candidates, key=lambda r: (distance(r), str(r["id"])))
+    return min(candidates, key=lambda r: (distance(r), r.id))
 
 
-def compare_with_recipe(est: Estimate, run: dict[str, Any], accelerators: dict[str, Accelerator],
+def compare_with_recipe(est: Estimate, run: PublishedRun, accelerators: dict[str, Accelerator],
                         knobs: Knobs | None = None) -> dict[str, Any]:
     """The bid's best plan next to a published tuned recipe: the recipe's plan, its measured step
     time, the model's time for that plan, and the search's best plan at the RECIPE's scale
@@ -60,9 +65,9 @@ def compare_with_recipe(est: Estimate, run: dict[str, Any], accelerators: dict[s
                       software=case.software)
     searched = estimate(case.arch, case.accel, case.network, case.gpus, case.workload, None, knobs,
                         software=case.software)
-    measured = float(run["measured"]["step_time_s"])
+    measured = float(run.measured.step_time_s)
     return {
-        "recipe_id": run["id"], "recipe_source": run.get("source"), "recipe_url": run.get("url"),
+        "recipe_id": run.id, "recipe_source": run.source, "recipe_url": run.url,
         "recipe_gpus": case.gpus, "recipe_accelerator": case.accel.id,
         "recipe_plan": _plan(case.plan),
         "recipe_measured_step_time_s": measured,
@@ -78,7 +83,7 @@ def _plan(plan: PlanSpec) -> dict[str, Any]:
     return {k: v for k, v in plan.__dict__.items() if v is not None}
 
 
-def search_software(run: dict[str, Any], case_software: SoftwareStack | None,
+def search_software(run: PublishedRun, case_software: SoftwareStack | None,
                     accel: Accelerator) -> SoftwareStack | None:
     """The stack the search may use for a recipe: the one the run states, else (a run that states
     none but whose id or source names a year) the accelerator vendor's mainstream release of
@@ -97,15 +102,15 @@ def search_software(run: dict[str, Any], case_software: SoftwareStack | None,
         return None
 
 
-def job_key(run: dict[str, Any]) -> tuple[Any, ...]:
+def job_key(run: PublishedRun) -> tuple[Any, ...]:
     """What makes two recipes the same job: model shape, accelerator, GPUs, global batch,
     sequence and precision (a table's rows that differ only in plan or dispatcher)."""
-    mdl, hw, par = run["model"], run["hardware"], run["parallelism"]
-    return (tuple(int(mdl[k]) for k in SHAPE_KEYS), int(mdl["seq_len"]), hw["accelerator"],
-            int(hw["gpus"]), int(par["global_batch"]), run["precision"])
+    hw = run.hardware
+    return (_shape(run), run.model.seq_len, hw.accelerator, hw.gpus, run.parallelism.global_batch,
+            run.precision)
 
 
-def search_vs_tuned(runs: list[dict[str, Any]], accelerators: dict[str, Accelerator],
+def search_vs_tuned(runs: list[PublishedRun], accelerators: dict[str, Accelerator],
                     knobs: Knobs | None = None,
                     networks_by_gbps: dict[float, Network] | None = None) -> dict[str, Any]:
     """For every tuned-recipe run the model can time: the search's best step time over the
@@ -113,9 +118,9 @@ def search_vs_tuned(runs: list[dict[str, Any]], accelerators: dict[str, Accelera
     ``median_ratio_per_job`` compares the search with the FASTEST measured recipe of each job
     (job_key): where a table times several plans of one job, the slower ones are not its tuned
     recipe, and a search that matches the fastest should not count as beating the others."""
-    rows = []
+    rows: list[dict[str, Any]] = []
     for run in runs:
-        if not run.get("tuned_recipe"):
+        if not run.tuned_recipe:
             continue
         try:
             case, _ = run_case(run, accelerators, networks_by_gbps)
@@ -125,8 +130,8 @@ def search_vs_tuned(runs: list[dict[str, Any]], accelerators: dict[str, Accelera
                         software=search_software(run, case.software, case.accel))
         if not best.feasible:
             continue
-        measured = float(run["measured"]["step_time_s"])
-        rows.append({"id": run["id"], "family": run.get("family"), "split": run.get("split"),
+        measured = float(run.measured.step_time_s)
+        rows.append({"id": run.id, "family": run.family, "split": run.split,
                      "job": job_key(run),
                      "measured_step_time_s": measured, "search_step_time_s": best.step_time_s,
                      "ratio": best.step_time_s / measured, "search_plan": best.plan,

@@ -4,8 +4,9 @@ The parsed ``Catalog`` (plain frozen dataclasses) is stored as JSON in the user'
 under a key made of the SHA-256 of the content of every catalog and price-book file and of the
 code that parses them, and the Python and procure versions: any edit (a same-size one with its
 modification time put back included), added or removed file changes the key, and a stale entry is
-never read. JSON cannot run code: reading an entry back builds only procure's own dataclasses and
-enums, Decimals, dates and containers, field by field; anything else in the file (a pickle, a
+never read. JSON cannot run code: reading an entry back builds only procure's own dataclasses,
+validated records (pydantic models, such as the corpus's tuned recipes) and enums, Decimals, dates
+and containers, field by field; anything else in the file (a pickle, a
 foreign class, a missing or extra field, another key or schema) makes the entry ignored and
 rebuilt, with a note under ``--verbose``. The cache is only a shortcut: a missing, unreadable,
 foreign or corrupt file costs nothing but the speed-up, and so does a folder that cannot be written.
@@ -30,7 +31,12 @@ import stat
 import sys
 from decimal import Decimal
 from pathlib import Path, PurePath
-from typing import Any, Callable, TypeVar
+from typing import TYPE_CHECKING, Any, Callable, TypeVar
+
+if TYPE_CHECKING:
+    from typing import TypeGuard
+
+    from pydantic import BaseModel
 
 T = TypeVar("T")
 PREFIX = "catalog-"
@@ -39,7 +45,7 @@ MAX_ENTRY_BYTES = 256 * 1024 * 1024
 _CODE = tuple(f"catalog/{name}" for name in (     # what shapes what is cached, relative to the package
     "types.py", "load.py", "entries.py", "arch_entries.py", "knobs.py", "views.py", "cache.py",
     "calibration.py", "calibration_schema.py", "software.py", "software_schema.py")) + (
-    "sources/fields.py", "backtest/runs.py", "backtest/tuned.py")
+    "sources/fields.py", "backtest/published_run.py", "backtest/runs.py", "backtest/tuned.py")
 
 
 def cache_dir() -> Path | None:
@@ -201,6 +207,9 @@ def encode(value: object) -> Any:
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         return {"$dc": _class_name(type(value)),
                 "f": {f.name: encode(getattr(value, f.name)) for f in dataclasses.fields(value)}}
+    if _is_record(value):
+        return {"$model": _class_name(type(value)),
+                "f": {name: encode(getattr(value, name)) for name in type(value).model_fields}}
     if isinstance(value, list):
         return [encode(v) for v in value]
     if isinstance(value, tuple):
@@ -217,6 +226,12 @@ def encode(value: object) -> Any:
     if isinstance(value, PurePath):
         return {"$path": str(value)}
     raise TypeError(f"the catalog cache cannot hold a {type(value).__name__}")
+
+
+def _is_record(value: object) -> TypeGuard[BaseModel]:
+    """A pydantic model (only possible once pydantic is imported: the cache does not import it)."""
+    pydantic = sys.modules.get("pydantic")
+    return pydantic is not None and isinstance(value, pydantic.BaseModel)
 
 
 def _class_name(cls: type) -> str:
@@ -269,7 +284,21 @@ def decode(data: Any) -> Any:
         for field_name in names:
             object.__setattr__(obj, field_name, decode(data["f"][field_name]))
         return obj
+    if tag == "$model" and isinstance(body, str) and set(data) == {"$model", "f"} and isinstance(data["f"], dict):
+        return _record(_procure_class(body), data["f"])
     raise CacheMismatch(f"an unknown tag {tag!r}")
+
+
+def _record(cls: type, fields: dict[str, Any]) -> Any:
+    """A validated record stored by ``encode``, rebuilt field by field without validating again
+    (it was validated before it was stored; the entry's key covers the code that validated it)."""
+    from pydantic import BaseModel
+
+    if not issubclass(cls, BaseModel):
+        raise CacheMismatch(f"{cls.__qualname__} is not a validated record")
+    if sorted(cls.model_fields) != sorted(fields):
+        raise CacheMismatch(f"the fields of {cls.__qualname__} changed")
+    return cls.model_construct(**{name: decode(value) for name, value in fields.items()})
 
 
 def _procure_class(name: str) -> type:

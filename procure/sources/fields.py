@@ -77,6 +77,19 @@ class Strict(BaseModel):
         """`gpus: yes` is YAML's true, and pydantic would count it as 1 GPU: refuse it at its key."""
         if not isinstance(data, dict) or not any(isinstance(v, bool) for v in data.values()):
             return data
+        numeric = _numeric_keys(cls)
+        return {key: YamlBool(str(value).lower()) if isinstance(value, bool) and key in numeric
+                else value for key, value in data.items()}
+
+
+_NUMERIC_KEYS: dict[type[BaseModel], frozenset[str]] = {}
+
+
+def _numeric_keys(cls: type[BaseModel]) -> frozenset[str]:
+    """The keys of a model's number fields, worked out once per class (a corpus of 1,440 vTrain
+    runs asks for them thousands of times)."""
+    known = _NUMERIC_KEYS.get(cls)
+    if known is None:
         fields = {(f.alias or name): f for name, f in cls.model_fields.items()}
-        return {key: YamlBool(str(value).lower()) if isinstance(value, bool) and key in fields
-                and _numeric_only(fields[key].annotation) else value for key, value in data.items()}
+        known = _NUMERIC_KEYS[cls] = frozenset(key for key, f in fields.items() if _numeric_only(f.annotation))
+    return known

@@ -1,4 +1,4 @@
-"""procure.backtest: run dicts, vTrain CSV, reasons, rank correlation."""
+"""procure.backtest: published runs, vTrain CSV, reasons, rank correlation."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ import pytest
 
 from procure.backtest import (SCHEMA, backtest, read_vtrain_csv, run_case, spearman,
                               spearman_by_group)
+from procure.backtest.published_run import PublishedRun
 
 try:
     from test_model_fixtures import ACCELERATORS
@@ -27,6 +28,11 @@ RUN = {
     "precision": "fp16", "measured": {"step_time_s": 9.399, "step_time_derived": True}, "assumed": [],
 }
 
+
+def published(data: dict) -> PublishedRun:
+    """A run written as in a published-runs file, validated as the reader does."""
+    return PublishedRun.model_validate(data)
+
 CSV_MULTI = """\ufeffParameters (billion),# GPUs,global batch,micro batch,hidden size,attention heads,# layers,sequence length,tensor parallelism,data parallelism,pipeline parallelism,iteration time (ms)
 3.6,64,512,8,3072,32,30,2048,1,64,1,3566.5
 3.6,64,512,8,3072,32,30,2048,2,32,1,3975.2
@@ -37,7 +43,7 @@ CSV_SINGLE = """# GPUs,global batch,micro batch,hidden size,attention heads,# la
 
 
 def test_backtest_predicts_a_published_run_with_terms():
-    result = backtest([RUN], ACCELERATORS)
+    result = backtest([published(RUN)], ACCELERATORS)
     assert result["schema"] == SCHEMA
     row = result["runs"][0]
     assert row["id"] == RUN["id"] and row["measured_step_time_s"] == 9.399
@@ -53,7 +59,7 @@ def test_unpredictable_runs_are_listed_with_a_reason_not_dropped():
     too_big = copy.deepcopy(RUN) | {"id": "y"}
     too_big["parallelism"] = dict(RUN["parallelism"], tp=1, dp=256, micro_batch=4,
                                   recompute="none")
-    result = backtest([RUN, unknown, too_big], ACCELERATORS)
+    result = backtest([published(RUN), published(unknown), published(too_big)], ACCELERATORS)
     rows = {r["id"]: r for r in result["runs"]}
     assert len(result["runs"]) == 3
     assert rows["x"]["predicted_step_time_s"] is None and "unknown accelerator" in rows["x"]["reason"]
@@ -62,12 +68,12 @@ def test_unpredictable_runs_are_listed_with_a_reason_not_dropped():
 
 
 def test_old_runs_get_the_software_of_their_year():
-    case, _ = run_case(RUN, ACCELERATORS)
+    case, _ = run_case(published(RUN), ACCELERATORS)
     assert case.workload.attention == "unfused" and case.plan.overlap_grad_reduce is False
-    modern = copy.deepcopy(RUN) | {"id": "megatron_2024_x", "source": "2024"}
+    modern = published(RUN).model_copy(update={"id": "megatron_2024_x", "source": "2024"})
     case, _ = run_case(modern, ACCELERATORS)
     assert case.workload.attention == "flash" and case.plan.overlap_grad_reduce is True
-    stated = copy.deepcopy(RUN) | {"attention": "flash", "overlap_dp": True}
+    stated = published(copy.deepcopy(RUN) | {"attention": "flash", "overlap_dp": True})
     case, _ = run_case(stated, ACCELERATORS)
     assert case.workload.attention == "flash" and case.plan.overlap_grad_reduce is True
 
@@ -75,9 +81,9 @@ def test_old_runs_get_the_software_of_their_year():
 def test_source_corrections_are_applied_and_shown():
     run = copy.deepcopy(RUN) | {"id": "megatron_readme2024_h100_70B"}
     run["hardware"] = dict(RUN["hardware"], accelerator="h100-sxm5-80gb")
-    plan = run_case(run, ACCELERATORS)[0].plan
+    plan = run_case(published(run), ACCELERATORS)[0].plan
     assert plan.zero_stage == 1 and plan.sequence_parallel and plan.tp_comm_overlap
-    row = backtest([run], ACCELERATORS)["runs"][0]
+    row = backtest([published(run)], ACCELERATORS)["runs"][0]
     assert row["corrected"]["fields"]["zero_stage"] == 1 and "README" in row["corrected"]["why"]
 
 
@@ -85,18 +91,18 @@ def test_read_vtrain_multi_csv():
     runs = read_vtrain_csv(CSV_MULTI, multi=True)
     assert len(runs) == 2
     r = runs[1]
-    assert r["measured"]["step_time_s"] == pytest.approx(3.9752)
-    assert r["model"]["vocab"] == 50432 and r["model"]["ffn_hidden"] == 4 * 3072
-    assert r["parallelism"]["tp"] == 2 and r["parallelism"]["recompute"] == "full"
-    assert r["hardware"]["scale_out_gbps_per_gpu"] == 100.0 and r["hardware"]["gpus_per_node"] == 8
-    assert r["overlap_dp"] is False and r["attention"] == "unfused" and r["precision"] == "fp16"
-    assert r["group"] == runs[0]["group"] == "3.6B/64gpu/512seq"
+    assert r.measured.step_time_s == pytest.approx(3.9752)
+    assert r.model.vocab == 50432 and r.model.ffn_hidden == 4 * 3072
+    assert r.parallelism.tp == 2 and r.parallelism.recompute == "full"
+    assert r.hardware.scale_out_gbps_per_gpu == 100.0 and r.hardware.gpus_per_node == 8
+    assert r.overlap_dp is False and r.attention == "unfused" and r.precision == "fp16"
+    assert r.group == runs[0].group == "3.6B/64gpu/512seq"
 
 
 def test_read_vtrain_single_csv_computes_the_group_from_the_model():
     (run,) = read_vtrain_csv(CSV_SINGLE, multi=False)
-    assert run["parallelism"]["pp"] == 2 and run["model"]["vocab"] == 50432
-    assert run["group"].endswith("/8gpu/32seq")
+    assert run.parallelism.pp == 2 and run.model.vocab == 50432
+    assert run.group is not None and run.group.endswith("/8gpu/32seq")
     result = backtest([run], ACCELERATORS)
     assert result["runs"][0]["predicted_step_time_s"] is not None
 

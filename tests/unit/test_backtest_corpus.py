@@ -19,6 +19,7 @@ from procure.catalog.calibration import load_knobs
 from procure.catalog.load import default_catalog
 from procure.model import evaluation_family, step_time_band
 from procure.model.batch import estimate_batch
+from procure.backtest.published_run import PublishedRun
 from procure.backtest.runs import read_runs
 from shared_root import SHARED
 
@@ -54,7 +55,7 @@ def dense_result(cat):
 
 
 def test_the_corpus_is_split_by_source_family_and_covers_the_families(corpus):
-    dense = [r for r in corpus if r["family"] in DENSE_FAMILIES]
+    dense = [r for r in corpus if r.family in DENSE_FAMILIES]
     assert len(dense) >= 60
     # Within a file a source family sits on one side. (Across the two files, the NeMo AutoModel
     # summary is fit in dense.yaml and hold-out in moe_longctx.yaml, as their two authors decided;
@@ -62,11 +63,12 @@ def test_the_corpus_is_split_by_source_family_and_covers_the_families(corpus):
     for name in ("dense.yaml", "moe_longctx.yaml"):
         splits: dict[str, set[str]] = {}
         for run in read_runs(CORPUS / name):
-            assert run["split"] in ("fit", "holdout") and run["url"] and run["software"]
-            splits.setdefault(run["source_family"], set()).add(run["split"])
+            assert run.split in ("fit", "holdout") and run.url and run.software is not None
+            assert run.source_family is not None
+            splits.setdefault(run.source_family, set()).add(run.split)
         assert all(len(s) == 1 for s in splits.values()), (name, splits)
     for fam in DENSE_FAMILIES:
-        sides = {r["split"] for r in dense if r["family"] == fam}
+        sides = {r.split for r in dense if r.family == fam}
         assert sides == {"fit", "holdout"}, fam
 
 
@@ -76,7 +78,7 @@ def test_the_model_assigns_each_run_its_recorded_family(corpus, cat):
             case, _ = run_case(run, cat.accelerators)
         except Unpredictable:
             continue
-        assert evaluation_family(case.arch, case.accel, case.workload, case.plan) == run["family"], run["id"]
+        assert evaluation_family(case.arch, case.accel, case.workload, case.plan) == run.family, run.id
 
 
 def test_holdout_mape_by_family_and_overall_bias(dense_result):
@@ -90,14 +92,14 @@ def test_holdout_mape_by_family_and_overall_bias(dense_result):
 
 
 def test_the_p10_p90_band_covers_about_80_percent_of_holdout_runs(cat):
-    runs = [r for r in read_runs(CORPUS / "dense.yaml") if r["split"] == "holdout"]
+    runs = [r for r in read_runs(CORPUS / "dense.yaml") if r.split == "holdout"]
     cases = [run_case(r, cat.accelerators)[0] for r in runs]
     inside = n = 0
     for run, est in zip(runs, estimate_batch(cases, load_knobs(), check_memory=False)):
         if est.feasible:
             lo, hi = step_time_band(est)
             assert lo < est.step_time_s < hi or est.calibration.step_time_error.bias != 0
-            inside += lo <= run["measured"]["step_time_s"] <= hi
+            inside += lo <= run.measured.step_time_s <= hi
             n += 1
     assert n >= 45 and 0.70 <= inside / n <= 0.90, inside / n
 
@@ -108,18 +110,18 @@ def test_the_p10_p90_band_covers_about_80_percent_of_holdout_runs(cat):
 MEMORY_KNOWN_OVER: set[str] = set()
 
 
-def _memory_checked(run: dict) -> bool:
-    return not (set(run.get("assumed") or []) & MEMORY_FIELDS) and run["id"] not in MEMORY_KNOWN_OVER
+def _memory_checked(run: PublishedRun) -> bool:
+    return not (set(run.assumed) & MEMORY_FIELDS) and run.id not in MEMORY_KNOWN_OVER
 
 
-def _assert_fits(runs: list[dict], cat) -> int:
+def _assert_fits(runs: list[PublishedRun], cat) -> int:
     result = backtest(runs, cat.accelerators, knobs=load_knobs(), check_memory=True)
     checked = 0
     for run, row in zip(runs, result["runs"]):
         reason = row.get("reason") or ""
         if not _memory_checked(run) or "not modelled" in reason:
             continue
-        assert "GiB" not in reason, (run["id"], reason)
+        assert "GiB" not in reason, (run.id, reason)
         checked += 1
     return checked
 
@@ -138,8 +140,8 @@ def test_every_shared_published_run_fits_in_memory(cat):
 
 
 def test_predicted_peak_memory_is_compared_where_a_run_publishes_it(cat):
-    run = dict(read_runs(CORPUS / "dense.yaml")[0])
-    run["measured"] = dict(run["measured"], peak_memory_gib=50.0)
+    run = read_runs(CORPUS / "dense.yaml")[0]
+    run = run.model_copy(update={"measured": run.measured.model_copy(update={"peak_memory_gib": 50.0})})
     row = backtest([run], cat.accelerators, knobs=load_knobs())["runs"][0]
     assert row["measured_peak_memory_gib"] == 50.0
     assert row["memory_error"] == pytest.approx(row["predicted_peak_memory_gib"] / 50.0 - 1.0)
@@ -167,9 +169,9 @@ def test_the_refit_reads_only_the_fit_split():
     refit = _refit_module()
     data = refit.load_fit_data(SHARED_RUNS.parents[1])
     corpus_runs = [r for d in data if d.name.startswith("corpus:") for r in d.runs]
-    assert corpus_runs and all(r["split"] == "fit" for r in corpus_runs)
-    assert all(r["family"] in refit.FIT_FAMILIES for r in corpus_runs)
-    fit_ids = {r["id"] for name in refit.CORPUS_FILES for r in read_runs(CORPUS / name) if r["split"] == "fit"}
+    assert corpus_runs and all(r.split == "fit" for r in corpus_runs)
+    assert all(r.family in refit.FIT_FAMILIES for r in corpus_runs)
+    fit_ids = {r.id for name in refit.CORPUS_FILES for r in read_runs(CORPUS / name) if r.split == "fit"}
     pairs = refit.imbalance_pairs(refit.load_moe_data())
     assert len(pairs) == 4 and all(run_id in fit_ids and ratio > 1.0 for run_id, _, ratio in pairs)
     source = (ROOT / "benchmarks" / "refit.py").read_text(encoding="utf-8")
@@ -197,11 +199,11 @@ def test_a_bid_is_compared_with_the_nearest_published_tuned_recipe(cat):
     arch, accel = cat.models["llama3-70b"], cat.accelerators["h100-sxm5-80gb"]
     wl = Workload(seq_len=8192, global_batch=128, precision="fp8")
     recipe = nearest_tuned_recipe(arch, accel, 96, wl, runs)
-    assert recipe is not None and recipe["tuned_recipe"] and recipe["hardware"]["accelerator"] == accel.id
-    assert recipe["model"]["hidden"] == 8192 and recipe["precision"] == "fp8"
+    assert recipe is not None and recipe.tuned_recipe and recipe.hardware.accelerator == accel.id
+    assert recipe.model.hidden == 8192 and recipe.precision == "fp8"
     est = estimate(arch, accel, cat.networks["ib-ndr400"], 96, wl, knobs=load_knobs())
     out = compare_with_recipe(est, recipe, cat.accelerators, load_knobs())
-    assert out["recipe_id"] == recipe["id"] and out["recipe_measured_step_time_s"] > 0
+    assert out["recipe_id"] == recipe.id and out["recipe_measured_step_time_s"] > 0
     assert out["search_to_measured"] is not None and 0.5 < out["search_to_measured"] < 1.5
     assert nearest_tuned_recipe(cat.models["gpt3-175b"], accel, 64, Workload(seq_len=4096, global_batch=8), runs) is None
 
@@ -210,7 +212,7 @@ def test_the_search_meets_the_fastest_recipe_of_each_job(cat):
     from procure.backtest.recipes import job_key, search_vs_tuned
 
     runs = [r for r in read_runs(CORPUS / "moe_longctx.yaml")
-            if r["id"].startswith("mz_qwen3_235b_h100_bf16_256gpu_tp") and r.get("tuned_recipe")]
+            if r.id.startswith("mz_qwen3_235b_h100_bf16_256gpu_tp") and r.tuned_recipe]
     assert len(runs) >= 4 and len({job_key(r) for r in runs}) == 1
     result = search_vs_tuned(runs, cat.accelerators, load_knobs())
     fastest = min(result["runs"], key=lambda r: r["measured_step_time_s"])
@@ -222,6 +224,7 @@ def test_a_recipe_that_states_no_software_is_searched_with_its_years_stack(cat):
     from procure.backtest.recipes import search_software
 
     accel = cat.accelerators["a100-sxm4-80gb"]
-    old = search_software({"id": "korthikanti2022_x", "source": "2022 paper"}, None, accel)
+    run = read_runs(CORPUS / "dense.yaml")[0]
+    old = search_software(run.model_copy(update={"id": "korthikanti2022_x", "source": "2022 paper"}), None, accel)
     assert old is not None and old.released.isoformat() <= "2022-12-31"
-    assert search_software({"id": "undated"}, None, accel) is None
+    assert search_software(run.model_copy(update={"id": "undated", "source": "a paper"}), None, accel) is None

@@ -7,9 +7,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-import yaml
 
 from procure.backtest import backtest
+from procure.backtest.runs import read_runs
 from procure.catalog.calibration import load_knobs
 from procure.catalog.load import default_catalog
 from procure.model import Workload, estimate
@@ -21,18 +21,15 @@ HOLDOUT_MAPE_MAX = 0.09        # reached 0.066 (Dec 2026 fit); margin for refits
 
 @pytest.fixture(scope="module")
 def holdout_result():
-    runs = yaml.safe_load(HOLDOUT.read_text(encoding="utf-8"))["runs"]
-    return backtest(runs, default_catalog().accelerators, knobs=load_knobs(), check_memory=False)
+    return backtest(read_runs(HOLDOUT), default_catalog().accelerators, knobs=load_knobs(), check_memory=False)
 
 
 def test_holdout_file_is_schema_shaped():
-    doc = yaml.safe_load(HOLDOUT.read_text(encoding="utf-8"))
-    assert doc["schema"] == "procure.published-runs/v1"
-    assert 6 <= len(doc["runs"]) <= 15
-    for run in doc["runs"]:
-        assert run["source"] and run["tier"] in ("A", "B")
-        assert run["measured"]["step_time_s"] > 0
-        assert isinstance(run["assumed"], list)
+    runs = read_runs(HOLDOUT)          # validated against procure.published-runs/v1
+    assert 6 <= len(runs) <= 15
+    for run in runs:
+        assert run.source and run.tier in ("A", "B")
+        assert run.measured.step_time_s > 0
 
 
 def test_holdout_is_never_fitted_on():
@@ -63,7 +60,6 @@ def test_searched_llama3_70b_on_4096_h100_has_credible_mfu():
 def test_megatron_and_nemo_runs_fit_the_memory_model():
     """Every hold-out run that used Megatron/NeMo (Korthikanti on A100, MLPerf fp8 on H100)
     fits; only Meta's Llama 3 runs (own FSDP stack) are timed past the memory check."""
-    runs = yaml.safe_load(HOLDOUT.read_text(encoding="utf-8"))["runs"]
-    res = backtest(runs, default_catalog().accelerators, knobs=load_knobs(), check_memory=True)
+    res = backtest(read_runs(HOLDOUT), default_catalog().accelerators, knobs=load_knobs(), check_memory=True)
     unfit = {r["id"] for r in res["runs"] if r["predicted_step_time_s"] is None}
     assert unfit == {"llama3_2024_table4_405B_8192gpu", "llama3_2024_table4_405B_16384gpu"}

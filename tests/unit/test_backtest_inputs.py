@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import pytest
+from pydantic import ValidationError
 
 from procure.backtest import read_vtrain_csv
+from procure.backtest.published_run import RunSoftware
 from procure.errors import InputError
 from procure.backtest.files import load_runs_file
 from procure.backtest.runs import read_runs
@@ -43,9 +45,19 @@ def _write(tmp_path, text, name="runs.yaml"):
 
 def test_a_good_file_reads_with_its_extended_fields(tmp_path):
     (run,) = read_runs(_write(tmp_path, GOOD))
-    assert run["software"] == {"stack": "nemo", "version": "24.09", "date": "2024-09"}
-    assert run["model"]["head_dim"] == 128 and run["measured"]["peak_memory_gib"] == 61.2
-    assert run["split"] == "fit" and run["family"] == "dense-bf16-hopper"
+    assert run.software == RunSoftware(stack="nemo", version="24.09", date="2024-09")
+    assert run.model.head_dim == 128 and run.measured.peak_memory_gib == 61.2
+    assert run.split == "fit" and run.family == "dense-bf16-hopper"
+
+
+def test_a_run_read_is_a_frozen_record_with_the_schema_defaults(tmp_path):
+    """Readers take attributes, never keys: a field left out is its default (None where the schema
+    has none), and nothing downstream can change a run in place."""
+    (run,) = read_runs(_write(tmp_path, GOOD))
+    assert run.finetune is None and run.router is None and run.group is None
+    assert run.parallelism.pipeline_flushes == 1 and run.model.mtp_layers == 0
+    with pytest.raises(ValidationError):
+        run.parallelism.tp = 2
 
 
 BROKEN = [
@@ -123,6 +135,17 @@ def test_bad_vtrain_rows_are_line_and_column_diagnostics(name, row, col):
         read_vtrain_csv(CSV_HEADER + CSV_ROW + row, multi=False, source="v.csv")
     (diag,) = info.value.diagnostics
     assert (diag.source, diag.line, diag.col) == ("v.csv", 3, col), diag.format()
+
+
+def test_a_vtrain_row_outside_the_run_schema_is_refused_at_its_line():
+    """A row is validated as any published run: a tensor-parallel degree above the schema's 1,024
+    names the field, at the row's line."""
+    row = "8,32,4,1024,16,24,1024,2048,2,2,219.73\n"
+    with pytest.raises(InputError) as info:
+        read_vtrain_csv(CSV_HEADER + CSV_ROW + row + CSV_ROW, multi=False, source="v.csv")
+    (diag,) = info.value.diagnostics
+    assert (diag.source, diag.line, diag.code) == ("v.csv", 3, "bad-value")
+    assert "parallelism.tp" in diag.message and "1024" in diag.message, diag.format()
 
 
 def test_every_bad_vtrain_row_is_reported_at_once():

@@ -51,7 +51,7 @@ def test_every_run_is_predicted(result):
 
 def test_deepseek_runs_are_timed_with_dualpipe_and_the_others_with_1f1b(cat):
     # DeepSeek's own runs (V3 report) used DualPipe; the AutoModel DeepSeek-V3 runs are interleaved 1F1B
-    timed = {run["id"] for run in read_runs(CORPUS / "moe_longctx.yaml")
+    timed = {run.id for run in read_runs(CORPUS / "moe_longctx.yaml")
              if run_case(run, cat.accelerators)[0].plan.pipeline_schedule == "dualpipe"}
     assert timed == {"deepseekv3_2024_pretrain_h800_2048gpu", "deepseekv3_2024_ctxext_phase1_32k_h800",
                      "deepseekv3_2024_ctxext_phase2_128k_h800"}

@@ -7,9 +7,10 @@ from __future__ import annotations
 
 
 import pytest
-import yaml
 
 from procure.backtest import backtest, read_vtrain_csv, spearman_by_group
+from procure.backtest.published_run import PublishedRun
+from procure.backtest.runs import read_runs
 from procure.catalog.calibration import load_knobs
 from shared_root import SHARED
 
@@ -23,13 +24,12 @@ pytestmark = [pytest.mark.shared,
               pytest.mark.skipif(not RUNS.is_dir(), reason="../shared/data/published_runs is absent")]
 
 
-def _vtrain(name: str, multi: bool) -> list[dict]:
+def _vtrain(name: str, multi: bool) -> list[PublishedRun]:
     return read_vtrain_csv((RUNS / "vtrain" / name).read_text(encoding="utf-8"), multi=multi)
 
 
 def test_published_runs_mape_within_8_percent():
-    runs = yaml.safe_load((RUNS / "calibration.yaml").read_text())["runs"]
-    result = backtest(runs, ACCELERATORS, knobs=load_knobs())
+    result = backtest(read_runs(RUNS / "calibration.yaml"), ACCELERATORS, knobs=load_knobs())
     assert all(r["predicted_step_time_s"] is not None for r in result["runs"])
     assert result["mape"] <= 0.08
 

@@ -124,23 +124,43 @@ def test_knobs_and_software_stacks_come_from_the_cache_without_their_schemas(fol
     assert second.stdout.splitlines()[1] == "[]"
 
 
-def test_tuned_recipes_come_from_the_cache_without_the_corpus_schema(folder):
+def test_tuned_recipes_come_from_the_cache_without_the_corpus_reader(folder):
     """A quote compares each plan with the nearest vendor-tuned recipe of the corpus: the second
-    start reads the recipes back equal, without importing the published-runs schema (~200 ms of
-    YAML parsing and validation a quote paid on every start)."""
+    start reads the typed recipes back equal, without importing the published-runs reader (~200 ms
+    of YAML parsing and validation a quote paid on every start)."""
     env = dict(os.environ, PYTHONPATH=str(REPO), PROCURE_CACHE_DIR=str(folder))
     code = ("import sys, json\nfrom procure.backtest.tuned import tuned_recipes\n"
-            "print(json.dumps(tuned_recipes(), sort_keys=True, default=str))\n"
-            "print('procure.backtest.runs' in sys.modules)")
+            "runs = tuned_recipes()\n"
+            "print(json.dumps([r.model_dump(mode='json') for r in runs], sort_keys=True))\n"
+            "print('procure.backtest.runs' in sys.modules, {type(r).__name__ for r in runs})")
     first = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
     second = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
     runs = first.stdout.splitlines()[0]
     assert runs == second.stdout.splitlines()[0] and '"tuned_recipe": true' in runs
-    assert first.stdout.splitlines()[1] == "True" and second.stdout.splitlines()[1] == "False"
+    assert first.stdout.splitlines()[1] == "True {'PublishedRun'}"
+    assert second.stdout.splitlines()[1] == "False {'PublishedRun'}"
+
+
+def test_a_validated_record_reads_back_equal_and_a_forged_one_is_refused():
+    """Pydantic records (the corpus's runs) are stored field by field and rebuilt as the same
+    class; a tag naming a class that is no record, or fields the class lacks, is not read."""
+    from procure.backtest.runs import read_runs
+
+    runs = read_runs(catalog_dir() / "published_runs" / "moe_longctx.yaml")
+    assert cache.decode(cache.encode(runs)) == runs
+    record = cache.encode(runs[0])
+    assert record["$model"] == "procure.backtest.published_run:PublishedRun"
+    forged = [{"$model": "procure.catalog.types:Sourced", "f": {}},
+              {"$model": "pydantic:BaseModel", "f": {}},
+              {"$model": record["$model"], "f": {**record["f"], "extra": 1}}]
+    for value in forged:
+        with pytest.raises(cache.CacheMismatch):
+            cache.decode(value)
 
 
 def test_the_cache_key_covers_the_code_that_shapes_every_entry():
     package = REPO / "procure"
     missing = [name for name in cache._CODE if not (package / name).is_file()]
     assert not missing
-    assert {"backtest/runs.py", "backtest/tuned.py", "catalog/entries.py"} <= set(cache._CODE)
+    assert {"backtest/published_run.py", "backtest/runs.py", "backtest/tuned.py",
+            "catalog/entries.py"} <= set(cache._CODE)
