@@ -146,7 +146,7 @@ def _workload(inputs: Inputs, critical: CriticalBatch | None = None) -> Q.Worklo
         deadline_days=inputs.cluster.deadline_days, model_flops_per_token=model_flops_per_token(arch, w.seq_len),
         attention_flops_convention=ATTENTION_CONVENTION, global_batch_range=_batch_range(inputs),
         critical_batch=_critical(critical), horizon_months=w.horizon_months,
-        tax=None if w.tax is None else Q.TaxSummary.model_validate(w.tax.model_dump()))
+        tax=None if w.tax is None else _read(Q.TaxSummary, w.tax))
 
 
 def _assumptions(inputs: Inputs, effective: Assumptions) -> list[Q.AssumptionRow]:
