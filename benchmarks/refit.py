@@ -226,6 +226,8 @@ def fit_top_group(name: str, data: list[Data], cat: Any, base: AccelKnobs,
     scale and the memory-bound factor)."""
     ids = GROUPS[name]
     batch = Batch(data, ids, cat.accelerators)
+    if not batch.cases:              # a cross-validation fold that left out the group's only source
+        return replace(base, fitted=False, fitted_on=(), sources=("no runs of its own: the Hopper fit",))
 
     def knobs(x: np.ndarray) -> AccelKnobs:
         return replace(base, ceiling_scale=float(x[0]),
@@ -298,19 +300,23 @@ def fit_moe_only(shared: Path) -> tuple[Knobs, list[Data], Any]:
 
 def fit(shared: Path) -> tuple[Knobs, list[Data], Any]:
     cat = default_catalog()
-    data = load_fit_data(shared)
+    data, moe_data = load_fit_data(shared), load_moe_data()
+    return fit_on(data, moe_data, cat), data + moe_data, cat
+
+
+def fit_on(data: list[Data], moe_data: list[Data], cat: Any) -> Knobs:
+    """Every group's knobs from the dense and the MoE data sets given (``--all``; a cross-validation
+    fold passes all but one source family)."""
     ampere = fit_ampere(data, cat)
     hopper = fit_hopper(data, cat, ampere)
     blackwell = fit_top_group("blackwell", data, cat, hopper, with_fp8_scale=True)
     cdna3 = fit_top_group("cdna3", data, cat, hopper, with_fp8_scale=False)
-    moe_data = load_moe_data()
     hopper = fit_moe(moe_data, cat, hopper, GROUPS["hopper"])
     blackwell = fit_moe(moe_data, cat, blackwell, moe_ids("blackwell"))
     # Parts without MoE runs of their own take Hopper's MoE knobs.
     moe_knobs = {key: getattr(hopper, key) for key in MOE_KEYS}
     ampere = replace(ampere, **moe_knobs)
     cdna3 = replace(cdna3, **moe_knobs)
-    data = data + moe_data
     fitted = {"ampere": ampere, "hopper": hopper, "blackwell": blackwell, "cdna3": cdna3}
     by_id = {i: fitted[g] for g, ids in GROUPS.items() for i in ids}
     for accel_id, group in PROXIES.items():
@@ -319,9 +325,8 @@ def fit(shared: Path) -> tuple[Knobs, list[Data], Any]:
                                       f"no runs of its own: the {group} fit ({', '.join(GROUPS[group])})",))
     default = replace(hopper, fitted=False, fitted_on=(), sources=(
         "no runs of its own: the Hopper fit (the most-measured generation), its own matmul ceiling",))
-    knobs = Knobs(default=default, by_accelerator=by_id, fitted_on=tuple(d.name for d in data),
-                  fitted_at=FITTED_AT)
-    return knobs, data, cat
+    return Knobs(default=default, by_accelerator=by_id, fitted_on=tuple(d.name for d in data + moe_data),
+                 fitted_at=FITTED_AT)
 
 
 def imbalance_pairs(data: list[Data]) -> list[tuple[str, Any, float]]:
@@ -389,26 +394,75 @@ def _block(k: AccelKnobs) -> dict[str, Any]:
     }
 
 
+def source_family(data: Data, run: PublishedRun) -> str:
+    """The source family a fit run comes from: each corpus data set is one; the shared calibration
+    file holds three lineages (Narayanan et al. 2021 table 1, the Megatron-LM README's 2020 and
+    2024 tables), named by the first two parts of their ids."""
+    return data.name if data.name.startswith("corpus:") else "_".join(run.id.split("_")[:2])
+
+
+def _scored(data: list[Data]) -> list[Data]:
+    """The data sets whose runs the errors are measured on (vTrain's 1,440 single-node fp16 runs of
+    2021-era software would set the A100 spread alone: fitted on, never scored)."""
+    return [d for d in data if "vtrain" not in d.name]
+
+
+def _log_errors(runs: list[PublishedRun], knobs: Knobs, cat: Any) -> list[tuple[str, float]]:
+    """(evaluation family, log(measured / predicted)) of every run the model can predict."""
+    result = backtest(runs, cat.accelerators, knobs=knobs, check_memory=False)
+    return [(str(row["family"]), -math.log1p(row["error"])) for row in result["runs"] if row["error"] is not None]
+
+
+def cross_validated(data: list[Data], cat: Any) -> dict[str, list[tuple[str, float]]]:
+    """Per evaluation family, (source family, log error) of each fit run predicted by knobs fitted
+    WITHOUT its source family (``--all``'s procedure on the rest; a group left without runs takes
+    the Hopper fit, as a part with no runs of its own does)."""
+    moe = [d for d in data if d.runs and all(r.family in MOE_FAMILIES for r in d.runs)]
+    dense = [d for d in data if d not in moe]
+    folds = sorted({source_family(d, r) for d in _scored(data) for r in d.runs})
+    out: dict[str, list[tuple[str, float]]] = {}
+    for fold in folds:
+        def without(sets: list[Data]) -> list[Data]:
+            return [Data(d.name, [r for r in d.runs if source_family(d, r) != fold]) for d in sets]
+
+        knobs = fit_on(without(dense), without(moe), cat)
+        left_out = [r for d in _scored(data) for r in d.runs if source_family(d, r) == fold]
+        for fam, err in _log_errors(left_out, knobs, cat):
+            out.setdefault(fam, []).append((fold, err))
+    return out
+
+
+def _rms(values: list[float]) -> float:
+    return math.sqrt(float(np.mean(np.square(values))))
+
+
 def step_time_errors(knobs: Knobs, data: list[Data], cat: Any) -> dict[str, dict[str, Any]]:
-    """Per evaluation family over the fit runs (vTrain excluded: its 1,440 single-node fp16 runs
-    of 2021-era software would set the A100 spread alone): mean and spread of
-    log(measured / predicted); the spread is the prediction spread of a new run,
-    s x sqrt(1 + 1/n), never below SIGMA_FLOOR."""
-    logs: dict[str, list[float]] = {}
-    for d in data:
-        if "vtrain" in d.name:
-            continue
-        result = backtest(d.runs, cat.accelerators, knobs=knobs, check_memory=False)
-        for row in result["runs"]:
-            if row["error"] is not None:
-                logs.setdefault(str(row["family"]), []).append(-math.log1p(row["error"]))
+    """Per evaluation family: the bias is the mean of log(measured / predicted) over its fit runs
+    (the shipped knobs' own residuals centre the band); the spread is how far a run from a source
+    family the fit never saw lands: the RMS of the leave-one-source-family-out errors when the
+    family's runs come from two or more source families, else its own spread combined with the
+    RMS of the per-source mean errors of the families that have two or more. Either is the
+    prediction spread of a new run, x sqrt(1 + 1/n), never below SIGMA_FLOOR."""
+    own: dict[str, list[float]] = {}
+    for d in _scored(data):
+        for fam, err in _log_errors(d.runs, knobs, cat):
+            own.setdefault(fam, []).append(err)
+    held = cross_validated(data, cat)
+    source_means = [float(np.mean([e for f, e in held[fam] if f == fold]))
+                    for fam in held for fold in {f for f, _ in held[fam]} if len({f for f, _ in held[fam]}) > 1]
+    between = _rms(source_means) if source_means else 0.0
     out = {}
-    for fam, values in sorted(logs.items()):
-        v = np.array(values)
-        n = len(v)
-        spread = float(np.std(v, ddof=1)) if n > 1 else 0.0
+    for fam, values in sorted(own.items()):
+        v, n = np.array(values), len(values)
+        folds = {f for f, _ in held.get(fam, [])}
+        if len(folds) > 1:
+            width = _rms([e for _, e in held[fam]])
+        else:
+            spread = float(np.std(v, ddof=1)) if n > 1 else 0.0
+            width = math.hypot(spread, between)
         out[fam] = {"bias": round(float(np.mean(v)), 4),
-                    "sigma_log": round(max(SIGMA_FLOOR, spread * math.sqrt(1.0 + 1.0 / n)), 4), "n": n}
+                    "sigma_log": round(max(SIGMA_FLOOR, width * math.sqrt(1.0 + 1.0 / n)), 4), "n": n,
+                    "source_families": len(folds)}
     return out
 
 
@@ -422,7 +476,9 @@ def document(knobs: Knobs, data: list[Data], cat: Any) -> dict[str, Any]:
         "notes": "Written by benchmarks/refit.py from the fit split only. gemm_curve: [ideal GEMM "
                  "seconds at peak, fraction of gemm_top]; gemm_top null = measured matmul ceiling / "
                  "peak. fitted: false = no runs of its own (its knobs are a fitted group's or the "
-                 "default). step_time_errors: log(measured / predicted) over each family's fit runs.",
+                 "default). step_time_errors: bias = mean log(measured / predicted) over each family's fit runs; "
+                 "sigma_log = the spread of a run from a source family the fit never saw (leave-one-source-"
+                 "family-out cross-validation, see source_families).",
         "default": _block(knobs.default),
         "accelerators": {i: _block(k) for i, k in sorted(knobs.by_accelerator.items())},
     }

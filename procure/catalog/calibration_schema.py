@@ -16,6 +16,10 @@ class ErrorBlock(Strict):
     bias: Finite = Field(ge=-2.0, le=2.0)
     sigma_log: Finite = Field(gt=0.0, le=3.0)
     n: int = Field(ge=0)
+    source_families: Optional[int] = Field(None, ge=0, description=(
+        "Source families the family's fit runs come from: with two or more, its spread is "
+        "cross-validated by leaving one out at a time; with one, it is its own spread plus the "
+        "spread between source families pooled over the others."))
 
 
 class KnobBlock(Strict):
