@@ -28,10 +28,12 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 from functools import cached_property
+from operator import attrgetter
 from decimal import ROUND_CEILING, Decimal, localcontext
 from typing import Any, Callable, Iterable
 
-from procure.economics.cost_rules import CAPEX_ITEMS, CURRENCY, PAID_LINES, Rule, decimal_parts, float_amount, rule
+from procure.economics.cost_rules import (CAPEX_ITEMS, CURRENCY, PAID_LINES, Drawn, Node, Rule, Term, decimal_parts, float_total,
+                                         rule, times)
 from procure.economics.inputs import Assumptions, Pricing
 from procure.economics.tax import Tax
 from procure.money import CONVERTED_QUANTUM, MONEY_CONTEXT, D, cents, money_sum, quantize, rate
@@ -192,7 +194,7 @@ class Terms:
     def capex(self) -> Decimal:
         """``capex_total``, worked out once (the band, the cash view and the lines all ask)."""
         bought = _DecimalTerms(self, Decimal(0), "commitment")
-        return money_sum(bought.amount(rule(key, "bought")) for key in _capex_keys(self.pricing))
+        return money_sum([bought.amount(rule(key, "bought")) for key in _capex_keys(self.pricing)])
 
     @property
     def life_hours(self) -> Decimal:
@@ -303,7 +305,8 @@ class _DecimalTerms:
         if name == "paid_amount":
             return money_sum(line.amount for line in self.made if line.key in PAID_LINES)
         if name not in self.known:
-            self.known[name] = _DECIMAL_TERMS[name](self)
+            of_hours = _DECIMAL_TERMS.get(name)
+            self.known[name] = of_hours(self) if of_hours else _d(TERM_ON_BID[name](self.t))
         return self.known[name]
 
     def line(self, r: Rule) -> CostLine:
@@ -316,10 +319,13 @@ class _DecimalTerms:
 
     def amount(self, r: Rule) -> Decimal:
         """The rule's amount to the cent, without the line (an optional factor left in is 1: no cent moves)."""
+        quantity, rate, *factors = [self(node.name) if type(node) is Term else self.evaluate(node) for node in r.members]
+        return line_amount(quantity, rate, factors, Decimal(1) if r.divisor is None else self.evaluate(r.divisor))
+
+    def evaluate(self, node: Node) -> Decimal:
         with localcontext(MONEY_CONTEXT):
-            quantity, rate, *factors = (node.evaluate(self, Decimal) for node in r.members)
-            divisor = Decimal(1) if r.divisor is None else r.divisor.evaluate(self, Decimal)
-        return line_amount(quantity, rate, factors, divisor)
+            value: Decimal = node.evaluate(self, Decimal)
+        return value
 
     @property
     def billed(self) -> Decimal:
@@ -330,38 +336,26 @@ def _d(value: Any) -> Decimal | None:
     return None if value is None else D(value)
 
 
+# where each term is read on the bid's terms (both readers read it there); the terms of the hours are below
+TERM_ON_BID = {name: attrgetter(path) for name, path in {
+    "gpus": "gpus", "nodes": "nodes", "price_per_gpu_hour": "pricing.price_per_gpu_hour",
+    "discount_factor": "price_factor", "storage_per_gpu_hour": "pricing.storage_per_gpu_hour",
+    "network_per_gpu_hour": "pricing.network_per_gpu_hour", "support_fraction": "pricing.support_fraction",
+    "prepay_fraction": "pricing.prepay_fraction", "cost_of_capital": "cost_of_capital",
+    "setup_fee": "pricing.setup_fee", "egress_tb": "pricing.egress_tb", "egress_per_tb": "pricing.egress_per_tb",
+    "capex_per_gpu": "pricing.capex_per_gpu", "capex_per_node": "pricing.capex_per_node",
+    "network_capex_per_gpu": "pricing.network_capex_per_gpu", "network_capex": "pricing.network_capex",
+    "capex_total": "capex", "depreciable_fraction": "depreciable_fraction", "life_hours": "life_hours",
+    "kw_per_gpu": "power.kw_per_gpu", "utilisation": "power.utilisation", "pue": "power.pue",
+    "power_per_kwh": "power.price_per_kwh", "colo_per_kw_month": "pricing.colo_per_kw_month",
+    "months_hours": "months_hours", "support_per_gpu_year": "pricing.support_per_gpu_year",
+    "staff_per_year": "pricing.staff_per_year"}.items()}
+
 _DECIMAL_TERMS: dict[str, Callable[[_DecimalTerms], Decimal | None]] = {
-    "gpus": lambda e: Decimal(e.t.gpus),
-    "nodes": lambda e: Decimal(e.t.nodes),
     "used_hours": lambda e: e.used,
     "billed_hours": lambda e: e.billed,
     "idle_hours": lambda e: e.billed - e.used,
-    "price_per_gpu_hour": lambda e: _d(e.t.pricing.price_per_gpu_hour),
-    "discount_factor": lambda e: e.t.price_factor,
-    "storage_per_gpu_hour": lambda e: D(e.t.pricing.storage_per_gpu_hour),
-    "network_per_gpu_hour": lambda e: D(e.t.pricing.network_per_gpu_hour),
-    "support_fraction": lambda e: D(e.t.pricing.support_fraction),
-    "prepay_fraction": lambda e: D(e.t.pricing.prepay_fraction),
-    "cost_of_capital": lambda e: e.t.cost_of_capital,
-    "setup_fee": lambda e: D(e.t.pricing.setup_fee),
-    "egress_tb": lambda e: D(e.t.pricing.egress_tb),
-    "egress_per_tb": lambda e: D(e.t.pricing.egress_per_tb),
-    "capex_per_gpu": lambda e: _d(e.t.pricing.capex_per_gpu),
-    "capex_per_node": lambda e: _d(e.t.pricing.capex_per_node),
-    "network_capex_per_gpu": lambda e: _d(e.t.pricing.network_capex_per_gpu),
-    "network_capex": lambda e: _d(e.t.pricing.network_capex),
-    "capex_total": lambda e: capex_total(e.t),
     "depreciated_hours": lambda e: min(e.used, e.t.life_hours),
-    "depreciable_fraction": lambda e: e.t.depreciable_fraction,
-    "life_hours": lambda e: e.t.life_hours,
-    "kw_per_gpu": lambda e: e.t.power.kw_per_gpu,
-    "utilisation": lambda e: e.t.power.utilisation,
-    "pue": lambda e: e.t.power.pue,
-    "power_per_kwh": lambda e: e.t.power.price_per_kwh,
-    "colo_per_kw_month": lambda e: _d(e.t.pricing.colo_per_kw_month),
-    "months_hours": lambda e: e.t.months_hours,
-    "support_per_gpu_year": lambda e: _d(e.t.pricing.support_per_gpu_year),
-    "staff_per_year": lambda e: _d(e.t.pricing.staff_per_year),
     "market_value": lambda e: market_value_new(e.t),
     "resale_fraction": lambda e: resale_fraction(e.t, e.used),
 }
@@ -478,44 +472,36 @@ def total_cost_float(t: Terms, used_hours: Any, price_scale: Any = 1.0, power_sc
     check_basis(basis)
     if basis == "present_value":
         raise ValueError("the present value in floats is cashflow.present_value_float")
-    float_terms = _FloatTerms(t, used_hours, price_scale, power_scale, basis, rates)
-    total: Any = 0.0
-    for r in line_plan(t, basis):
-        amount = float_amount(r, float_terms)
-        if r.key in PAID_LINES:
-            float_terms.paid = float_terms.paid + amount
-        total = total + amount
-    return total
+    plan = line_plan(t, basis)
+    return float_total(plan, _FloatTerms(t, used_hours, price_scale, power_scale, basis, rates).values(plan))
 
 
-@dataclass
 class _FloatTerms:
     """The terms of one bid in floats: the hours and the moved prices and rates are arrays of draws."""
 
-    t: Terms
-    used: Any
-    price_scale: Any
-    power_scale: Any
-    basis: str
-    rates: DrawnRates
-    paid: Any = 0.0                    # the GPU-hours bill so far (``paid_amount``)
-    billed: Any = field(init=False)
-    fixed: _DecimalTerms = field(init=False)
-    known: dict[str, Any] = field(default_factory=dict)     # each term worked out once
-
-    def __post_init__(self) -> None:
+    def __init__(self, t: Terms, used: Any, price_scale: Any, power_scale: Any, basis: str,
+                 rates: DrawnRates) -> None:
         import numpy as np
 
-        committed = self.basis in COMMITTED_BASES and self.t.pricing.kind == "rental"
-        self.billed = np.maximum(self.used, float(self.t.min_commit_hours)) if committed else self.used
-        self.fixed = _DecimalTerms(self.t, Decimal(0), "run")       # the terms no draw moves
+        self.t, self.used, self.price_scale, self.power_scale, self.rates = t, used, price_scale, power_scale, rates
+        self.capital_scale = rates.cost_of_capital
+        committed = basis in COMMITTED_BASES and t.pricing.kind == "rental"
+        self.billed = np.maximum(used, float(t.min_commit_hours)) if committed else used
 
     def __call__(self, name: str) -> Any:
-        if name == "paid_amount":
-            return self.paid
-        if name not in self.known:
-            self.known[name] = _FLOAT_TERMS[name](self) if name in _FLOAT_TERMS else float(self.fixed.get(name) or 0)
-        return self.known[name]
+        of_hours = _FLOAT_TERMS.get(name)
+        if of_hours:
+            return of_hours(self)
+        value = float(TERM_ON_BID[name](self.t) or 0)
+        scale = _MOVED_BY.get(name)
+        return value if scale is None else _moved(value, getattr(self, scale))
+
+    def values(self, plan: list[Rule]) -> dict[str, Any]:
+        """Every term the plan's rules read, once; the GPU-hours bill (``paid_amount``) starts at 0."""
+        names = set().union(*[r.terms for r in plan]) - {"paid_amount"}
+        values = {name: self(name) for name in names}
+        values["paid_amount"] = 0.0
+        return values
 
     @property
     def depreciated(self) -> Any:
@@ -533,23 +519,23 @@ class _FloatTerms:
         return (1.0 - decline) ** (self.used / 8760.0) * (1.0 - haircut) * float(1 - t.resale_transaction_cost)
 
 
-def _scaled(term: str) -> Callable[[_FloatTerms], Any]:
-    """A capital price moved by the drawn price scale."""
-    return lambda e: float(e.fixed.get(term) or 0) * e.price_scale
+def _moved(number: Any, scale: Any) -> Any:
+    """A term times its drawn scale: a float, or a Drawn where the scale is an array of draws."""
+    return number * scale if isinstance(scale, (int, float)) else Drawn(float(number), (scale,))
 
 
-# the terms a draw moves, or that depend on the hours; every other term is its Decimal value as a float
+# the terms a draw moves, and by which draw
+_MOVED_BY = {"price_per_gpu_hour": "price_scale", "capex_per_gpu": "price_scale", "capex_per_node": "price_scale",
+             "network_capex_per_gpu": "price_scale", "network_capex": "price_scale", "capex_total": "price_scale",
+             "power_per_kwh": "power_scale", "cost_of_capital": "capital_scale"}
+
+# the terms of the hours, in floats
 _FLOAT_TERMS: dict[str, Callable[[_FloatTerms], Any]] = {
     "used_hours": lambda e: e.used,
     "billed_hours": lambda e: e.billed,
     "idle_hours": lambda e: e.billed - e.used,
-    "price_per_gpu_hour": lambda e: float(e.t.pricing.price_per_gpu_hour or 0) * e.price_scale,
-    "cost_of_capital": lambda e: float(e.t.cost_of_capital) * e.rates.cost_of_capital,
-    **{term: _scaled(term) for term in ("capex_per_gpu", "capex_per_node", "network_capex_per_gpu", "network_capex",
-                                        "capex_total")},
     "depreciated_hours": lambda e: e.depreciated,
-    "power_per_kwh": lambda e: float(e.t.power.price_per_kwh or 0) * e.power_scale,
-    "market_value": lambda e: market_float(e.t, e.price_scale, e("capex_total")),
+    "market_value": lambda e: market_float(e.t, e.price_scale, times(float(e.t.capex), (e.price_scale,))),
     "resale_fraction": _FloatTerms.resale_fraction,
 }
 

@@ -18,7 +18,7 @@ import operator
 from dataclasses import dataclass
 from functools import cached_property
 from decimal import Decimal, localcontext
-from typing import Any, Callable, Union
+from typing import Any, Callable, NamedTuple, Sequence, Union
 
 from procure.money import MONEY_CONTEXT
 
@@ -147,6 +147,35 @@ class Neg(Node):
         return self.operand.terms()
 
 
+@dataclass(frozen=True)
+class Monomial:
+    """A product of terms: coefficient × Π over / Π under (every rule's amount is one)."""
+
+    coefficient: float
+    over: tuple[str, ...]
+    under: tuple[str, ...]
+
+    def __mul__(self, other: Monomial) -> Monomial:
+        return Monomial(self.coefficient * other.coefficient, self.over + other.over, self.under + other.under)
+
+    def inverse(self) -> Monomial:
+        return Monomial(1.0 / self.coefficient, self.under, self.over)
+
+
+def monomial(node: Node) -> Monomial:
+    """The node as a product of terms; a difference is not one (its terms are worked out apart)."""
+    if isinstance(node, Term):
+        return Monomial(1.0, (node.name,), ())
+    if isinstance(node, Const):
+        return Monomial(float(node.value), (), ())
+    if isinstance(node, Neg):
+        return Monomial(-1.0, (), ()) * monomial(node.operand)
+    if isinstance(node, Op) and node.op in ("*", "/"):
+        right = monomial(node.right)
+        return monomial(node.left) * (right if node.op == "*" else right.inverse())
+    raise ValueError("a cost rule multiplies and divides terms; a difference belongs in a term")
+
+
 def lift(value: Operand) -> Node:
     return value if isinstance(value, Node) else Const(Decimal(value))
 
@@ -177,6 +206,20 @@ class Rule:
     def members(self) -> tuple[Node, ...]:
         """What is multiplied: the quantity, the rate and every factor."""
         return (self.quantity, self.rate, *(f.node for f in self.factors))
+
+    @cached_property
+    def terms(self) -> frozenset[str]:
+        """Every term the rule reads."""
+        nodes = self.members + (() if self.divisor is None else (self.divisor,))
+        return frozenset(name for node in nodes for name in node.terms())
+
+    @cached_property
+    def monomial(self) -> Monomial:
+        """The amount as one product of terms (what the float reader multiplies)."""
+        product = Monomial(1.0, (), ())
+        for node in self.members:
+            product = product * monomial(node)
+        return product if self.divisor is None else product * monomial(self.divisor).inverse()
 
     def carries(self, names: set[str]) -> bool:
         """Whether a line carrying factors ``names`` follows this rule."""
@@ -286,23 +329,72 @@ def decimal_parts(r: Rule, leaf: Callable[[str], Decimal]) -> Parts:
         return parts(r, leaf, lambda value: value, lambda f: f.node.evaluate(leaf, Decimal) != 1)
 
 
-def float_amount(r: Rule, leaf: Callable[[str], Any]) -> Any:
-    """quantity × rate × Π factors / divisor in floats (every factor: an absent one is 1). The
-    plain numbers are multiplied first, so arrays of draws are touched once per array."""
-    numbers: Any = 1.0
-    arrays: list[Any] = []
-    for node in r.members:
-        value = leaf(node.name) if type(node) is Term else node.evaluate(leaf, float)
+class Drawn(NamedTuple):
+    """A float term moved by draws: ``number × Π draws`` (arrays), kept apart so that a line's
+    plain numbers are multiplied first and each array is touched once."""
+
+    number: float
+    draws: tuple[Any, ...]
+
+
+def times(number: Any, draws: Sequence[Any]) -> Any:
+    """number × Π draws, touching each array once (not at all for a factor of 1)."""
+    if not draws:
+        return number
+    value = draws[0] if number == 1.0 else draws[0] * number
+    for draw in draws[1:]:
+        value = draw * value
+    return value
+
+
+def float_split(r: Rule, values: dict[str, Any]) -> tuple[Any, tuple[Any, ...]]:
+    """The rule's amount in floats as a plain number and the arrays it is multiplied by (every
+    factor: an absent one is 1)."""
+    m = r.monomial
+    number: Any = m.coefficient
+    draws: list[Any] = []
+    for name in m.over:
+        value = values[name]
         if isinstance(value, float):
-            numbers = numbers * value
+            number = number * value
+        elif isinstance(value, Drawn):
+            number = number * value.number
+            draws += value.draws
         else:
-            arrays.append(value)
-    if r.divisor is not None:
-        numbers = numbers / r.divisor.evaluate(leaf, float)
-    for array in arrays:
-        numbers = array * numbers
-    return numbers
+            draws.append(value)
+    for name in m.under:
+        value = values[name]
+        if isinstance(value, float):
+            number = number / value
+        else:
+            draws.append(1.0 / times(value.number, value.draws) if isinstance(value, Drawn) else 1.0 / value)
+    return number, tuple(draws)
 
 
-__all__ = ["CAPEX_ITEMS", "CURRENCY", "PAID_LINES", "RULES", "TERMS", "Const", "Factor", "Node", "Op", "Parts",
-           "Rule", "Term", "decimal_parts", "float_amount", "parts", "rule", "rule_carried"]
+def float_total(rules: Sequence[Rule], values: dict[str, Any]) -> Any:
+    """Σ of the rules' amounts in floats, each term read from ``values`` (``paid_amount``: the sum
+    of the PAID_LINES so far). Lines moved by the same arrays are summed as numbers first and
+    multiplied once."""
+    groups: dict[tuple[int, ...], tuple[Any, tuple[Any, ...]]] = {}
+    paid: Any = None
+    for r in rules:
+        number, draws = float_split(r, values)
+        if r.key in PAID_LINES:            # listed first: the lines after them read the bill whole
+            amount = times(number, draws)
+            paid = values["paid_amount"] = amount if paid is None else paid + amount
+            continue
+        key = tuple(sorted(id(draw) for draw in draws))     # the group keeps its arrays: ids stay theirs
+        summed, kept = groups.get(key, (0.0, draws))
+        groups[key] = (summed + number, kept)
+    if paid is not None:
+        summed, _ = groups.get((id(paid),), (0.0, ()))
+        groups[(id(paid),)] = (summed + 1.0, (paid,))
+    products = [times(number, draws) for number, draws in groups.values()]
+    total = products[0] if products else 0.0
+    for product in products[1:]:
+        total = total + product
+    return total
+
+
+__all__ = ["CAPEX_ITEMS", "CURRENCY", "PAID_LINES", "RULES", "TERMS", "Const", "Factor", "Monomial", "Node", "Op", "Parts",
+           "Rule", "Term", "decimal_parts", "Drawn", "float_split", "float_total", "monomial", "parts", "rule", "rule_carried", "times"]
