@@ -12,8 +12,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from procure.economics.cost import (CostLine, Terms, billed_hours, capex_total, cost_lines, market_value_new,
-                                    resale_fraction, terms, total_cost_float)
+from procure.economics.cost import (CostLine, Terms, billed_hours, capex_total, cost_lines, line_plan,
+                                    market_value_new, resale_fraction, terms, total_cost_float)
+from procure.economics.cost_rules import RULES, TERMS, float_split, rule, rule_carried
 from procure.economics.inputs import Assumptions, Pricing
 from procure.report.xlsx_cells import Book
 from procure.report.xlsx_chain import Chain
@@ -134,3 +135,57 @@ def test_the_check_fails_when_a_workbook_term_is_wrong() -> None:
     lines = cost_lines(t, Decimal(10), "commitment")
     book, rows, _ = workbook_lines(replace(t, gpus=9), Decimal(10), "commitment", lines)
     assert [book.value(LINES_SHEET, row, A) for row in rows] != [line.amount for line in lines]
+
+
+# --- the rule table itself ----------------------------------------------------------------------
+
+EVERYTHING_RENTED = Pricing(kind="rental", currency="USD", price_per_gpu_hour=Decimal("2.5"), min_commit_months=1,
+                            storage_per_gpu_hour=Decimal("0.01"), network_per_gpu_hour=Decimal("0.02"),
+                            support_fraction=Decimal("0.1"), discount_fraction=Decimal("0.2"),
+                            setup_fee=Decimal(500), egress_tb=Decimal(3), egress_per_tb=Decimal(90),
+                            prepay_fraction=Decimal("0.5"))
+EVERYTHING_BOUGHT = Pricing(kind="purchase", currency="USD", price_per_gpu_hour=None, capex_per_gpu=Decimal(30000),
+                            capex_per_node=Decimal(20000), network_capex_per_gpu=Decimal(2000),
+                            network_capex=Decimal(100000), life_years=Decimal(4), support_per_gpu_year=Decimal(900),
+                            power_per_kwh=Decimal("0.1"), colo_per_kw_month=Decimal(150), kw_per_gpu=Decimal("1.2"),
+                            power_source="given", staff_per_year=Decimal(200000), cost_of_capital=Decimal("0.08"))
+
+
+def test_every_rule_is_a_line_some_bid_has() -> None:
+    """The property above can reach every rule: each is planned for a bid with every term priced."""
+    planned = {(r.key, r.variant) for pricing in (EVERYTHING_RENTED, EVERYTHING_BOUGHT)
+               for basis in ("run", "commitment") for r in line_plan(terms(pricing, 16, Assumptions()), basis)}
+    assert planned == set(RULES)
+
+
+def test_the_workbook_reads_a_line_by_the_factors_it_carries() -> None:
+    assert rule_carried("support", set()) is rule("support")
+    assert rule_carried("support", {"used_hours"}) is rule("support", "per_gpu_year")
+    assert rule_carried("capex", set()) is rule("capex", "bought")
+    assert rule_carried("capex", {"used_hours", "depreciable_fraction"}) is rule("capex", "depreciation")
+    assert rule_carried("gpu_hours", {"discount_factor"}) is rule("gpu_hours") is rule_carried("gpu_hours", set())
+    assert rule_carried("gpu_hours", {"surcharge"}) is None and rule_carried("rebate", set()) is None
+
+
+def test_a_discount_is_a_factor_and_words_only_where_there_is_one() -> None:
+    t = terms(EVERYTHING_RENTED, 8, Assumptions())
+    discounted = cost_lines(t, Decimal(10), "run")[0]
+    full = cost_lines(terms(replace(EVERYTHING_RENTED, discount_fraction=Decimal(0)), 8, Assumptions()),
+                      Decimal(10), "run")[0]
+    assert discounted.factors == {"discount_factor": Decimal("0.8")} and discounted.formula.endswith("× (1 − discount)")
+    assert full.factors == {} and "discount" not in full.formula
+    assert (discounted.amount, full.amount) == (Decimal("160.00"), Decimal("200.00"))    # 8 × 10 h × 2.50 (× 0.8)
+
+
+@settings(max_examples=60, deadline=None)
+@given(values=st.fixed_dictionaries({name: st.floats(0.01, 1e4) for name in TERMS}))
+def test_the_float_reader_multiplies_what_the_tree_says(values: dict[str, float]) -> None:
+    """Each rule's product of terms (what the Monte Carlo multiplies) is the tree's value."""
+    for r in RULES.values():
+        number, draws = float_split(r, values)
+        tree = r.quantity.evaluate(values.__getitem__, float) * r.rate.evaluate(values.__getitem__, float)
+        for factor in r.factors:
+            tree *= factor.node.evaluate(values.__getitem__, float)
+        if r.divisor is not None:
+            tree /= r.divisor.evaluate(values.__getitem__, float)
+        assert draws == () and number == pytest.approx(tree, rel=1e-12), r.key
