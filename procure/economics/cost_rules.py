@@ -66,19 +66,14 @@ PAID_LINES = ("gpu_hours", "idle_commitment")      # what ``paid_amount`` sums, 
 # --- the expression tree -----------------------------------------------------------------------
 
 class Node:
-    """An expression over named terms; arithmetic operators build bigger nodes."""
+    """An expression over named terms: products and quotients only (a difference, such as the
+    idle hours, is a term of its own), so each rule is one product of terms."""
 
     def __mul__(self, other: Operand) -> Node:
         return Op("*", self, lift(other))
 
     def __truediv__(self, other: Operand) -> Node:
         return Op("/", self, lift(other))
-
-    def __sub__(self, other: Operand) -> Node:
-        return Op("-", self, lift(other))
-
-    def __rsub__(self, other: Operand) -> Node:
-        return Op("-", lift(other), self)
 
     def __neg__(self) -> Node:
         return Neg(self)
@@ -120,7 +115,7 @@ class Const(Node):
         return set()
 
 
-_OPS: dict[str, Callable[[Any, Any], Any]] = {"*": operator.mul, "/": operator.truediv, "-": operator.sub}
+_OPS: dict[str, Callable[[Any, Any], Any]] = {"*": operator.mul, "/": operator.truediv}
 
 
 @dataclass(frozen=True, eq=False)
@@ -163,17 +158,16 @@ class Monomial:
 
 
 def monomial(node: Node) -> Monomial:
-    """The node as a product of terms; a difference is not one (its terms are worked out apart)."""
+    """The node as one product of terms."""
     if isinstance(node, Term):
         return Monomial(1.0, (node.name,), ())
     if isinstance(node, Const):
         return Monomial(float(node.value), (), ())
     if isinstance(node, Neg):
         return Monomial(-1.0, (), ()) * monomial(node.operand)
-    if isinstance(node, Op) and node.op in ("*", "/"):
-        right = monomial(node.right)
-        return monomial(node.left) * (right if node.op == "*" else right.inverse())
-    raise ValueError("a cost rule multiplies and divides terms; a difference belongs in a term")
+    assert isinstance(node, Op)
+    right = monomial(node.right)
+    return monomial(node.left) * (right if node.op == "*" else right.inverse())
 
 
 def lift(value: Operand) -> Node:
