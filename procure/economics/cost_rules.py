@@ -5,7 +5,9 @@ expression over named terms. Every line obeys ``amount = quantity × rate × Π 
 Three readers evaluate the same tree, each with its own values for the terms:
 
 * ``cost`` in ``Decimal`` (the lines the report prints),
-* ``cost.total_cost_float`` in floats over arrays of drawn hours and prices (the Monte Carlo band),
+* ``cost.total_cost_float`` in floats over arrays of drawn hours and prices (the Monte Carlo band):
+  each rule as one product of terms, the lines moved by the same draws summed before they meet
+  the arrays,
 * the workbook (``report.xlsx_lines``), which reads each term from its named cell and writes the
   formula the tree describes.
 
@@ -383,11 +385,11 @@ def float_total(rules: Sequence[Rule], values: dict[str, Any]) -> Any:
     if paid is not None:
         summed, _ = groups.get((id(paid),), (0.0, ()))
         groups[(id(paid),)] = (summed + 1.0, (paid,))
-    products = [times(number, draws) for number, draws in groups.values()]
-    total = products[0] if products else 0.0
-    for product in products[1:]:
-        total = total + product
-    return total
+    total: Any = None
+    for number, draws in groups.values():      # one product alive at a time: few temporaries
+        product = times(number, draws)
+        total = product if total is None else total + product
+    return 0.0 if total is None else total
 
 
 __all__ = ["CAPEX_ITEMS", "CURRENCY", "PAID_LINES", "RULES", "TERMS", "Const", "Factor", "Monomial", "Node", "Op", "Parts",
