@@ -5,7 +5,7 @@ expression over named terms. Every line obeys ``amount = quantity × rate × Π 
 Three readers evaluate the same tree, each with its own values for the terms:
 
 * ``cost`` in ``Decimal`` (the lines the report prints),
-* ``cost.total_cost_float`` in floats over arrays of drawn hours and prices (the Monte Carlo band):
+* ``cost_float.total_cost_float`` in floats over arrays of drawn hours and prices (the Monte Carlo band):
   each rule as one product of terms, the lines moved by the same draws summed before they meet
   the arrays,
 * the workbook (``report.xlsx_lines``), which reads each term from its named cell and writes the

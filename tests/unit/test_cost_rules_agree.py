@@ -13,7 +13,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from procure.economics.cost import (CostLine, Terms, billed_hours, capex_total, cost_lines, line_plan,
-                                    market_value_new, resale_fraction, terms, total_cost_float)
+                                    market_value_new, resale_fraction, terms)
+from procure.economics.cost_float import total_cost_float
 from procure.economics.cost_rules import RULES, TERMS, float_split, rule, rule_carried
 from procure.economics.inputs import Assumptions, Pricing
 from procure.report.xlsx_cells import Book
