@@ -10,7 +10,7 @@ from typing import Any, Callable
 
 from procure.economics.cost import (COMMITTED_BASES, TERM_ON_BID, Terms, capex_total, check_basis, line_plan,
                                     market_reference)
-from procure.economics.cost_rules import Drawn, Rule, float_total, times
+from procure.economics.cost_rules import FloatPlan, Rule, float_plan
 
 
 @dataclass(frozen=True)
@@ -32,8 +32,19 @@ def total_cost_float(t: Terms, used_hours: Any, price_scale: Any = 1.0, power_sc
     check_basis(basis)
     if basis == "present_value":
         raise ValueError("the present value in floats is cashflow.present_value_float")
-    plan = line_plan(t, basis)
-    return float_total(plan, _FloatTerms(t, used_hours, price_scale, power_scale, basis, rates).values(plan))
+    plan = _plan_of(line_plan(t, basis))
+    return plan.total(_FloatTerms(t, used_hours, price_scale, power_scale, basis, rates).values(plan))
+
+
+_PLANS: dict[tuple[int, ...], FloatPlan] = {}     # by the rules' identities (module constants): few distinct plans
+
+
+def _plan_of(rules: list[Rule]) -> FloatPlan:
+    key = tuple(map(id, rules))
+    plan = _PLANS.get(key)
+    if plan is None:
+        plan = _PLANS[key] = float_plan(rules, VARYING, _MOVED_BY)
+    return plan
 
 
 class _FloatTerms:
@@ -44,23 +55,14 @@ class _FloatTerms:
         import numpy as np
 
         self.t, self.used, self.price_scale, self.power_scale, self.rates = t, used, price_scale, power_scale, rates
-        self.capital_scale = rates.cost_of_capital
         committed = basis in COMMITTED_BASES and t.pricing.kind == "rental"
         self.billed = np.maximum(used, float(t.min_commit_hours)) if committed else used
 
-    def __call__(self, name: str) -> Any:
-        of_hours = _FLOAT_TERMS.get(name)
-        if of_hours:
-            return of_hours(self)
-        value = float(TERM_ON_BID[name](self.t) or 0)
-        scale = _MOVED_BY.get(name)
-        return value if scale is None else _moved(value, getattr(self, scale))
-
-    def values(self, plan: list[Rule]) -> dict[str, Any]:
-        """Every term the plan's rules read, once; the GPU-hours bill (``paid_amount``) starts at 0."""
-        names = set().union(*[r.terms for r in plan]) - {"paid_amount"}
-        values = {name: self(name) for name in names}
-        values["paid_amount"] = 0.0
+    def values(self, plan: FloatPlan) -> dict[str, Any]:
+        """The plain terms the plan reads, as floats, and every varying one (the hours, the draws)."""
+        values = {name: float(TERM_ON_BID[name](self.t) or 0) for name in plan.numbers}
+        for name in plan.arrays:
+            values[name] = _VARYING[name](self)
         return values
 
     @property
@@ -79,25 +81,24 @@ class _FloatTerms:
         return (1.0 - decline) ** (self.used / 8760.0) * (1.0 - haircut) * float(1 - t.resale_transaction_cost)
 
 
-def _moved(number: Any, scale: Any) -> Any:
-    """A term times its drawn scale: a float, or a Drawn where the scale is an array of draws."""
-    return number * scale if isinstance(scale, (int, float)) else Drawn(float(number), (scale,))
-
-
 # the terms a draw moves, and by which draw
 _MOVED_BY = {"price_per_gpu_hour": "price_scale", "capex_per_gpu": "price_scale", "capex_per_node": "price_scale",
              "network_capex_per_gpu": "price_scale", "network_capex": "price_scale", "capex_total": "price_scale",
              "power_per_kwh": "power_scale", "cost_of_capital": "capital_scale"}
 
-# the terms of the hours, in floats
-_FLOAT_TERMS: dict[str, Callable[[_FloatTerms], Any]] = {
+# what may be an array of draws: the terms of the hours, and the draws themselves
+_VARYING: dict[str, Callable[[_FloatTerms], Any]] = {
     "used_hours": lambda e: e.used,
     "billed_hours": lambda e: e.billed,
     "idle_hours": lambda e: e.billed - e.used,
     "depreciated_hours": lambda e: e.depreciated,
-    "market_value": lambda e: market_float(e.t, e.price_scale, times(float(e.t.capex), (e.price_scale,))),
+    "market_value": lambda e: market_float(e.t, e.price_scale, float(e.t.capex) * e.price_scale),
     "resale_fraction": _FloatTerms.resale_fraction,
+    "price_scale": lambda e: e.price_scale,
+    "power_scale": lambda e: e.power_scale,
+    "capital_scale": lambda e: e.rates.cost_of_capital,
 }
+VARYING = frozenset(_VARYING)
 
 
 def market_float(t: Terms, price_scale: Any = 1.0, paid: Any = None) -> Any:

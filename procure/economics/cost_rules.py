@@ -6,8 +6,8 @@ Three readers evaluate the same tree, each with its own values for the terms:
 
 * ``cost`` in ``Decimal`` (the lines the report prints),
 * ``cost_float.total_cost_float`` in floats over arrays of drawn hours and prices (the Monte Carlo band):
-  each rule as one product of terms, the lines moved by the same draws summed before they meet
-  the arrays,
+  each rule as one product of terms (``float_plan``), the lines moved by the same arrays summed as
+  plain numbers before they meet the arrays,
 * the workbook (``report.xlsx_lines``), which reads each term from its named cell and writes the
   formula the tree describes.
 
@@ -20,7 +20,7 @@ import operator
 from dataclasses import dataclass
 from functools import cached_property
 from decimal import Decimal, localcontext
-from typing import Any, Callable, NamedTuple, Sequence, Union
+from typing import Any, Callable, Mapping, Sequence, Union
 
 from procure.money import MONEY_CONTEXT
 
@@ -325,72 +325,75 @@ def decimal_parts(r: Rule, leaf: Callable[[str], Decimal]) -> Parts:
         return parts(r, leaf, lambda value: value, lambda f: f.node.evaluate(leaf, Decimal) != 1)
 
 
-class Drawn(NamedTuple):
-    """A float term moved by draws: ``number × Π draws`` (arrays), kept apart so that a line's
-    plain numbers are multiplied first and each array is touched once."""
+@dataclass(frozen=True)
+class Group:
+    """Lines multiplied by the same arrays: Σ coefficient × Π over / Π under of their plain
+    numbers, then × Π arrays over / Π arrays under, once."""
 
-    number: float
-    draws: tuple[Any, ...]
+    arrays_over: tuple[str, ...]
+    arrays_under: tuple[str, ...]
+    members: tuple[tuple[float, tuple[str, ...], tuple[str, ...]], ...]
 
-
-def times(number: Any, draws: Sequence[Any]) -> Any:
-    """number × Π draws, touching each array once (not at all for a factor of 1)."""
-    if not draws:
-        return number
-    value = draws[0] if number == 1.0 else draws[0] * number
-    for draw in draws[1:]:
-        value = draw * value
-    return value
-
-
-def float_split(r: Rule, values: dict[str, Any]) -> tuple[Any, tuple[Any, ...]]:
-    """The rule's amount in floats as a plain number and the arrays it is multiplied by (every
-    factor: an absent one is 1)."""
-    m = r.monomial
-    number: Any = m.coefficient
-    draws: list[Any] = []
-    for name in m.over:
-        value = values[name]
-        if isinstance(value, float):
-            number = number * value
-        elif isinstance(value, Drawn):
-            number = number * value.number
-            draws += value.draws
-        else:
-            draws.append(value)
-    for name in m.under:
-        value = values[name]
-        if isinstance(value, float):
-            number = number / value
-        else:
-            draws.append(1.0 / times(value.number, value.draws) if isinstance(value, Drawn) else 1.0 / value)
-    return number, tuple(draws)
+    def value(self, values: Mapping[str, Any]) -> Any:
+        summed: Any = 0.0
+        for coefficient, over, under in self.members:
+            number = coefficient
+            for name in over:
+                number = number * values[name]
+            for name in under:
+                number = number / values[name]
+            summed = summed + number
+        for name in self.arrays_over:
+            summed = values[name] * summed
+        for name in self.arrays_under:
+            summed = summed / values[name]
+        return summed
 
 
-def float_total(rules: Sequence[Rule], values: dict[str, Any]) -> Any:
-    """Σ of the rules' amounts in floats, each term read from ``values`` (``paid_amount``: the sum
-    of the PAID_LINES so far). Lines moved by the same arrays are summed as numbers first and
-    multiplied once."""
-    groups: dict[tuple[int, ...], tuple[Any, tuple[Any, ...]]] = {}
-    paid: Any = None
+@dataclass(frozen=True)
+class FloatPlan:
+    """A bid's rules regrouped for floats over arrays of draws: the GPU-hours bill (the PAID_LINES)
+    first, then every other line; each group touches its arrays once."""
+
+    paid: tuple[Group, ...]
+    rest: tuple[Group, ...]
+    numbers: frozenset[str]           # the plain terms read
+    arrays: frozenset[str]            # the varying terms read (the bill aside)
+
+    def total(self, values: dict[str, Any]) -> Any:
+        """Σ of the lines' amounts; ``values`` gives every term and each varying one's array."""
+        total: Any = None
+        for group in self.paid:
+            amount = group.value(values)
+            total = amount if total is None else total + amount
+        values["paid_amount"] = 0.0 if total is None else total
+        for group in self.rest:
+            amount = group.value(values)
+            total = amount if total is None else total + amount
+        return 0.0 if total is None else total
+
+
+def float_plan(rules: Sequence[Rule], varying: frozenset[str], moved: Mapping[str, str]) -> FloatPlan:
+    """Regroup ``rules`` for floats: ``varying`` terms may be arrays (the hours, the bill, each
+    draw); a ``moved`` term is multiplied by its draw (term -> the draw's name)."""
+    varying = varying | {"paid_amount"}
+    paid: dict[tuple[tuple[str, ...], tuple[str, ...]], list[tuple[float, tuple[str, ...], tuple[str, ...]]]] = {}
+    rest: dict[tuple[tuple[str, ...], tuple[str, ...]], list[tuple[float, tuple[str, ...], tuple[str, ...]]]] = {}
     for r in rules:
-        number, draws = float_split(r, values)
-        if r.key in PAID_LINES:            # listed first: the lines after them read the bill whole
-            amount = times(number, draws)
-            paid = values["paid_amount"] = amount if paid is None else paid + amount
-            continue
-        key = tuple(sorted(id(draw) for draw in draws))     # the group keeps its arrays: ids stay theirs
-        summed, kept = groups.get(key, (0.0, draws))
-        groups[key] = (summed + number, kept)
-    if paid is not None:
-        summed, _ = groups.get((id(paid),), (0.0, ()))
-        groups[(id(paid),)] = (summed + 1.0, (paid,))
-    total: Any = None
-    for number, draws in groups.values():      # one product alive at a time: few temporaries
-        product = times(number, draws)
-        total = product if total is None else total + product
-    return 0.0 if total is None else total
+        m = r.monomial
+        over = m.over + tuple(moved[name] for name in m.over if name in moved)
+        under = m.under + tuple(moved[name] for name in m.under if name in moved)
+        key = (tuple(sorted(n for n in over if n in varying)), tuple(sorted(n for n in under if n in varying)))
+        member = (m.coefficient, tuple(n for n in over if n not in varying), tuple(n for n in under if n not in varying))
+        (paid if r.key in PAID_LINES else rest).setdefault(key, []).append(member)
+    numbers = frozenset(n for groups in (paid, rest) for members in groups.values()
+                        for _, over, under in members for n in over + under)
+    arrays = frozenset(n for groups in (paid, rest) for over, under in groups for n in over + under)
+    return FloatPlan(tuple(Group(*key, tuple(members)) for key, members in paid.items()),
+                     tuple(Group(*key, tuple(members)) for key, members in rest.items()), numbers,
+                     arrays - {"paid_amount"})
 
 
-__all__ = ["CAPEX_ITEMS", "CURRENCY", "PAID_LINES", "RULES", "TERMS", "Const", "Factor", "Monomial", "Node", "Op", "Parts",
-           "Rule", "Term", "decimal_parts", "Drawn", "float_split", "float_total", "monomial", "parts", "rule", "rule_carried", "times"]
+__all__ = ["CAPEX_ITEMS", "CURRENCY", "PAID_LINES", "RULES", "TERMS", "Const", "Factor", "FloatPlan", "Group", "Monomial",
+           "Node", "Op", "Parts", "Rule", "Term", "decimal_parts", "float_plan", "monomial", "parts", "rule",
+           "rule_carried"]
