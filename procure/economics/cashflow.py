@@ -32,7 +32,8 @@ from dataclasses import dataclass
 from decimal import Decimal, localcontext
 from typing import Any, Iterable
 
-from procure.economics.cost import NO_DRAWS, DrawnRates, Terms, capex_total, market_float, market_value_new
+from procure.economics.cost import Terms, capex_total, market_value_new
+from procure.economics.cost_float import NO_DRAWS, DrawnRates, market_float
 from procure.economics.tax import bid_tax_flows
 from procure.money import CONVERTED_QUANTUM, MONEY_CONTEXT, D, cents, money_sum, quantize
 

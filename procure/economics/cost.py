@@ -16,6 +16,9 @@ rule, so a spreadsheet can rebuild it from the exposed inputs::
 
     amount = cents(quantity × rate × Π factors / divisor)
 
+Each line's parts are written once, in ``cost_rules``; here they are read in Decimal (the lines),
+in ``cost_float`` in floats (the Monte Carlo band), and the workbook writes them as formulas.
+
 Physics (hours, kW) enters money once, through ``money.D`` at this boundary. Hours are
 rounded UP to 0.01 h (36 s) before they are billed, so quantities have few digits.
 """
@@ -24,9 +27,12 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from functools import cached_property
+from operator import attrgetter
 from decimal import ROUND_CEILING, Decimal, localcontext
-from typing import Any
+from typing import Any, Callable, Iterable
 
+from procure.economics.cost_rules import CAPEX_ITEMS, CURRENCY, PAID_LINES, Node, Rule, Term, decimal_parts, rule
 from procure.economics.inputs import Assumptions, Pricing
 from procure.economics.tax import Tax
 from procure.money import CONVERTED_QUANTUM, MONEY_CONTEXT, D, cents, money_sum, quantize, rate
@@ -37,7 +43,7 @@ COMMITTED_BASES = ("present_value", "commitment")   # bill a reservation's whole
 HOURS_PER_YEAR = Decimal(8760)
 HOUR_QUANTUM = Decimal("0.01")
 DEFAULT_PUE = Decimal(1)  # IT energy only, when neither the book nor the workload gives a PUE
-CAPEX_KEYS = ("capex", "node_capex", "network_capex", "fabric_capex")
+CAPEX_KEYS = tuple(key for key, *_ in CAPEX_ITEMS)
 
 
 @dataclass(frozen=True)
@@ -57,12 +63,18 @@ def make_line(key: str, label: str, quantity: Decimal, unit: str, rate: Decimal,
               factors: dict[str, Decimal] | None = None, divisor: Decimal = Decimal(1)) -> CostLine:
     """A line whose amount is the one rule of this module applied to its own fields."""
     factors = dict(factors or {})
+    return CostLine(key, label, quantity, unit, rate, line_amount(quantity, rate, factors.values(), divisor),
+                    formula, factors, divisor)
+
+
+def line_amount(quantity: Decimal, rate: Decimal, factors: Iterable[Decimal], divisor: Decimal) -> Decimal:
+    """cents(quantity × rate × Π factors / divisor), multiplied in this order."""
     with localcontext(MONEY_CONTEXT):
         value = quantity * rate
-        for factor in factors.values():
+        for factor in factors:
             value *= factor
         value /= divisor
-    return CostLine(key, label, quantity, unit, rate, cents(value), formula, factors, divisor)
+    return cents(value)
 
 
 # --- power -----------------------------------------------------------------------------------
@@ -172,6 +184,12 @@ class Terms:
         with localcontext(MONEY_CONTEXT):
             return self.term_hours * D(self.pricing.committed_share)
 
+    @cached_property
+    def capex(self) -> Decimal:
+        """``capex_total``, worked out once (the band, the cash view and the lines all ask)."""
+        bought = _DecimalTerms(self, Decimal(0), "commitment")
+        return money_sum([bought.amount(rule(key, "bought")) for key in _capex_keys(self.pricing)])
+
     @property
     def life_hours(self) -> Decimal:
         return D(self.pricing.life_years) * HOURS_PER_YEAR
@@ -222,72 +240,132 @@ def check_basis(basis: str) -> None:
         raise ValueError(f"unknown cost basis {basis!r}; use one of {', '.join(BASES)}")
 
 
-# --- rental ----------------------------------------------------------------------------------
+# --- the lines: which rules a bid has, and their terms in Decimal ----------------------------
 
-def _gpu_hours_line(t: Terms, key: str, label: str, hours: Decimal, formula: str) -> CostLine:
-    p = t.pricing
-    factors = {"discount_factor": t.price_factor} if p.discount_fraction else {}
-    return make_line(key, label, t.gpus * hours, "GPU-h", D(p.price_per_gpu_hour), formula, factors)
+def line_plan(t: Terms, basis: str, used_hours: Decimal | None = None) -> list[Rule]:
+    """The rules of this bid's lines on ``basis``, in the order they are listed. The idle
+    commitment is planned wherever the hours used may fall short of it (``used_hours`` given:
+    only where they do)."""
+    check_basis(basis)
+    p, rules = t.pricing, list[Rule]()
+    if p.kind == "rental":
+        rules.append(rule("gpu_hours"))
+        if basis in COMMITTED_BASES and t.min_commit_hours > 0 and (used_hours is None or used_hours < t.min_commit_hours):
+            rules.append(rule("idle_commitment"))
+        rules += [rule(key) for key, price in (("storage", p.storage_per_gpu_hour),
+                                               ("network", p.network_per_gpu_hour)) if price]
+        rules += [rule("support")] if p.support_fraction else []
+        rules += [rule("prepay_financing")] if basis == "commitment" and p.prepay_fraction else []
+    else:
+        owned = "bought" if basis == "commitment" else "depreciation"
+        rules += [rule(key, owned) for key in _capex_keys(p)]
+        rules += [rule("financing")] if t.cost_of_capital else []
+        if t.power.kw_per_gpu is not None:
+            rules += [rule("power")] if t.power.price_per_kwh is not None else []
+            rules += [rule("colocation")] if p.colo_per_kw_month is not None else []
+        rules += [rule("support", "per_gpu_year")] if p.support_per_gpu_year else []
+        rules += [rule("staff")] if p.staff_per_year else []
+        rules += [rule("resale")] if basis == "commitment" else []
+    rules += [rule("setup")] if p.setup_fee else []
+    rules += [rule("egress")] if p.egress_tb and p.egress_per_tb else []
+    return rules
 
 
-def _one_time_lines(p: Pricing) -> list[CostLine]:
-    lines = []
-    if p.setup_fee:
-        lines.append(make_line("setup", "One-time setup", Decimal(1), "fee", D(p.setup_fee), "setup fee"))
-    if p.egress_tb and p.egress_per_tb:
-        lines.append(make_line("egress", "Data egress", D(p.egress_tb), "TB", D(p.egress_per_tb),
-                               "TB moved out × price per TB"))
-    return lines
+def _capex_keys(p: Pricing) -> list[str]:
+    """The capital items a purchase has: the GPUs always, the rest where priced."""
+    priced = {"capex": True, "node_capex": bool(p.capex_per_node),
+              "network_capex": bool(p.network_capex_per_gpu), "fabric_capex": bool(p.network_capex)}
+    return [key for key, *_ in CAPEX_ITEMS if priced[key]]
 
 
-def rental_lines(t: Terms, used_hours: Decimal, basis: str) -> list[CostLine]:
-    p = t.pricing
-    billed = billed_hours(t, used_hours, basis)
-    used = _gpu_hours_line(t, "gpu_hours", "GPU-hours", used_hours,
-                           "gpus × hours used × price per GPU-hour" + (" × (1 − discount)" if p.discount_fraction else ""))
-    lines, paid = [used], [used]
-    if billed > used_hours:
-        idle = _gpu_hours_line(t, "idle_commitment", "Idle commitment", billed - used_hours,
-                               "gpus × (committed − used hours) × price per GPU-hour"
-                               + (" × (1 − discount)" if p.discount_fraction else ""))
-        lines.append(idle)
-        paid.append(idle)
-    for key, label, per_gpu_hour in (("storage", "Storage", p.storage_per_gpu_hour),
-                                     ("network", "Network", p.network_per_gpu_hour)):
-        if per_gpu_hour:
-            lines.append(make_line(key, label, t.gpus * billed, "GPU-h", D(per_gpu_hour),
-                                   f"gpus × billed hours × {label.lower()} per GPU-hour"))
-    paid_amount = money_sum(line.amount for line in paid)
-    if p.support_fraction:
-        lines.append(make_line("support", "Support", paid_amount, p.currency, D(p.support_fraction),
-                               "GPU-hours amount × support fraction"))
-    if basis == "commitment" and p.prepay_fraction:
-        lines.append(make_line("prepay_financing", "Prepayment financing", paid_amount, p.currency,
-                               t.cost_of_capital,
-                               "GPU-hours amount × prepaid fraction × cost of capital × (billed hours / 2) / 8760",
-                               {"prepay_fraction": D(p.prepay_fraction), "held_hours": billed / 2},
-                               HOURS_PER_YEAR))
-    return lines + _one_time_lines(p)
+class _DecimalTerms:
+    """The terms of one bid in Decimal, for the hours used on one basis; ``paid_amount`` sums the
+    lines already made."""
+
+    def __init__(self, t: Terms, used_hours: Decimal, basis: str) -> None:
+        self.t, self.used, self.basis = t, used_hours, basis
+        self.made: list[CostLine] = []
+        self.known: dict[str, Decimal | None] = {}
+
+    def __call__(self, name: str) -> Decimal:
+        value = self.get(name)
+        if value is None:
+            raise ValueError(f"cost term {name!r} has no value for this bid")
+        return value
+
+    def get(self, name: str) -> Decimal | None:
+        """The term's value (None: the bid has no such term), each worked out once; the bill so
+        far (``paid_amount``) every time, as lines are made."""
+        if name == "paid_amount":
+            return money_sum(line.amount for line in self.made if line.key in PAID_LINES)
+        if name not in self.known:
+            of_hours = _DECIMAL_TERMS.get(name)
+            self.known[name] = of_hours(self) if of_hours else _d(TERM_ON_BID[name](self.t))
+        return self.known[name]
+
+    def line(self, r: Rule) -> CostLine:
+        parts = decimal_parts(r, self)
+        unit = self.t.pricing.currency if r.unit == CURRENCY else r.unit
+        made = make_line(r.key, r.label, parts.quantity, unit, parts.rate, parts.formula, dict(parts.factors),
+                         Decimal(1) if parts.divisor is None else parts.divisor)
+        self.made.append(made)
+        return made
+
+    def amount(self, r: Rule) -> Decimal:
+        """The rule's amount to the cent, without the line (an optional factor left in is 1: no cent moves)."""
+        quantity, rate, *factors = [self(node.name) if type(node) is Term else self.evaluate(node) for node in r.members]
+        return line_amount(quantity, rate, factors, Decimal(1) if r.divisor is None else self.evaluate(r.divisor))
+
+    def evaluate(self, node: Node) -> Decimal:
+        with localcontext(MONEY_CONTEXT):
+            value: Decimal = node.evaluate(self, Decimal)
+        return value
+
+    @property
+    def billed(self) -> Decimal:
+        return billed_hours(self.t, self.used, self.basis)
+
+
+def _d(value: Any) -> Decimal | None:
+    return None if value is None else D(value)
+
+
+# where each term is read on the bid's terms (both readers read it there); the terms of the hours are below
+TERM_ON_BID = {name: attrgetter(path) for name, path in {
+    "gpus": "gpus", "nodes": "nodes", "price_per_gpu_hour": "pricing.price_per_gpu_hour",
+    "discount_factor": "price_factor", "storage_per_gpu_hour": "pricing.storage_per_gpu_hour",
+    "network_per_gpu_hour": "pricing.network_per_gpu_hour", "support_fraction": "pricing.support_fraction",
+    "prepay_fraction": "pricing.prepay_fraction", "cost_of_capital": "cost_of_capital",
+    "setup_fee": "pricing.setup_fee", "egress_tb": "pricing.egress_tb", "egress_per_tb": "pricing.egress_per_tb",
+    "capex_per_gpu": "pricing.capex_per_gpu", "capex_per_node": "pricing.capex_per_node",
+    "network_capex_per_gpu": "pricing.network_capex_per_gpu", "network_capex": "pricing.network_capex",
+    "capex_total": "capex", "depreciable_fraction": "depreciable_fraction", "life_hours": "life_hours",
+    "kw_per_gpu": "power.kw_per_gpu", "utilisation": "power.utilisation", "pue": "power.pue",
+    "power_per_kwh": "power.price_per_kwh", "colo_per_kw_month": "pricing.colo_per_kw_month",
+    "months_hours": "months_hours", "support_per_gpu_year": "pricing.support_per_gpu_year",
+    "staff_per_year": "pricing.staff_per_year"}.items()}
+
+_DECIMAL_TERMS: dict[str, Callable[[_DecimalTerms], Decimal | None]] = {
+    "used_hours": lambda e: e.used,
+    "billed_hours": lambda e: e.billed,
+    "idle_hours": lambda e: e.billed - e.used,
+    "depreciated_hours": lambda e: min(e.used, e.t.life_hours),
+    "market_value": lambda e: market_value_new(e.t),
+    "resale_fraction": lambda e: resale_fraction(e.t, e.used),
+}
+
+
+def cost_lines(t: Terms, used_hours: Decimal, basis: str = DEFAULT_BASIS) -> list[CostLine]:
+    """Every line of the bid on ``basis``, each its rule applied to the bid's terms."""
+    decimal_terms = _DecimalTerms(t, used_hours, basis)
+    return [decimal_terms.line(r) for r in line_plan(t, basis, used_hours)]
 
 
 # --- purchase --------------------------------------------------------------------------------
 
-def _capex_items(t: Terms) -> list[tuple[str, str, Decimal, str, Decimal]]:
-    """(key, what, quantity, unit, price) of every capital item of the purchase."""
-    p, items = t.pricing, []
-    items.append(("capex", "Hardware", Decimal(t.gpus), "GPU", D(p.capex_per_gpu)))
-    if p.capex_per_node:
-        items.append(("node_capex", "Nodes", Decimal(t.nodes), "node", D(p.capex_per_node)))
-    if p.network_capex_per_gpu:
-        items.append(("network_capex", "Network", Decimal(t.gpus), "GPU", D(p.network_capex_per_gpu)))
-    if p.network_capex:
-        items.append(("fabric_capex", "Fabric", Decimal(1), "fabric", D(p.network_capex)))
-    return items
-
-
 def capex_total(t: Terms) -> Decimal:
     """The upfront capex: every capital item bought outright, to the cent."""
-    return money_sum(cents(qty * price) for _, _, qty, _, price in _capex_items(t))
+    return t.capex
 
 
 def market_reference(t: Terms) -> Decimal | None:
@@ -313,19 +391,6 @@ def market_value_new(t: Terms) -> Decimal:
     return paid if reference is None else min(reference, paid)
 
 
-def _depreciation_lines(t: Terms, used_hours: Decimal) -> list[CostLine]:
-    factors = {"used_hours": min(used_hours, t.life_hours), "depreciable_fraction": t.depreciable_fraction}
-    return [make_line(key, f"{what} depreciation", qty, unit, price,
-                      f"{unit}s × capex per {unit} × used hours × (1 − book residual) / (life years × 8760)",
-                      factors, t.life_hours)
-            for key, what, qty, unit, price in _capex_items(t)]
-
-
-def _capex_lines(t: Terms) -> list[CostLine]:
-    return [make_line(key, f"{what} capex", qty, unit, price, f"{unit}s × capex per {unit}")
-            for key, what, qty, unit, price in _capex_items(t)]
-
-
 def resale_fraction(t: Terms, used_hours: Decimal) -> Decimal:
     """Cash from selling at the end of the run as a fraction of the market price new: (1 − decline)^years × (1 −
     haircut) × (1 − transaction cost), to 1e-6 (the used market's discount and the cost of selling
@@ -334,62 +399,6 @@ def resale_fraction(t: Terms, used_hours: Decimal) -> Decimal:
         years = used_hours / HOURS_PER_YEAR
         net = (1 - t.resale_haircut) * (1 - t.resale_transaction_cost)
         return quantize((1 - t.resale_decline_per_year) ** years * net, CONVERTED_QUANTUM)
-
-
-def _financing_line(t: Terms, used_hours: Decimal) -> CostLine:
-    return make_line("financing", "Financing", capex_total(t), t.pricing.currency, t.cost_of_capital,
-                     "capex × cost of capital × used hours / 8760", {"used_hours": used_hours}, HOURS_PER_YEAR)
-
-
-def _facility_lines(t: Terms, used_hours: Decimal) -> list[CostLine]:
-    power, p, lines = t.power, t.pricing, list[CostLine]()
-    if power.kw_per_gpu is None:
-        return lines
-    if power.price_per_kwh is not None:
-        lines.append(make_line(
-            "power", "Power", t.gpus * used_hours, "GPU-h", power.price_per_kwh,
-            "GPU-hours × IT kW per GPU × average draw × PUE × price per kWh",
-            {"kw_per_gpu": power.kw_per_gpu, "utilisation": power.utilisation, "pue": power.pue}))
-    if p.colo_per_kw_month is not None:
-        # colocation is priced per kW of IT load provisioned: no PUE, no average-draw factor
-        lines.append(make_line(
-            "colocation", "Colocation", Decimal(t.gpus), "GPU", D(p.colo_per_kw_month),
-            "gpus × IT kW per GPU × price per kW-month × used hours / hours per month",
-            {"kw_per_gpu": power.kw_per_gpu, "used_hours": used_hours}, t.months_hours))
-    return lines
-
-
-def _people_lines(t: Terms, used_hours: Decimal) -> list[CostLine]:
-    p, lines = t.pricing, list[CostLine]()
-    if p.support_per_gpu_year:
-        lines.append(make_line("support", "Support", Decimal(t.gpus), "GPU", D(p.support_per_gpu_year),
-                               "gpus × support per GPU-year × used hours / 8760",
-                               {"used_hours": used_hours}, HOURS_PER_YEAR))
-    if p.staff_per_year:
-        lines.append(make_line("staff", "Staff", Decimal(1), "team", D(p.staff_per_year),
-                               "staff per year × used hours / 8760", {"used_hours": used_hours}, HOURS_PER_YEAR))
-    return lines
-
-
-def purchase_lines(t: Terms, used_hours: Decimal, basis: str) -> list[CostLine]:
-    check_basis(basis)
-    owned = _capex_lines(t) if basis == "commitment" else _depreciation_lines(t, used_hours)
-    lines = owned
-    if t.cost_of_capital:
-        lines.append(_financing_line(t, used_hours))
-    lines += _facility_lines(t, used_hours) + _people_lines(t, used_hours)
-    if basis == "commitment":
-        lines.append(make_line("resale", "Resale at the end of the run", market_value_new(t), t.pricing.currency,
-                               -resale_fraction(t, used_hours),
-                               "− market price new × (1 − resale decline per year)^(used hours / 8760)"
-                               " × (1 − haircut) × (1 − transaction cost)"))
-    return lines + _one_time_lines(t.pricing)
-
-
-def cost_lines(t: Terms, used_hours: Decimal, basis: str = DEFAULT_BASIS) -> list[CostLine]:
-    if t.pricing.kind == "rental":
-        return rental_lines(t, used_hours, basis)
-    return purchase_lines(t, used_hours, basis)
 
 
 def total_cost(lines: list[CostLine]) -> Decimal:
@@ -436,93 +445,7 @@ def cost_notes(t: Terms) -> list[str]:
     return notes
 
 
-# --- the same totals in floats, over arrays of hours (Monte Carlo only, never reported) ------
-
-@dataclass(frozen=True)
-class DrawnRates:
-    """Per-sample scales of the financial terms (Monte Carlo only): each multiplies the term's own."""
-
-    cost_of_capital: Any = 1.0
-    resale_decline: Any = 1.0
-    resale_haircut: Any = 1.0
-
-
-NO_DRAWS = DrawnRates()     # every financial term at its own value
-
-
-def total_cost_float(t: Terms, used_hours: Any, price_scale: Any = 1.0, power_scale: Any = 1.0,
-                     basis: str = "run", rates: DrawnRates = DrawnRates()) -> Any:
-    """The run or commitment total in floats (the present value's is ``cashflow.present_value_float``)."""
-    check_basis(basis)
-    if basis == "present_value":
-        raise ValueError("the present value in floats is cashflow.present_value_float")
-    if t.pricing.kind == "rental":
-        return _rental_float(t, used_hours, price_scale, basis, rates)
-    return _purchase_float(t, used_hours, price_scale, power_scale, basis, rates)
-
-
-def _rental_float(t: Terms, used_hours: Any, price_scale: Any, basis: str, rates: DrawnRates) -> Any:
-    import numpy as np
-
-    p, gpus = t.pricing, t.gpus
-    billed = np.maximum(used_hours, float(t.min_commit_hours)) if basis == "commitment" else used_hours
-    gpu_amount = gpus * billed * float(p.price_per_gpu_hour or 0) * float(t.price_factor) * price_scale
-    adders = gpus * billed * float(p.storage_per_gpu_hour + p.network_per_gpu_hour)
-    total = gpu_amount * (1.0 + float(p.support_fraction)) + adders
-    if basis == "commitment" and p.prepay_fraction:
-        total = total + (gpu_amount * float(p.prepay_fraction * t.cost_of_capital) * rates.cost_of_capital
-                         * billed / 2 / 8760.0)
-    return total + _one_time_float(p)
-
-
-def _one_time_float(p: Pricing) -> float:
-    return float(p.setup_fee) + float(p.egress_tb * p.egress_per_tb)
-
-
-def _purchase_float(t: Terms, used_hours: Any, price_scale: Any, power_scale: Any, basis: str,
-                    rates: DrawnRates) -> Any:
-    import numpy as np
-
-    capex = float(capex_total(t)) * price_scale
-    if basis == "commitment":
-        years = used_hours / 8760.0
-        haircut = np.clip(float(t.resale_haircut) * rates.resale_haircut, 0.0, 1.0)
-        decline = np.clip(float(t.resale_decline_per_year) * rates.resale_decline, 0.0, 1.0)
-        net = (1.0 - haircut) * float(1 - t.resale_transaction_cost)
-        total = capex - market_float(t, price_scale) * (1.0 - decline) ** years * net
-    else:
-        life_h = float(t.life_hours)
-        total = capex * float(t.depreciable_fraction) * np.minimum(used_hours, life_h) / life_h
-    total = total + capex * float(t.cost_of_capital) * rates.cost_of_capital * used_hours / 8760.0
-    return total + _opex_float(t, used_hours, power_scale) + _one_time_float(t.pricing)
-
-
-def market_float(t: Terms, price_scale: Any = 1.0) -> Any:
-    """``market_value_new`` with the capex moved by ``price_scale`` (floats, Monte Carlo only)."""
-    import numpy as np
-
-    paid = float(capex_total(t)) * price_scale
-    reference = market_reference(t)
-    return paid if reference is None else np.minimum(float(reference), paid)
-
-
-def _opex_float(t: Terms, used_hours: Any, power_scale: Any) -> Any:
-    p, gpus, power, total = t.pricing, t.gpus, t.power, 0.0
-    if power.kw_per_gpu is not None:
-        kw = float(power.kw_per_gpu)
-        if power.price_per_kwh is not None:
-            total = total + (gpus * used_hours * kw * float(power.utilisation) * float(power.pue)
-                             * float(power.price_per_kwh) * power_scale)
-        if p.colo_per_kw_month is not None:
-            total = total + gpus * kw * float(p.colo_per_kw_month) * used_hours / float(t.months_hours)
-    if p.support_per_gpu_year:
-        total = total + gpus * float(p.support_per_gpu_year) * used_hours / 8760.0
-    if p.staff_per_year:
-        total = total + float(p.staff_per_year) * used_hours / 8760.0
-    return total
-
-
-__all__ = ["BASES", "COMMITTED_BASES", "DEFAULT_BASIS", "CostLine", "DrawnRates", "PowerBasis", "Terms", "billed_hours", "book_value_left",
-           "capex_total", "cost_lines", "cost_notes", "energy_mwh", "hours_from_seconds", "make_line",
-           "market_float", "market_reference", "market_value_new", "missing_price_reason", "per_million_tokens", "power_basis", "resale_fraction", "terms",
-           "total_cost", "total_cost_float", "upfront_capex"]
+__all__ = ["BASES", "COMMITTED_BASES", "DEFAULT_BASIS", "CostLine", "PowerBasis", "Terms", "billed_hours", "book_value_left",
+           "capex_total", "cost_lines", "cost_notes", "line_plan", "energy_mwh", "hours_from_seconds", "make_line",
+           "TERM_ON_BID", "market_reference", "market_value_new", "missing_price_reason", "per_million_tokens", "power_basis", "resale_fraction", "terms",
+           "total_cost", "upfront_capex"]

@@ -27,7 +27,8 @@ from decimal import Decimal
 from typing import Any
 
 from procure.economics.cashflow import present_value_float
-from procure.economics.cost import DEFAULT_BASIS, DrawnRates, Terms, missing_price_reason, terms, total_cost_float
+from procure.economics.cost import DEFAULT_BASIS, Terms, missing_price_reason, terms
+from procure.economics.cost_float import DrawnRates, total_cost_float
 from procure.economics.goodput import MAX_LOST_FRACTION, interval_s, lost_fraction, steady_kept, write_s_of
 from procure.economics.inputs import Assumptions, BidCase, Performance, Phase
 from procure.economics.statistical import token_factor

@@ -1,7 +1,8 @@
 """The Cost lines sheet: every line of every bid, as quoted (Base) and with the what-ifs (Scenario).
 
 Each line follows the economics' one rule, ``amount = ROUND(quantity × rate × factors / divisor,
-2)``, and each of its parts is a formula over the Model's named cells and the inputs. A line the
+2)``, and each of its parts is a formula over the Model's named cells and the inputs: the
+economics' own rule for the line (``economics.cost_rules``), each term read from its cell. A line the
 workbook does not know how to rebuild is written with the document's figures as values (the
 README's check lists it), so an unknown line never breaks the totals.
 """
@@ -10,10 +11,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from decimal import Decimal
-from typing import Callable, Optional
+from typing import Optional
 
 from procure.document import QuoteDocument
 from procure.document.bid import BidResult, CostLine
+from procure.economics.cost_rules import PAID_LINES, rule_carried, parts as cost_rule_parts
 from procure.money import D
 from procure.report.xlsx_cells import FMT, INPUT_FILL, NOTE, Book, Sheet, Style, money_format, style
 from procure.report.xlsx_formula import Expr, Name, Num, Ref, call, product
@@ -97,100 +99,42 @@ class LineContext:
         return Ref(LINES_SHEET, self.earlier[key], col)
 
 
-Builder = Callable[[LineContext, CostLine], Parts]
-HOURS_PER_YEAR = Num(Decimal(8760))          # a unit conversion: the economics' year of hours
+# where a cost term lives in the workbook: an input of the bid, a global input, else the bid's Model cell
+BID_INPUTS = ("gpus", "support_fraction", "prepay_fraction", "egress_tb")
+GLOBAL_INPUTS = {"utilisation": "gpu_utilisation_power", "months_hours": "months_hours"}
 
 
-def _discounted(c: LineContext, line: CostLine) -> Expr | None:
-    return c.m("discount_factor") if "discount_factor" in line.factors else None
-
-
-def _gpu_hours(c: LineContext, line: CostLine) -> Parts:
-    return Parts(c.inp("gpus") * c.m("used_hours"), c.m("price_per_gpu_hour"), _discounted(c, line))
-
-
-def _idle(c: LineContext, line: CostLine) -> Parts:
-    return Parts(c.inp("gpus") * c.m("idle_hours"), c.m("price_per_gpu_hour"), _discounted(c, line))
-
-
-def _adder(term: str) -> Builder:
-    def build(c: LineContext, line: CostLine) -> Parts:
-        return Parts(c.inp("gpus") * c.m("billed_hours"), c.m(term))
-    return build
+def _term(c: LineContext, name: str) -> Expr:
+    if name == "paid_amount":
+        return _paid(c)
+    if name in BID_INPUTS:
+        return c.inp(name)
+    if name in GLOBAL_INPUTS:
+        return c.g(GLOBAL_INPUTS[name])
+    return c.m(name)
 
 
 def _paid(c: LineContext) -> Expr:
-    """The GPU-hours bill of this block: used hours, plus the idle commitment where there is one."""
-    paid = c.cell("gpu_hours", A)
-    return paid + c.cell("idle_commitment", A) if "idle_commitment" in c.earlier else paid
+    """The GPU-hours bill of this block: the amounts of its paid lines (used hours, and the idle
+    commitment where there is one)."""
+    cells = [c.cell(key, A) for key in PAID_LINES if key in c.earlier]
+    if not cells:
+        raise Missing(PAID_LINES[0])
+    total = cells[0]
+    for cell in cells[1:]:
+        total = total + cell
+    return total
 
 
-def _support(c: LineContext, line: CostLine) -> Parts:
-    if c.chain.bid.pricing.kind == "purchase":
-        return Parts(c.inp("gpus"), c.m("support_per_gpu_year"), c.m("used_hours"), HOURS_PER_YEAR)
-    return Parts(_paid(c), c.inp("support_fraction"))
-
-
-def _prepay(c: LineContext, line: CostLine) -> Parts:
-    return Parts(_paid(c), c.m("cost_of_capital"), c.inp("prepay_fraction") * (c.m("billed_hours") / 2),
-                 HOURS_PER_YEAR)
-
-
-def _one(c: LineContext, term: str) -> Parts:
-    return Parts(Num(Decimal(1)), c.m(term))
-
-
-def _capex(term: str, quantity: str) -> Builder:
-    """Run basis: depreciation for the hours used; commitment basis: the item bought outright."""
-    def build(c: LineContext, line: CostLine) -> Parts:
-        qty = Num(Decimal(1)) if not quantity else c.inp("gpus") if quantity == "gpus" else c.m(quantity)
-        if line.factors:
-            return Parts(qty, c.m(term), c.m("depreciated_hours") * c.m("depreciable_fraction"), c.m("life_hours"))
-        return Parts(qty, c.m(term))
-    return build
-
-
-def _financing(c: LineContext, line: CostLine) -> Parts:
-    return Parts(c.m("capex_total"), c.m("cost_of_capital"), c.m("used_hours"), HOURS_PER_YEAR)
-
-
-def _power(c: LineContext, line: CostLine) -> Parts:
-    return Parts(c.inp("gpus") * c.m("used_hours"), c.m("power_per_kwh"),
-                 product([c.m("kw_per_gpu"), c.g("gpu_utilisation_power"), c.m("pue")]))
-
-
-def _colocation(c: LineContext, line: CostLine) -> Parts:
-    """Colocation is priced per kW of IT load provisioned: no PUE, no average-draw factor."""
-    return Parts(c.inp("gpus"), c.m("colo_per_kw_month"), c.m("kw_per_gpu") * c.m("used_hours"), c.g("months_hours"))
-
-
-def _staff(c: LineContext, line: CostLine) -> Parts:
-    return Parts(Num(Decimal(1)), c.m("staff_per_year"), c.m("used_hours"), HOURS_PER_YEAR)
-
-
-def _resale(c: LineContext, line: CostLine) -> Parts:
-    return Parts(c.m("market_value"), -c.m("resale_fraction"))
-
-
-BUILDERS: dict[str, Builder] = {
-    "gpu_hours": _gpu_hours,
-    "idle_commitment": _idle,
-    "storage": _adder("storage_per_gpu_hour"),
-    "network": _adder("network_per_gpu_hour"),
-    "support": _support,
-    "prepay_financing": _prepay,
-    "setup": lambda c, line: _one(c, "setup_fee"),
-    "egress": lambda c, line: Parts(c.inp("egress_tb"), c.m("egress_per_tb")),
-    "capex": _capex("capex_per_gpu", "gpus"),
-    "node_capex": _capex("capex_per_node", "nodes"),
-    "network_capex": _capex("network_capex_per_gpu", "gpus"),
-    "fabric_capex": _capex("network_capex", ""),
-    "financing": _financing,
-    "power": _power,
-    "colocation": _colocation,
-    "staff": _staff,
-    "resale": _resale,
-}
+def rule_parts(c: LineContext, key: str, factor_names: set[str]) -> Parts | None:
+    """A line's parts as formulas: the economics' rule for a line of ``key`` carrying these
+    factors, each term read from its cell; None when no rule fits (the line is written as given)."""
+    found = rule_carried(key, factor_names)
+    if found is None:
+        return None
+    p = cost_rule_parts(found, lambda name: _term(c, name), Num, lambda f: f.name in factor_names)
+    factors = [value for _, value in p.factors]
+    return Parts(p.quantity, p.rate, product(factors) if factors else None, p.divisor)
 
 
 Blocks = dict[tuple[str, str, str], Block]          # (bid, basis, case) -> rows
@@ -230,10 +174,9 @@ def _write_line(sheet: Sheet, row: int, line: CostLine, c: LineContext, ccy: str
     sheet.put(row, 1, CASE_LABELS[c.case] + (f", {c.basis} basis" if c.basis else ""))
     sheet.put(row, 2, line.label or key)
     sheet.put(row, 3, unit)
-    builder = BUILDERS.get(key)
     parts: Parts | None = None
     try:
-        parts = builder(c, line) if builder else None
+        parts = rule_parts(c, key, set(line.factors))
     except Missing:
         parts = None
     rate_fmt = "0.00##%" if unit == ccy else money_format(ccy, 2, 4)
@@ -254,7 +197,7 @@ def _write_line(sheet: Sheet, row: int, line: CostLine, c: LineContext, ccy: str
         amount = amount / Ref(LINES_SHEET, row, DV)
     sheet.put(row, A, call("ROUND", amount, 2), Style(num_format=money_format(ccy), bold=c.case == "base"))
     sheet.put(row, len(HEADER) - 1, line.formula, NOTE)
-    return builder is not None and parts is not None and not isinstance(parts, _Given)
+    return not isinstance(parts, _Given)
 
 
 class _Given(Parts):

@@ -12,8 +12,8 @@ from hypothesis import strategies as st
 from procure.economics import Assumptions, evaluate_core
 from procure.economics import examples as ex
 from procure.economics.cashflow import cash_summary, present_value_float
-from procure.economics.cost import (BASES, book_value_left, capex_total, cost_lines, resale_fraction, terms,
-                                    total_cost_float)
+from procure.economics.cost import BASES, book_value_left, capex_total, cost_lines, resale_fraction, terms
+from procure.economics.cost_float import total_cost_float
 from procure.economics.inputs import Pricing
 from procure.money import cents, money_sum
 
