@@ -30,9 +30,11 @@ Groups (accelerators sharing silicon share knobs):
   rest is Hopper's.
 Then the load imbalance of a learned dropless MoE router (shipped as
 procure.model.problem.DEFAULT_MOE_IMBALANCE) is fitted on the fit runs published both
-force-balanced and dropless, and every family's step-time error (mean and spread of
-log(measured / predicted) over its fit runs) is written for the economics' Monte Carlo and
-procure.model.step_time_band.
+force-balanced and dropless, and every family's step-time error is written for the economics'
+Monte Carlo and procure.model.step_time_band: its bias is the mean of log(measured / predicted)
+over its fit runs; its spread is cross-validated by leaving one source family out at a time
+(each fold refits every group with ``--all``'s procedure on the rest and predicts the left-out
+source's runs), so the band is as wide as the error on a source the fit never saw.
 """
 
 from __future__ import annotations
@@ -422,14 +424,15 @@ def cross_validated(data: list[Data], cat: Any) -> dict[str, list[tuple[str, flo
     folds = sorted({source_family(d, r) for d in _scored(data) for r in d.runs})
     out: dict[str, list[tuple[str, float]]] = {}
     for fold in folds:
-        def without(sets: list[Data]) -> list[Data]:
-            return [Data(d.name, [r for r in d.runs if source_family(d, r) != fold]) for d in sets]
-
-        knobs = fit_on(without(dense), without(moe), cat)
+        knobs = fit_on(_without(dense, fold), _without(moe, fold), cat)
         left_out = [r for d in _scored(data) for r in d.runs if source_family(d, r) == fold]
         for fam, err in _log_errors(left_out, knobs, cat):
             out.setdefault(fam, []).append((fold, err))
     return out
+
+
+def _without(sets: list[Data], fold: str) -> list[Data]:
+    return [Data(d.name, [r for r in d.runs if source_family(d, r) != fold]) for d in sets]
 
 
 def _rms(values: list[float]) -> float:

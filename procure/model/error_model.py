@@ -1,7 +1,8 @@
 """How wrong the model is, by evaluation family: the step-time error an estimate carries.
 
-The refit (benchmarks/refit.py) backtests the FIT split and writes, per evaluation family, the mean
-and spread of log(measured / predicted) into calibration.yaml. An estimate takes the error of
+The refit (benchmarks/refit.py) writes, per evaluation family, the mean of log(measured /
+predicted) over the FIT split and its spread on a source family the fit never saw (leave one source
+family out, refit, predict it) into calibration.yaml. An estimate takes the error of
 the family it belongs to when its accelerator's knobs were fitted on its own runs, and a wide
 prior (knobs.UNCALIBRATED_ERROR) otherwise. ``step_time_band`` turns it into P10-P90 of the step
 time the measured run will show; the economics Monte Carlo draws from the same log-normal.

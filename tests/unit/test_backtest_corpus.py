@@ -178,6 +178,39 @@ def test_the_refit_reads_only_the_fit_split():
     assert "holdout_runs" not in source and "ground_truth_multi" not in source
 
 
+@pytest.mark.shared
+@pytest.mark.skipif(not SHARED_RUNS.is_dir(), reason="../shared/data/published_runs is absent")
+def test_the_band_is_cross_validated_by_leaving_one_source_family_out(monkeypatch):
+    """Each fit run's cross-validated error comes from knobs fitted without any run of its own
+    source family (the fit itself is stubbed with the shipped knobs: this checks the folds)."""
+    refit = _refit_module()
+    data = refit.load_fit_data(SHARED_RUNS.parents[1]) + refit.load_moe_data()
+    seen: list[set[str]] = []
+
+    def fit_on(dense, moe, cat):
+        seen.append({refit.source_family(d, r) for d in dense + moe for r in d.runs})
+        return load_knobs()
+
+    monkeypatch.setattr(refit, "fit_on", fit_on)
+    held = refit.cross_validated(data, default_catalog())
+    folds = sorted({refit.source_family(d, r) for d in refit._scored(data) for r in d.runs})
+    # the shared file's three lineages are folds of their own; vTrain is fitted on, never scored
+    assert {"narayanan2021_table1", "megatron_readme2020", "megatron_readme2024"} <= set(folds)
+    assert len(seen) == len(folds)
+    assert all(fold not in fitted for fold, fitted in zip(folds, seen))
+    assert {fold for rows in held.values() for fold, _ in rows} <= set(folds)
+
+
+def test_every_shipped_spread_says_how_many_source_families_it_was_cross_validated_on():
+    import yaml
+
+    doc = yaml.safe_load((ROOT / "hardware_catalog" / "calibration.yaml").read_text(encoding="utf-8"))
+    errors = doc["step_time_errors"]
+    assert set(DENSE_FAMILIES) <= set(errors)
+    assert all(block["source_families"] >= 1 for block in errors.values())
+    assert errors["fp8-hopper"]["source_families"] >= 2 and errors["a100"]["source_families"] == 3
+
+
 def test_the_shipped_knobs_say_what_they_were_fitted_on():
     knobs = load_knobs()
     for accel in ("h100-sxm5-80gb", "h200-sxm-141gb", "b200-sxm-180gb", "gb200-nvl72-186gb",
