@@ -220,5 +220,9 @@ def test_the_pdf_bid_page_names_the_straggler(quote, tmp_path):
     text = " ".join(subprocess.run(["pdftotext", "-enc", "UTF-8", str(path), "-"], capture_output=True,
                                    check=True).stdout.decode("utf-8").split())
     assert "1 of the 17 ranks compared held the steps back" in text
-    assert "1337 187 of 200 192 of 200 5.8%" in text
+    # the table's row, read line by line as laid out (the plain reading order may interleave the
+    # page's two columns)
+    laid_out = subprocess.run(["pdftotext", "-layout", "-enc", "UTF-8", str(path), "-"], capture_output=True,
+                              check=True).stdout.decode("utf-8")
+    assert "1337 187 of 200 192 of 200 5.8%" in [" ".join(line.split()) for line in laid_out.splitlines()]
     assert "step 50 (31.5 s)" in text
