@@ -6,8 +6,10 @@ Constraints first: a bid that misses a hard constraint (the deadline, the cash b
 net-cost limit) ranks after every bid that misses fewer, whatever it costs; the recommendation
 is the first costed bid in that order.
 
-Pure: every figure comes from ``procure.economics``; the recommendation is text generated
-from those figures, nothing else.
+Pure: every figure comes from ``procure.economics``. The recommendation's facts (winner,
+runner-up and gap, deadline verdict, flags, band, what flips it, the bids left out or ranked after)
+are decided once, in :func:`recommendation_facts`; the English paragraph is written from them
+alone, as every other language's is (``procure.report.generated``).
 """
 
 from __future__ import annotations
@@ -61,8 +63,9 @@ class SensitivitySummary(TypedDict):
 class Comparison:
     bids: tuple[BidEconomics, ...]          # input order, rank and sensitivity set
     ranking: tuple[str, ...]                # bid ids, best first, on ``basis``
-    recommendation: Recommendation
+    recommendation: Recommendation          # the English paragraph, written from ``facts``
     sensitivity_summary: SensitivitySummary
+    facts: RecommendationFacts              # what the recommendation states, in every language
     basis: str = DEFAULT_BASIS              # the cost basis that ranks
     rankings: Rankings = field(default_factory=dict)
 
@@ -210,7 +213,7 @@ def _other_basis(basis: str) -> str:
 
 
 def _tested(bids: tuple[BidEconomics, ...]) -> list[str]:
-    """The factors tried, as words: every bid's rows merged in their order (a factor one bid
+    """The factors tried (their keys): every bid's rows merged in their order (a factor one bid
     lacks keeps its place after the factor before it in the bids that have it)."""
     found: list[str] = []
     for bid in bids:
@@ -219,20 +222,31 @@ def _tested(bids: tuple[BidEconomics, ...]) -> list[str]:
             if factor not in found:
                 found.insert(previous + 1, factor)
             previous = found.index(factor)
-    return [FACTOR_LABELS.get(f, "cost basis") for f in found]
+    return found
 
 
-def summarise_sensitivity(bids: tuple[BidEconomics, ...], pick: int | None) -> SensitivitySummary:
-    flips: list[str] = []
+def _factor_words(factors: Sequence[str]) -> list[str]:
+    return [FACTOR_LABELS.get(f, "cost basis") for f in factors]
+
+
+def _flips(bids: tuple[BidEconomics, ...]) -> tuple[Flip, ...]:
+    """The sensitivity rows that change the recommended bid, in the order of the bids and their
+    rows, each move once (by its words)."""
+    found: dict[str, Flip] = {}
     for bid in bids:
         for row in bid.sensitivity:
-            text = row.describe(bid.id)
-            if row.winner_changes and text not in flips:
-                flips.append(text)
+            flip = Flip(bid.id, row)
+            if row.winner_changes:
+                found.setdefault(flip.describe(), flip)
+    return tuple(found.values())
+
+
+def summarise_sensitivity(bids: tuple[BidEconomics, ...], pick: int | None,
+                          flips: tuple[Flip, ...]) -> SensitivitySummary:
     return {
         "winner": None if pick is None else bids[pick].id,
-        "winner_changes_under": flips,
-        "tested": {"factors": _tested(bids),
+        "winner_changes_under": [flip.describe() for flip in flips],
+        "tested": {"factors": _factor_words(_tested(bids)),
                    "changes": list(SENSITIVITY_CHANGES),
                    "method": "one input at a time, everything else at base: a bid's own input (price, "
                              "model efficiency, lead time, a delivery slip of "
@@ -282,20 +296,117 @@ def compare(cases: list[BidCase], assumptions: Assumptions, basis: str = DEFAULT
                 time_to_target=time_to_target(cases[i], econ, pinned_assumptions),
                 batch_candidates=candidate_rows(cases[i], econ))
         for i, econ in enumerate(base))
-    summary = summarise_sensitivity(bids, decided.pick)
+    flips = _flips(bids)
+    summary = summarise_sensitivity(bids, decided.pick, flips)
     rankings = {b: tuple(base[i].id for i in by_basis[b].ranked) for b in BASES}
-    return Comparison(bids, tuple(bids[i].id for i in ranked),
-                      recommend(bids, ranked, summary, basis, rankings), summary, basis, rankings)
+    facts = recommendation_facts(bids, ranked, flips, basis, rankings)
+    return Comparison(bids, tuple(bids[i].id for i in ranked), write_recommendation(facts), summary, facts,
+                      basis, rankings)
 
 
-# --- the recommendation paragraph -------------------------------------------------------------
+# --- the recommendation: its facts, decided once, then the English paragraph written from them ---
 
 #: Below a cent per million tokens a bid costs about nothing: the gap to it is stated in money.
 RELATIVE_FLOOR = Decimal("0.01")
 
 
-def _money(value: Decimal, currency: str) -> str:
-    return f"{value:.4f} {currency} per million tokens"
+@dataclass(frozen=True)
+class NamedBid:
+    """A costed bid the recommendation names beside the recommended one."""
+
+    id: str
+    cost_per_million_tokens: Decimal
+    currency: str
+    time_to_train_days: float | None
+    days_to_finish: float | None          # lead time + time to train, from as_of
+    misses_deadline: bool
+
+
+@dataclass(frozen=True)
+class RecommendedBid(NamedBid):
+    """The recommended bid: its figures, and what it needs before the run."""
+
+    vendor: str = ""
+    upfront_capex: Decimal | None = None  # purchase: cash out before the run
+    lead_time_days: float = 0.0
+
+
+@dataclass(frozen=True)
+class CostGap:
+    """How much more the runner-up costs than the recommended bid (negative: less): a percentage,
+    or the difference per million tokens when the recommended bid costs below ``RELATIVE_FLOOR``."""
+
+    percent: Decimal | None
+    amount: Decimal | None
+
+
+@dataclass(frozen=True)
+class FlagFact:
+    code: str
+    reason: str
+
+
+@dataclass(frozen=True)
+class BandFacts:
+    """The recommended bid's P10 and P90 cost per million tokens and days to train."""
+
+    cost_p10: Decimal
+    cost_p90: Decimal
+    days_p10: float
+    days_p90: float
+    day_places: int                       # decimals the days' quantum supports
+
+
+@dataclass(frozen=True)
+class Flip:
+    """A change the sensitivity tried that moves the recommended bid: a row of ``bid``'s table."""
+
+    bid: str
+    row: SensitivityRow
+
+    # the row's move, by the names the document's record reads
+    factor = property(lambda self: self.row.factor)
+    change = property(lambda self: self.row.change)
+    step = property(lambda self: self.row.step)
+    subject = property(lambda self: self.row.subject)
+    setting = property(lambda self: self.row.setting)
+    scope = property(lambda self: self.row.scope)
+
+    def describe(self) -> str:
+        return self.row.describe(self.bid)
+
+
+@dataclass(frozen=True)
+class HeldBid:
+    """A bid ranked after others (a hard constraint it breaks) or left uncosted, with the codes
+    of the flags that put it there and their reasons."""
+
+    id: str
+    codes: tuple[str, ...]
+    reasons: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class RecommendationFacts:
+    """What the recommendation states, decided once: every language writes its sentences from
+    these (English by :func:`write_recommendation`)."""
+
+    compared: int                         # how many bids were compared
+    basis: str                            # the cost basis that ranks
+    winner: RecommendedBid | None         # None: no bid can be costed
+    deadline_days: float | None
+    cheapest: NamedBid | None             # the cheapest costed bid, constraints aside, when not the winner
+    runner_up: NamedBid | None
+    gap: CostGap | None                   # runner-up against the winner
+    flags: tuple[FlagFact, ...]           # the winner's flags besides missing the deadline
+    modeled_step_time: bool               # a flag doubts the commitment: the figures use the modeled step time
+    band: BandFacts | None
+    flips: tuple[Flip, ...]               # what changes the recommended bid, each move once
+    tested: tuple[str, ...]               # the factors tried (sensitivity factor keys)
+    uncosted: tuple[HeldBid, ...]
+    constrained: tuple[HeldBid, ...]      # costed bids ranked after the others, in rank order
+    other_basis: str
+    other_order: tuple[str, ...]          # the costed bids, best first, on ``other_basis``
 
 
 def _cost(bid: BidEconomics) -> Decimal:
@@ -317,87 +428,152 @@ def _cheapest(bids: tuple[BidEconomics, ...], ranked: list[int]) -> int:
     return min(costed, key=lambda i: (rank_key(bids[i], i)[2:]))
 
 
-def _deadline_sentence(bids: tuple[BidEconomics, ...], ranked: list[int], pick: int,
-                       deadline: float | None) -> str:
-    chosen = bids[pick]
-    if deadline is None:
-        return ""
-    if "misses-deadline" in chosen.flag_codes:
-        return f"No costed bid finishes within the {deadline:g}-day deadline."
-    cheapest = _cheapest(bids, ranked)
-    text = f"It finishes within the {deadline:g}-day deadline."
-    if cheapest != pick:
-        other = bids[cheapest]
-        price = _money(_cost(other), other.currency)
-        text += (f" The cheapest bid, {other.id} ({price}), misses it, finishing on day "
-                 f"{other.days_to_finish:.1f}.")
-    return text
-
-
 def _runner_up(bids: tuple[BidEconomics, ...], ranked: list[int], pick: int) -> int | None:
     """The cheapest costed bid other than the recommended one."""
     return next((i for i in ranked if i != pick and bids[i].has_cost), None)
 
 
-def _runner_up_sentence(bids: tuple[BidEconomics, ...], ranked: list[int], pick: int) -> str:
-    chosen = bids[pick]
-    found = _runner_up(bids, ranked, pick)
-    if found is None:
-        return "It is the only bid with a cost."
-    runner = bids[found]
-    late = " (missing the deadline)" if "misses-deadline" in runner.flag_codes else ""
-    return (f"The runner-up, {runner.id}, costs "
-            f"{_money(_cost(runner), runner.currency)} "
-            f"({_gap_text(_cost(runner), _cost(chosen), runner.currency)}) "
-            f"and takes {runner.time_to_train_days:.1f} days{late}.")
+def _named_bid(bid: BidEconomics) -> NamedBid:
+    return NamedBid(bid.id, _cost(bid), bid.currency, bid.time_to_train_days, bid.days_to_finish,
+                    "misses-deadline" in bid.flag_codes)
 
 
-def _gap_text(other: Decimal, chosen: Decimal, currency: str) -> str:
-    """How much more (or less) ``other`` costs than ``chosen``: a percentage, or the difference in
-    money when ``chosen`` is below ``RELATIVE_FLOOR`` (a percentage of about nothing is no figure a
-    reader can use, and a cost of zero cannot be divided by)."""
+def _recommended_bid(bid: BidEconomics) -> RecommendedBid:
+    named = _named_bid(bid)
+    return RecommendedBid(named.id, named.cost_per_million_tokens, named.currency, named.time_to_train_days,
+                          named.days_to_finish, named.misses_deadline, vendor=bid.vendor,
+                          upfront_capex=bid.upfront_capex, lead_time_days=bid.lead_time_days)
+
+
+def _gap(other: Decimal, chosen: Decimal) -> CostGap:
+    """A percentage, or the difference in money when ``chosen`` is below ``RELATIVE_FLOOR`` (a
+    percentage of about nothing is no figure a reader can use, and a cost of zero cannot be
+    divided by)."""
     if abs(chosen) < RELATIVE_FLOOR:
-        delta = other - chosen
-        word = "more" if delta >= 0 else "less"
-        return f"{abs(delta):.4f} {currency} per million tokens {word}"
-    gap = (other / chosen - 1) * 100
-    word = "more" if gap >= 0 else "less"
-    return f"{abs(gap):.1f}% {word}"
+        return CostGap(None, other - chosen)
+    return CostGap((other / chosen - 1) * 100, None)
 
 
-def _flags_sentence(chosen: BidEconomics) -> str:
-    notable = [f for f in chosen.flags if f.code != "misses-deadline"]
-    if not notable:
-        if "misses-deadline" in chosen.flag_codes:
+def _band(chosen: BidEconomics) -> BandFacts | None:
+    band = chosen.uncertainty
+    if band is None or band.cost_per_million_tokens is None:
+        return None
+    p10, _, p90 = band.cost_per_million_tokens
+    d10, _, d90 = band.time_to_train_days
+    day_places = max(0, -math.floor(math.log10(band.days_quantum))) if band.days_quantum > 0 else 1
+    return BandFacts(p10, p90, d10, d90, day_places)
+
+
+def _uncosted_codes(bid: BidEconomics) -> tuple[str, ...]:
+    return tuple(code for code in bid.flag_codes if code in ("infeasible", "price-missing"))
+
+
+def _held(bids: tuple[BidEconomics, ...], ranked: list[int]) -> tuple[tuple[HeldBid, ...], tuple[HeldBid, ...]]:
+    """The uncosted bids, and the costed bids ranked after others for a hard constraint."""
+    uncosted = tuple(HeldBid(bids[i].id, _uncosted_codes(bids[i]), ()) for i in ranked if not bids[i].has_cost)
+    constrained = tuple(
+        HeldBid(b.id, missed_constraints(b), tuple(f.reason for f in b.flags if f.code in CONSTRAINT_CODES))
+        for b in (bids[i] for i in ranked) if b.has_cost and missed_constraints(b))
+    return uncosted, constrained
+
+
+def _doubts_commitment(chosen: BidEconomics) -> bool:
+    return chosen.step_time_basis == "modeled" and bool(
+        {"impossible", "implausible", "optimistic"} & set(chosen.flag_codes))
+
+
+def recommendation_facts(bids: tuple[BidEconomics, ...], ranked: list[int], flips: tuple[Flip, ...],
+                         basis: str = DEFAULT_BASIS, rankings: Rankings | None = None) -> RecommendationFacts:
+    """Everything the recommendation states, from the ranked, stressed bids: the one place it is
+    decided."""
+    pick = _pick(bids, ranked)
+    uncosted, constrained = _held(bids, ranked)
+    other = _other_basis(basis)
+    costed = {b.id for b in bids if b.has_cost}
+    chosen = None if pick is None else bids[pick]
+    cheapest = None if pick is None else _cheapest(bids, ranked)
+    runner = None if pick is None else _runner_up(bids, ranked, pick)
+    return RecommendationFacts(
+        compared=len(bids), basis=basis, winner=None if chosen is None else _recommended_bid(chosen),
+        deadline_days=None if chosen is None else chosen.deadline_days,
+        cheapest=None if cheapest is None or cheapest == pick else _named_bid(bids[cheapest]),
+        runner_up=None if runner is None else _named_bid(bids[runner]),
+        gap=None if runner is None or chosen is None else _gap(_cost(bids[runner]), _cost(chosen)),
+        flags=() if chosen is None else tuple(FlagFact(f.code, f.reason) for f in chosen.flags
+                                              if f.code != "misses-deadline"),
+        modeled_step_time=chosen is not None and _doubts_commitment(chosen),
+        band=None if chosen is None else _band(chosen), flips=flips, tested=tuple(_tested(bids)),
+        uncosted=uncosted, constrained=constrained, other_basis=other,
+        other_order=tuple(i for i in (rankings or {}).get(other, ()) if i in costed))
+
+
+# --- the English paragraph, written from the facts alone ---
+
+def _money(value: Decimal, currency: str) -> str:
+    return f"{value:.4f} {currency} per million tokens"
+
+
+def _deadline_sentence(facts: RecommendationFacts, chosen: RecommendedBid) -> str:
+    deadline = facts.deadline_days
+    if deadline is None:
+        return ""
+    if chosen.misses_deadline:
+        return f"No costed bid finishes within the {deadline:g}-day deadline."
+    text = f"It finishes within the {deadline:g}-day deadline."
+    other = facts.cheapest
+    if other is not None:
+        text += (f" The cheapest bid, {other.id} ({_money(other.cost_per_million_tokens, other.currency)}), "
+                 f"misses it, finishing on day {other.days_to_finish:.1f}.")
+    return text
+
+
+def _runner_up_sentence(facts: RecommendationFacts) -> str:
+    runner, gap = facts.runner_up, facts.gap
+    if runner is None or gap is None:
+        return "It is the only bid with a cost."
+    late = " (missing the deadline)" if runner.misses_deadline else ""
+    return (f"The runner-up, {runner.id}, costs {_money(runner.cost_per_million_tokens, runner.currency)} "
+            f"({_gap_text(gap, runner.currency)}) and takes {runner.time_to_train_days:.1f} days{late}.")
+
+
+def _gap_text(gap: CostGap, currency: str) -> str:
+    if gap.amount is not None:
+        word = "more" if gap.amount >= 0 else "less"
+        return f"{abs(gap.amount):.4f} {currency} per million tokens {word}"
+    percent = gap.percent or Decimal(0)
+    word = "more" if percent >= 0 else "less"
+    return f"{abs(percent):.1f}% {word}"
+
+
+def _flags_sentence(facts: RecommendationFacts, chosen: RecommendedBid) -> str:
+    if not facts.flags:
+        if chosen.misses_deadline:
             return f"{chosen.id} carries no flags besides missing the deadline."
         return f"{chosen.id} carries no flags."
-    listed = "; ".join(f"{flag.code} ({flag.reason})" for flag in notable)
+    listed = "; ".join(f"{flag.code} ({flag.reason})" for flag in facts.flags)
     text = f"Flags on {chosen.id}: {listed}."
-    if chosen.step_time_basis == "modeled" and {"impossible", "implausible", "optimistic"} & set(
-            chosen.flag_codes):
+    if facts.modeled_step_time:
         text += " Its figures use the modeled step time, not the commitment."
     return text
 
 
-def _sensitivity_sentence(summary: SensitivitySummary, limit: int = 4) -> str:
-    flips = summary["winner_changes_under"]
+def _sensitivity_sentence(facts: RecommendationFacts, limit: int = 4) -> str:
+    flips = [flip.describe() for flip in facts.flips]
     if not flips:
-        tested = ", ".join(summary["tested"]["factors"])
+        tested = ", ".join(_factor_words(facts.tested))
         return f"No single change tested ({tested}) changes the recommended bid."
     more = f" and {len(flips) - limit} more" if len(flips) > limit else ""
     shown = ", ".join(flips[:limit]) + more
     return f"The recommended bid changes under: {shown}."
 
 
-def _band_sentence(chosen: BidEconomics) -> str:
-    band = chosen.uncertainty
-    if band is None or band.cost_per_million_tokens is None:
+def _band_sentence(facts: RecommendationFacts, chosen: RecommendedBid) -> str:
+    band = facts.band
+    if band is None:
         return ""
-    p10, _, p90 = band.cost_per_million_tokens
-    d10, _, d90 = band.time_to_train_days
-    day_places = max(0, -math.floor(math.log10(band.days_quantum))) if band.days_quantum > 0 else 1
-    return (f"Its P10–P90 band is {p10}–{p90} {chosen.currency} per million tokens "
-            f"and {d10:.{day_places}f}–{d90:.{day_places}f} days.")
+    places = band.day_places
+    return (f"Its P10–P90 band is {band.cost_p10}–{band.cost_p90} {chosen.currency} per million tokens "
+            f"and {band.days_p10:.{places}f}–{band.days_p90:.{places}f} days.")
 
 
 LONG_LIST = 50          # a sentence naming more bids than this names the first NAMED_SHOWN ...
@@ -418,62 +594,52 @@ BASIS_SHORT = {"present_value": "present value", "run": "economic cost of this j
                "commitment": "undiscounted commitment"}
 
 
-def _basis_sentence(bids: tuple[BidEconomics, ...], basis: str, rankings: Rankings) -> str:
-    other = _other_basis(basis)
-    costed = {b.id for b in bids if b.has_cost}
-    order_other = [i for i in rankings.get(other, ()) if i in costed]
-    text = f"Ranked on {BASIS_WORDS[basis]}, constraints first."
-    if order_other:
-        text += f" On {BASIS_WORDS[other]} the order is {_named(order_other)}."
+def _basis_sentence(facts: RecommendationFacts) -> str:
+    text = f"Ranked on {BASIS_WORDS[facts.basis]}, constraints first."
+    if facts.other_order:
+        text += f" On {BASIS_WORDS[facts.other_basis]} the order is {_named(list(facts.other_order))}."
     return text
 
 
-def _constraint_sentence(bids: tuple[BidEconomics, ...], ranked: list[int]) -> str:
+def _constraint_sentence(facts: RecommendationFacts) -> str:
     """The bids ranked after others because they break a hard constraint, with the reason."""
-    late = [bids[i] for i in ranked if bids[i].has_cost and missed_constraints(bids[i])]
-    if not late:
+    if not facts.constrained:
         return ""
-    reasons = [f"{b.id} ({'; '.join(f.reason for f in b.flags if f.code in CONSTRAINT_CODES)})" for b in late]
+    reasons = [f"{b.id} ({'; '.join(b.reasons)})" for b in facts.constrained]
     return f"Ranked after the bids that meet the constraints: {_named(reasons)}."
 
 
-def _capex_sentence(chosen: BidEconomics) -> str:
+def _capex_sentence(chosen: RecommendedBid) -> str:
     if chosen.upfront_capex is None:
         return ""
     return (f"It needs {chosen.upfront_capex:,.2f} {chosen.currency} of upfront capex and is usable "
             f"{chosen.lead_time_days:g} days after the RFQ date.")
 
 
-def _uncosted_codes(bid: BidEconomics) -> list[str]:
-    return [code for code in bid.flag_codes if code in ("infeasible", "price-missing")]
-
-
-def _uncosted_sentence(bids: tuple[BidEconomics, ...], ranked: list[int]) -> str:
-    uncosted = [bids[i] for i in ranked if not bids[i].has_cost]
-    if not uncosted:
+def _uncosted_sentence(facts: RecommendationFacts) -> str:
+    if not facts.uncosted:
         return ""
-    named = _named([f"{b.id} ({', '.join(_uncosted_codes(b))})" for b in uncosted])
-    return f"Not costed: {named}."
+    return f"Not costed: {_named([_held_text(b) for b in facts.uncosted])}."
 
 
-def recommend(bids: tuple[BidEconomics, ...], ranked: list[int], summary: SensitivitySummary,
-              basis: str = DEFAULT_BASIS, rankings: Rankings | None = None) -> Recommendation:
-    """One paragraph from the figures: basis, winner, runner-up gap, deadline, capex, flags,
-    band, sensitivity."""
-    if not bids:
+def _held_text(bid: HeldBid) -> str:
+    return f"{bid.id} ({', '.join(bid.codes)})"
+
+
+def write_recommendation(facts: RecommendationFacts) -> Recommendation:
+    """The English paragraph, from the facts alone: basis, winner, deadline, runner-up gap, capex,
+    flags, band, sensitivity, the bids left out or ranked after, the other basis."""
+    chosen = facts.winner
+    if facts.compared == 0:
         return {"bid": None, "text": "No bids to compare."}
-    pick = _pick(bids, ranked)
-    if pick is None:
-        return {"bid": None, "text": "No bid can be costed. " + _uncosted_sentence(bids, ranked)}
-    chosen = bids[pick]
+    if chosen is None:
+        return {"bid": None, "text": "No bid can be costed. " + _uncosted_sentence(facts)}
     parts = [
         f"Recommend {chosen.id} ({chosen.vendor}) at "
-        f"{_money(_cost(chosen), chosen.currency)} ({BASIS_SHORT[basis]}) and "
+        f"{_money(chosen.cost_per_million_tokens, chosen.currency)} ({BASIS_SHORT[facts.basis]}) and "
         f"{chosen.time_to_train_days:.1f} days to train.",
-        _deadline_sentence(bids, ranked, pick, chosen.deadline_days),
-        _runner_up_sentence(bids, ranked, pick), _capex_sentence(chosen),
-        _flags_sentence(chosen), _band_sentence(chosen), _sensitivity_sentence(summary),
-        _uncosted_sentence(bids, ranked), _constraint_sentence(bids, ranked),
-        _basis_sentence(bids, basis, rankings or {}),
+        _deadline_sentence(facts, chosen), _runner_up_sentence(facts), _capex_sentence(chosen),
+        _flags_sentence(facts, chosen), _band_sentence(facts, chosen), _sensitivity_sentence(facts),
+        _uncosted_sentence(facts), _constraint_sentence(facts), _basis_sentence(facts),
     ]
     return {"bid": chosen.id, "text": " ".join(part for part in parts if part)}
