@@ -365,12 +365,29 @@ class Flip:
     row: SensitivityRow
 
     # the row's move, by the names the document's record reads
-    factor = property(lambda self: self.row.factor)
-    change = property(lambda self: self.row.change)
-    step = property(lambda self: self.row.step)
-    subject = property(lambda self: self.row.subject)
-    setting = property(lambda self: self.row.setting)
-    scope = property(lambda self: self.row.scope)
+    @property
+    def factor(self) -> str:
+        return self.row.factor
+
+    @property
+    def change(self) -> float:
+        return self.row.change
+
+    @property
+    def step(self) -> float | None:
+        return self.row.step
+
+    @property
+    def subject(self) -> str | None:
+        return self.row.subject
+
+    @property
+    def setting(self) -> str | None:
+        return self.row.setting
+
+    @property
+    def scope(self) -> str:
+        return self.row.scope
 
     def describe(self) -> str:
         return self.row.describe(self.bid)
