@@ -1,12 +1,13 @@
 """The recommendation's facts are decided once (``compare.recommendation_facts``); the English
-paragraph is written from them alone (``compare.write_recommendation``)."""
+paragraph is written from them alone (``recommendation.write_recommendation``)."""
 
 from __future__ import annotations
 
 from decimal import Decimal
 
-from procure.compare import (CostGap, FlagFact, HeldBid, NamedBid, RecommendationFacts, RecommendedBid, compare,
-                             write_recommendation)
+from procure.compare import compare
+from procure.recommendation import (CostGap, FlagFact, HeldBid, NamedBid, RecommendationFacts, RecommendedBid,
+                                   write_recommendation)
 from procure.economics import Assumptions
 from procure.economics import examples as ex
 
