@@ -6,8 +6,10 @@ Constraints first: a bid that misses a hard constraint (the deadline, the cash b
 net-cost limit) ranks after every bid that misses fewer, whatever it costs; the recommendation
 is the first costed bid in that order.
 
-Pure: every figure comes from ``procure.economics``; the recommendation is text generated
-from those figures, nothing else.
+Pure: every figure comes from ``procure.economics``. The recommendation's facts (winner,
+runner-up and gap, deadline verdict, flags, band, what flips it, the bids left out or ranked after)
+are decided once, in :func:`recommendation_facts`; the English paragraph is written from them
+alone (``procure.recommendation``), as every other language's is (``procure.report.generated``).
 """
 
 from __future__ import annotations
@@ -22,10 +24,13 @@ from procure.economics import flags as checks
 from procure.economics.cost import BASES, DEFAULT_BASIS, check_basis
 from procure.economics.inputs import Assumptions, BidCase
 from procure.economics.negotiation import negotiate
-from procure.economics.sensitivity import (BASIS_FACTOR, FACTOR_LABELS, SENSITIVITY_CHANGES, SLIP_DAYS,
+from procure.economics.sensitivity import (BASIS_FACTOR, SENSITIVITY_CHANGES, SLIP_DAYS,
                                            SensitivityRow, Trial, apply, bid_trials, quote_trials)
 from procure.economics.target import candidate_rows, time_to_target
 from procure.economics.uncertainty import band
+from procure.recommendation import (RELATIVE_FLOOR, BandFacts, CostGap, FlagFact, Flip, HeldBid, NamedBid,
+                                   Recommendation, RecommendationFacts, RecommendedBid, factor_words,
+                                   write_recommendation)
 
 INFINITY = float("inf")
 
@@ -38,11 +43,6 @@ CONSTRAINT_CODES = ("misses-deadline", "over-budget", "over-net-cost")
 #: The second view shown beside the ranking basis (and the basis the sensitivity table's last
 #: row ranks every bid on).
 SECOND_VIEW = {"present_value": "run", "run": "present_value", "commitment": "present_value"}
-
-
-class Recommendation(TypedDict):
-    bid: str | None    # None when no bid can be costed
-    text: str
 
 
 class SensitivityTested(TypedDict):
@@ -61,8 +61,9 @@ class SensitivitySummary(TypedDict):
 class Comparison:
     bids: tuple[BidEconomics, ...]          # input order, rank and sensitivity set
     ranking: tuple[str, ...]                # bid ids, best first, on ``basis``
-    recommendation: Recommendation
+    recommendation: Recommendation          # the English paragraph, written from ``facts``
     sensitivity_summary: SensitivitySummary
+    facts: RecommendationFacts              # what the recommendation states, in every language
     basis: str = DEFAULT_BASIS              # the cost basis that ranks
     rankings: Rankings = field(default_factory=dict)
 
@@ -210,7 +211,7 @@ def _other_basis(basis: str) -> str:
 
 
 def _tested(bids: tuple[BidEconomics, ...]) -> list[str]:
-    """The factors tried, as words: every bid's rows merged in their order (a factor one bid
+    """The factors tried (their keys): every bid's rows merged in their order (a factor one bid
     lacks keeps its place after the factor before it in the bids that have it)."""
     found: list[str] = []
     for bid in bids:
@@ -219,20 +220,27 @@ def _tested(bids: tuple[BidEconomics, ...]) -> list[str]:
             if factor not in found:
                 found.insert(previous + 1, factor)
             previous = found.index(factor)
-    return [FACTOR_LABELS.get(f, "cost basis") for f in found]
+    return found
 
 
-def summarise_sensitivity(bids: tuple[BidEconomics, ...], pick: int | None) -> SensitivitySummary:
-    flips: list[str] = []
+def _flips(bids: tuple[BidEconomics, ...]) -> tuple[Flip, ...]:
+    """The sensitivity rows that change the recommended bid, in the order of the bids and their
+    rows, each move once (by its words)."""
+    found: dict[str, Flip] = {}
     for bid in bids:
         for row in bid.sensitivity:
-            text = row.describe(bid.id)
-            if row.winner_changes and text not in flips:
-                flips.append(text)
+            flip = Flip(bid.id, row)
+            if row.winner_changes:
+                found.setdefault(flip.describe(), flip)
+    return tuple(found.values())
+
+
+def summarise_sensitivity(bids: tuple[BidEconomics, ...], pick: int | None,
+                          flips: tuple[Flip, ...]) -> SensitivitySummary:
     return {
         "winner": None if pick is None else bids[pick].id,
-        "winner_changes_under": flips,
-        "tested": {"factors": _tested(bids),
+        "winner_changes_under": [flip.describe() for flip in flips],
+        "tested": {"factors": factor_words(_tested(bids)),
                    "changes": list(SENSITIVITY_CHANGES),
                    "method": "one input at a time, everything else at base: a bid's own input (price, "
                              "model efficiency, lead time, a delivery slip of "
@@ -282,21 +290,15 @@ def compare(cases: list[BidCase], assumptions: Assumptions, basis: str = DEFAULT
                 time_to_target=time_to_target(cases[i], econ, pinned_assumptions),
                 batch_candidates=candidate_rows(cases[i], econ))
         for i, econ in enumerate(base))
-    summary = summarise_sensitivity(bids, decided.pick)
+    flips = _flips(bids)
+    summary = summarise_sensitivity(bids, decided.pick, flips)
     rankings = {b: tuple(base[i].id for i in by_basis[b].ranked) for b in BASES}
-    return Comparison(bids, tuple(bids[i].id for i in ranked),
-                      recommend(bids, ranked, summary, basis, rankings), summary, basis, rankings)
+    facts = recommendation_facts(bids, ranked, flips, basis, rankings)
+    return Comparison(bids, tuple(bids[i].id for i in ranked), write_recommendation(facts), summary, facts,
+                      basis, rankings)
 
 
-# --- the recommendation paragraph -------------------------------------------------------------
-
-#: Below a cent per million tokens a bid costs about nothing: the gap to it is stated in money.
-RELATIVE_FLOOR = Decimal("0.01")
-
-
-def _money(value: Decimal, currency: str) -> str:
-    return f"{value:.4f} {currency} per million tokens"
-
+# --- the recommendation's facts, decided once (procure.recommendation writes English from them) ---
 
 def _cost(bid: BidEconomics) -> Decimal:
     """The cost per million tokens of a bid chosen among those that have one."""
@@ -317,163 +319,80 @@ def _cheapest(bids: tuple[BidEconomics, ...], ranked: list[int]) -> int:
     return min(costed, key=lambda i: (rank_key(bids[i], i)[2:]))
 
 
-def _deadline_sentence(bids: tuple[BidEconomics, ...], ranked: list[int], pick: int,
-                       deadline: float | None) -> str:
-    chosen = bids[pick]
-    if deadline is None:
-        return ""
-    if "misses-deadline" in chosen.flag_codes:
-        return f"No costed bid finishes within the {deadline:g}-day deadline."
-    cheapest = _cheapest(bids, ranked)
-    text = f"It finishes within the {deadline:g}-day deadline."
-    if cheapest != pick:
-        other = bids[cheapest]
-        price = _money(_cost(other), other.currency)
-        text += (f" The cheapest bid, {other.id} ({price}), misses it, finishing on day "
-                 f"{other.days_to_finish:.1f}.")
-    return text
-
-
 def _runner_up(bids: tuple[BidEconomics, ...], ranked: list[int], pick: int) -> int | None:
     """The cheapest costed bid other than the recommended one."""
     return next((i for i in ranked if i != pick and bids[i].has_cost), None)
 
 
-def _runner_up_sentence(bids: tuple[BidEconomics, ...], ranked: list[int], pick: int) -> str:
-    chosen = bids[pick]
-    found = _runner_up(bids, ranked, pick)
-    if found is None:
-        return "It is the only bid with a cost."
-    runner = bids[found]
-    late = " (missing the deadline)" if "misses-deadline" in runner.flag_codes else ""
-    return (f"The runner-up, {runner.id}, costs "
-            f"{_money(_cost(runner), runner.currency)} "
-            f"({_gap_text(_cost(runner), _cost(chosen), runner.currency)}) "
-            f"and takes {runner.time_to_train_days:.1f} days{late}.")
+def _named_bid(bid: BidEconomics) -> NamedBid:
+    return NamedBid(bid.id, _cost(bid), bid.currency, bid.time_to_train_days, bid.days_to_finish,
+                    "misses-deadline" in bid.flag_codes)
 
 
-def _gap_text(other: Decimal, chosen: Decimal, currency: str) -> str:
-    """How much more (or less) ``other`` costs than ``chosen``: a percentage, or the difference in
-    money when ``chosen`` is below ``RELATIVE_FLOOR`` (a percentage of about nothing is no figure a
-    reader can use, and a cost of zero cannot be divided by)."""
+def _recommended_bid(bid: BidEconomics) -> RecommendedBid:
+    named = _named_bid(bid)
+    return RecommendedBid(named.id, named.cost_per_million_tokens, named.currency, named.time_to_train_days,
+                          named.days_to_finish, named.misses_deadline, vendor=bid.vendor,
+                          upfront_capex=bid.upfront_capex, lead_time_days=bid.lead_time_days)
+
+
+def _gap(other: Decimal, chosen: Decimal) -> CostGap:
+    """A percentage, or the difference in money when ``chosen`` is below ``RELATIVE_FLOOR`` (a
+    percentage of about nothing is no figure a reader can use, and a cost of zero cannot be
+    divided by)."""
     if abs(chosen) < RELATIVE_FLOOR:
-        delta = other - chosen
-        word = "more" if delta >= 0 else "less"
-        return f"{abs(delta):.4f} {currency} per million tokens {word}"
-    gap = (other / chosen - 1) * 100
-    word = "more" if gap >= 0 else "less"
-    return f"{abs(gap):.1f}% {word}"
+        return CostGap(None, other - chosen)
+    return CostGap((other / chosen - 1) * 100, None)
 
 
-def _flags_sentence(chosen: BidEconomics) -> str:
-    notable = [f for f in chosen.flags if f.code != "misses-deadline"]
-    if not notable:
-        if "misses-deadline" in chosen.flag_codes:
-            return f"{chosen.id} carries no flags besides missing the deadline."
-        return f"{chosen.id} carries no flags."
-    listed = "; ".join(f"{flag.code} ({flag.reason})" for flag in notable)
-    text = f"Flags on {chosen.id}: {listed}."
-    if chosen.step_time_basis == "modeled" and {"impossible", "implausible", "optimistic"} & set(
-            chosen.flag_codes):
-        text += " Its figures use the modeled step time, not the commitment."
-    return text
-
-
-def _sensitivity_sentence(summary: SensitivitySummary, limit: int = 4) -> str:
-    flips = summary["winner_changes_under"]
-    if not flips:
-        tested = ", ".join(summary["tested"]["factors"])
-        return f"No single change tested ({tested}) changes the recommended bid."
-    more = f" and {len(flips) - limit} more" if len(flips) > limit else ""
-    shown = ", ".join(flips[:limit]) + more
-    return f"The recommended bid changes under: {shown}."
-
-
-def _band_sentence(chosen: BidEconomics) -> str:
+def _band(chosen: BidEconomics) -> BandFacts | None:
     band = chosen.uncertainty
     if band is None or band.cost_per_million_tokens is None:
-        return ""
+        return None
     p10, _, p90 = band.cost_per_million_tokens
     d10, _, d90 = band.time_to_train_days
     day_places = max(0, -math.floor(math.log10(band.days_quantum))) if band.days_quantum > 0 else 1
-    return (f"Its P10–P90 band is {p10}–{p90} {chosen.currency} per million tokens "
-            f"and {d10:.{day_places}f}–{d90:.{day_places}f} days.")
+    return BandFacts(p10, p90, d10, d90, day_places)
 
 
-LONG_LIST = 50          # a sentence naming more bids than this names the first NAMED_SHOWN ...
-NAMED_SHOWN = 20        # ... and counts the rest (the ranking lists every bid)
+def _uncosted_codes(bid: BidEconomics) -> tuple[str, ...]:
+    return tuple(code for code in bid.flag_codes if code in ("infeasible", "price-missing"))
 
 
-def _named(items: list[str]) -> str:
-    if len(items) <= LONG_LIST:
-        return ", ".join(items)
-    return f"{', '.join(items[:NAMED_SHOWN])} and {len(items) - NAMED_SHOWN} more"
+def _held(bids: tuple[BidEconomics, ...], ranked: list[int]) -> tuple[tuple[HeldBid, ...], tuple[HeldBid, ...]]:
+    """The uncosted bids, and the costed bids ranked after others for a hard constraint."""
+    uncosted = tuple(HeldBid(bids[i].id, _uncosted_codes(bids[i]), ()) for i in ranked if not bids[i].has_cost)
+    constrained = tuple(
+        HeldBid(b.id, missed_constraints(b), tuple(f.reason for f in b.flags if f.code in CONSTRAINT_CODES))
+        for b in (bids[i] for i in ranked) if b.has_cost and missed_constraints(b))
+    return uncosted, constrained
 
 
-BASIS_WORDS = {"present_value": "present value (every bid's dated cash over the same horizon, discounted "
-                                 "at the cost of capital)",
-               "run": "the economic cost of this job on an amortised cluster",
-               "commitment": "the terms committed to, costed to the end of the run, undiscounted"}
-BASIS_SHORT = {"present_value": "present value", "run": "economic cost of this job",
-               "commitment": "undiscounted commitment"}
+def _doubts_commitment(chosen: BidEconomics) -> bool:
+    return chosen.step_time_basis == "modeled" and bool(
+        {"impossible", "implausible", "optimistic"} & set(chosen.flag_codes))
 
 
-def _basis_sentence(bids: tuple[BidEconomics, ...], basis: str, rankings: Rankings) -> str:
+def recommendation_facts(bids: tuple[BidEconomics, ...], ranked: list[int], flips: tuple[Flip, ...],
+                         basis: str = DEFAULT_BASIS, rankings: Rankings | None = None) -> RecommendationFacts:
+    """Everything the recommendation states, from the ranked, stressed bids: the one place it is
+    decided."""
+    pick = _pick(bids, ranked)
+    uncosted, constrained = _held(bids, ranked)
     other = _other_basis(basis)
     costed = {b.id for b in bids if b.has_cost}
-    order_other = [i for i in rankings.get(other, ()) if i in costed]
-    text = f"Ranked on {BASIS_WORDS[basis]}, constraints first."
-    if order_other:
-        text += f" On {BASIS_WORDS[other]} the order is {_named(order_other)}."
-    return text
-
-
-def _constraint_sentence(bids: tuple[BidEconomics, ...], ranked: list[int]) -> str:
-    """The bids ranked after others because they break a hard constraint, with the reason."""
-    late = [bids[i] for i in ranked if bids[i].has_cost and missed_constraints(bids[i])]
-    if not late:
-        return ""
-    reasons = [f"{b.id} ({'; '.join(f.reason for f in b.flags if f.code in CONSTRAINT_CODES)})" for b in late]
-    return f"Ranked after the bids that meet the constraints: {_named(reasons)}."
-
-
-def _capex_sentence(chosen: BidEconomics) -> str:
-    if chosen.upfront_capex is None:
-        return ""
-    return (f"It needs {chosen.upfront_capex:,.2f} {chosen.currency} of upfront capex and is usable "
-            f"{chosen.lead_time_days:g} days after the RFQ date.")
-
-
-def _uncosted_codes(bid: BidEconomics) -> list[str]:
-    return [code for code in bid.flag_codes if code in ("infeasible", "price-missing")]
-
-
-def _uncosted_sentence(bids: tuple[BidEconomics, ...], ranked: list[int]) -> str:
-    uncosted = [bids[i] for i in ranked if not bids[i].has_cost]
-    if not uncosted:
-        return ""
-    named = _named([f"{b.id} ({', '.join(_uncosted_codes(b))})" for b in uncosted])
-    return f"Not costed: {named}."
-
-
-def recommend(bids: tuple[BidEconomics, ...], ranked: list[int], summary: SensitivitySummary,
-              basis: str = DEFAULT_BASIS, rankings: Rankings | None = None) -> Recommendation:
-    """One paragraph from the figures: basis, winner, runner-up gap, deadline, capex, flags,
-    band, sensitivity."""
-    if not bids:
-        return {"bid": None, "text": "No bids to compare."}
-    pick = _pick(bids, ranked)
-    if pick is None:
-        return {"bid": None, "text": "No bid can be costed. " + _uncosted_sentence(bids, ranked)}
-    chosen = bids[pick]
-    parts = [
-        f"Recommend {chosen.id} ({chosen.vendor}) at "
-        f"{_money(_cost(chosen), chosen.currency)} ({BASIS_SHORT[basis]}) and "
-        f"{chosen.time_to_train_days:.1f} days to train.",
-        _deadline_sentence(bids, ranked, pick, chosen.deadline_days),
-        _runner_up_sentence(bids, ranked, pick), _capex_sentence(chosen),
-        _flags_sentence(chosen), _band_sentence(chosen), _sensitivity_sentence(summary),
-        _uncosted_sentence(bids, ranked), _constraint_sentence(bids, ranked),
-        _basis_sentence(bids, basis, rankings or {}),
-    ]
-    return {"bid": chosen.id, "text": " ".join(part for part in parts if part)}
+    chosen = None if pick is None else bids[pick]
+    cheapest = None if pick is None else _cheapest(bids, ranked)
+    runner = None if pick is None else _runner_up(bids, ranked, pick)
+    return RecommendationFacts(
+        compared=len(bids), basis=basis, winner=None if chosen is None else _recommended_bid(chosen),
+        deadline_days=None if chosen is None else chosen.deadline_days,
+        cheapest=None if cheapest is None or cheapest == pick else _named_bid(bids[cheapest]),
+        runner_up=None if runner is None else _named_bid(bids[runner]),
+        gap=None if runner is None or chosen is None else _gap(_cost(bids[runner]), _cost(chosen)),
+        flags=() if chosen is None else tuple(FlagFact(f.code, f.reason) for f in chosen.flags
+                                              if f.code != "misses-deadline"),
+        modeled_step_time=chosen is not None and _doubts_commitment(chosen),
+        band=None if chosen is None else _band(chosen), flips=flips, tested=tuple(_tested(bids)),
+        uncosted=uncosted, constrained=constrained, other_basis=other,
+        other_order=tuple(i for i in (rankings or {}).get(other, ()) if i in costed))

@@ -79,7 +79,8 @@ def quote_document(inputs: Inputs, outcomes: list[BidOutcome], comparison: Compa
         bids=[_bid(inputs, o, econ_by_id[o.resolved.bid.id]) for o in outcomes],
         ranking=list(comparison.ranking), cost_basis=comparison.basis,
         rankings={k: list(v) for k, v in comparison.rankings.items()},
-        recommendation=Q.Recommendation(**comparison.recommendation),
+        recommendation=Q.Recommendation(**comparison.recommendation,
+                                        facts=_read(Q.RecommendationFacts, comparison.facts)),
         sensitivity_summary=Q.SensitivitySummary.model_validate(comparison.sensitivity_summary),
         sources=_sources(inputs), methodology=_methodology(inputs, knobs, critical))
 

@@ -127,9 +127,102 @@ class FxSummary(Frozen):
         f"{FX_STALE_DAYS} days older than `as_of`, or its rates are unverified (carried forward). Reports show it on the summary."))
 
 
+CostBasis = Literal["present_value", "run", "commitment"]
+
+
+class NamedBid(Frozen):
+    """A costed bid the recommendation names beside the recommended one."""
+
+    id: str = Field(description="The bid's id.")
+    cost_per_million_tokens: Amount = Field(description="The bid's `cost_per_million_tokens` (on `basis`).")
+    currency: str = Field(description="Currency of that cost (the report currency).")
+    time_to_train_days: Optional[Real] = Field(description="The bid's time to train, days.")
+    days_to_finish: Optional[Real] = Field(description="Lead time + time to train, in days from `as_of`.")
+    misses_deadline: bool = Field(description="Whether it carries the `misses-deadline` flag.")
+
+
+class RecommendedBid(NamedBid):
+    """The recommended bid: its figures, and what it needs before the run."""
+
+    vendor: str = Field(description="The bid's vendor, as the bid names it.")
+    upfront_capex: Optional[Amount] = Field(description="A purchase's cash out before the run; null: none.")
+    lead_time_days: Real = Field(description="Days from the RFQ date until the cluster is usable.")
+
+
+class CostGap(Frozen):
+    """How much more the runner-up costs than the recommended bid (negative: less); one of the two is set."""
+
+    percent: Optional[Real] = Field(description="(runner-up / recommended − 1) × 100; null when the recommended "
+                                                "bid costs below a cent per million tokens.")
+    amount: Optional[Amount] = Field(description="Runner-up less recommended, per million tokens, when `percent` "
+                                                 "is null.")
+
+
+class FlagFact(Frozen):
+    code: str = Field(description="The flag's code (`bids[].flags[].code`).")
+    reason: str = Field(description="The flag's reason, in English.")
+
+
+class BandFacts(Frozen):
+    """The recommended bid's P10 and P90 (its `uncertainty`)."""
+
+    cost_p10: Amount = Field(description="P10 cost per million tokens.")
+    cost_p90: Amount = Field(description="P90 cost per million tokens.")
+    days_p10: Real = Field(description="P10 days to train.")
+    days_p90: Real = Field(description="P90 days to train.")
+    day_places: Count = Field(description="Decimals the days are stated to (what the sample supports).")
+
+
+class FlipFact(Frozen):
+    """A move of the sensitivity that changes the recommended bid (the fields of its row)."""
+
+    bid: str = Field(description="The bid whose sensitivity row it is.")
+    factor: str = Field(description="The factor moved (as `bids[].sensitivity[].factor`).")
+    change: Real = Field(description="The relative change tried (0 when `step` or `setting` says the move).")
+    step: Optional[Real] = Field(description="An absolute step: days of delivery slip, share of leftover hours reused.")
+    subject: Optional[str] = Field(description="For factor `fx`: the currency whose rate moved.")
+    setting: Optional[str] = Field(description="For factor `cost_basis`: the basis every bid was ranked on.")
+    scope: Literal["bid", "quote"] = Field(description="`bid`: the bid's own input moved; `quote`: an assumption "
+                                                       "every bid shares.")
+
+
+class HeldBid(Frozen):
+    """A bid left uncosted, or ranked after others because it breaks a hard constraint."""
+
+    id: str = Field(description="The bid's id.")
+    codes: list[str] = Field(description="The flag codes that hold it back.")
+    reasons: list[str] = Field(description="Those flags' reasons, in English (empty for an uncosted bid).")
+
+
+class RecommendationFacts(Frozen):
+    """What the recommendation states, decided once by the comparison: the English `text` and every other
+    language's paragraph are written from these."""
+
+    compared: Count = Field(description="How many bids were compared.")
+    basis: CostBasis = Field(description="The cost basis that ranks.")
+    winner: Optional[RecommendedBid] = Field(description="Null: no bid can be costed.")
+    deadline_days: Optional[Real] = Field(description="The deadline the verdict is on; null: none.")
+    cheapest: Optional[NamedBid] = Field(description="The cheapest costed bid, constraints aside, when it is not "
+                                                     "the recommended one.")
+    runner_up: Optional[NamedBid] = Field(description="The best-ranked other costed bid.")
+    gap: Optional[CostGap] = Field(description="The runner-up against the recommended bid.")
+    flags: list[FlagFact] = Field(description="The recommended bid's flags besides missing the deadline.")
+    modeled_step_time: bool = Field(description="A flag doubts the commitment: the figures use the modeled step "
+                                                "time.")
+    band: Optional[BandFacts] = Field(description="The recommended bid's band; null: it has none.")
+    flips: list[FlipFact] = Field(description="The moves that change the recommended bid, each once.")
+    tested: list[str] = Field(description="The sensitivity factors tried (keys of `bids[].sensitivity[].factor`).")
+    uncosted: list[HeldBid] = Field(description="The bids without a cost (infeasible or unpriced), in rank order.")
+    constrained: list[HeldBid] = Field(description="Costed bids ranked after the others, in rank order.")
+    other_basis: CostBasis = Field(description="The second basis the recommendation names the order on.")
+    other_order: list[str] = Field(description="The costed bids, best first, on `other_basis`.")
+
+
 class Recommendation(Frozen):
-    bid: Optional[str]
-    text: str
+    bid: Optional[str] = Field(description="The recommended bid's id; null: none can be costed.")
+    text: str = Field(description="The recommendation in English, written from `facts`.")
+    facts: Optional[RecommendationFacts] = Field(None, description="What the recommendation states (absent in "
+                                                 "documents written before it was recorded).")
 
 
 class SensitivityTested(Frozen):

@@ -9,10 +9,11 @@ document's text, so nothing is ever dropped.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import math
 from decimal import Decimal
 from typing import TYPE_CHECKING, Literal
 
+from procure.document import quote as Q
 from procure.money import FX_STALE_DAYS
 from procure.report.formatting import Formatter
 
@@ -147,6 +148,107 @@ def flag_reason(flag: Flag, bid: BidResult, doc: QuoteDocument, f: Formatter) ->
     return reason
 
 
+def recommendation_facts(doc: QuoteDocument) -> Q.RecommendationFacts:
+    """What the recommendation states, as the comparison decided it (the facts the English text was
+    written from); for a document saved before the facts were recorded, :func:`derived_facts`."""
+    return doc.recommendation.facts or derived_facts(doc)
+
+
+def recommendation(doc: QuoteDocument, f: Formatter) -> str | None:
+    """The recommendation written in the report's language from :func:`recommendation_facts`, the
+    facts the English text was written from; None in English (the document's own text is printed)
+    or when there is no recommended bid."""
+    if not own_language(f):
+        return None
+    facts = recommendation_facts(doc)
+    winner = facts.winner
+    if winner is None:
+        return None
+    m, ccy = f.msg, winner.currency or f.currency
+    parts = [m("rec.lead", bid=winner.id, vendor=f.text(winner.vendor),
+               usd_mtok=f.rate(winner.cost_per_million_tokens, ccy), days=f.days(winner.time_to_train_days)),
+             _deadline_text(facts, winner, f), _runner_up_text(facts, ccy, f)]
+    codes = [str(flag.code) for flag in facts.flags]
+    if codes:
+        parts.append(m("rec.flags", bid=winner.id, flags=m("rec.list_sep").join(codes)))
+    else:
+        parts.append(m("rec.no_other_flags" if winner.misses_deadline else "rec.no_flags", bid=winner.id))
+    band = facts.band
+    if band is not None:
+        parts.append(m("rec.band", cost_lo=f.rate(band.cost_p10, ccy), cost_hi=f.rate(band.cost_p90, ccy),
+                       days_lo=f.number(band.days_p10, 1), days_hi=f.days(band.days_p90)))
+    parts.append(_sensitivity_sentence(facts, f))
+    parts.append(_constraints_text(facts, f))
+    return m("rec.join").join(p for p in parts if p)
+
+
+def _deadline_text(facts: Q.RecommendationFacts, winner: Q.RecommendedBid, f: Formatter) -> str:
+    """Met or missed (its ``misses-deadline`` flag, which counts the lead time), and the day it finishes."""
+    if facts.deadline_days is None:
+        return ""
+    deadline = f.days(facts.deadline_days)
+    if not winner.misses_deadline:
+        return f.msg("rec.deadline_met", deadline=deadline)
+    return f.msg("rec.deadline_missed", deadline=deadline, finish=f.number(winner.days_to_finish, 1))
+
+
+def _runner_up_text(facts: Q.RecommendationFacts, ccy: str, f: Formatter) -> str:
+    """The runner-up and how much more (or less) it costs: a percentage, or money per million tokens
+    when the recommended bid costs about nothing."""
+    runner, gap = facts.runner_up, facts.gap
+    if runner is None or gap is None:
+        return ""
+    if gap.percent is not None:
+        less, more = gap.percent < 0, f.percent(abs(Decimal(str(gap.percent))) / 100)
+    else:
+        amount = gap.amount or Decimal(0)
+        less, more = amount < 0, f.rate(abs(amount), runner.currency or ccy)
+    return f.msg("rec.runner_up_less" if less else "rec.runner_up", bid=runner.id,
+                 usd_mtok=f.rate(runner.cost_per_million_tokens, runner.currency or ccy), more=more,
+                 days=f.days(runner.time_to_train_days))
+
+
+def recommended_line(doc: QuoteDocument, f: Formatter) -> str:
+    """One line naming the recommended bid and why, from :func:`recommendation_facts` (the same
+    facts in every language); empty when there is no recommended bid."""
+    facts = recommendation_facts(doc)
+    winner, m = facts.winner, f.msg
+    if winner is None:
+        return ""
+    rate = f.rate(winner.cost_per_million_tokens, winner.currency or f.currency)
+    deadline = f.days(facts.deadline_days) if facts.deadline_days is not None else ""
+    if facts.deadline_days is not None and winner.misses_deadline:
+        why = m("rec.why_none_on_time", usd_mtok=rate, deadline=deadline)
+    elif facts.cheapest is not None:
+        why = m("rec.why_on_time", usd_mtok=rate, deadline=deadline, cheapest=facts.cheapest.id)
+    elif facts.runner_up is None:
+        why = m("rec.why_only", usd_mtok=rate)
+    else:
+        why = m("rec.why_cheapest", usd_mtok=rate)
+    return m("summary.recommended", bid=winner.id, why=why)
+
+
+def constraints_line(doc: QuoteDocument, f: Formatter) -> str:
+    """The bids the ranking puts after those that meet every hard constraint, each with the
+    constraints it misses (in the report's language); empty when no costed bid misses one."""
+    return _constraints_text(recommendation_facts(doc), f)
+
+
+def _constraints_text(facts: Q.RecommendationFacts, f: Formatter) -> str:
+    late = [f.msg("rank.after_item", bid=held.id,
+                  missed=f.msg("reason.join").join(f.msg(f"constraint.{c}") for c in held.codes))
+            for held in facts.constrained]
+    return f.msg("summary.ranked_after", bids="; ".join(late)) if late else ""
+
+
+# --- the fallback: facts derived from a document saved before the comparison recorded them ---
+
+CONSTRAINT_CODES = ("misses-deadline", "over-budget", "over-net-cost")
+UNCOSTED_CODES = ("infeasible", "price-missing")
+SECOND_VIEW: dict[CostBasis, CostBasis] = {"present_value": "run", "run": "present_value", "commitment": "present_value"}
+RELATIVE_FLOOR = Decimal("0.01")       # the comparison's: below it the gap is stated in money
+
+
 def _costed(bid: BidResult | None) -> bool:
     return bid is not None and bid.cost_per_million_tokens is not None
 
@@ -166,112 +268,94 @@ def _cheapest(doc: QuoteDocument, by_id: dict[str, BidResult]) -> str | None:
     return min(costed, key=lambda i: float(_ranking_value(by_id[i], doc.cost_basis) or 0))
 
 
-@dataclass(frozen=True)
-class RecommendationFacts:
-    """The facts every language's recommendation is written from."""
-
-    winner: BidResult
-    runner_up: BidResult | None       # the best-ranked other bid with a cost, never the winner itself
-    deadline_days: float | None
-    meets_deadline: bool | None       # None: no deadline
-    days_to_finish: float | None      # when it misses the deadline: lead time + time to train
-    misses_deadline: bool
-    flags: list[str]                  # the winner's other flags
+def _finish(bid: BidResult) -> float | None:
+    late = next((fl for fl in bid.flags if fl.code == "misses-deadline"), None)
+    finish = bid.delivery.days_to_finish if bid.delivery is not None else None
+    return late.numbers.get("days_to_finish", finish) if late else finish
 
 
-def recommendation_facts(doc: QuoteDocument) -> RecommendationFacts | None:
-    """The recommended bid, the runner-up, whether the winner meets the deadline (its
-    ``misses-deadline`` flag, which counts the lead time before training can start), the day it
-    finishes, and its other flags. None when there is no recommended bid."""
-    by_id = {b.id: b for b in doc.bids}
-    winner = by_id.get(doc.recommendation.bid) if doc.recommendation.bid is not None else None
-    if winner is None:
+def _misses(bid: BidResult) -> bool:
+    return any(fl.code == "misses-deadline" for fl in bid.flags)
+
+
+def _named_bid(bid: BidResult) -> Q.NamedBid | None:
+    cost = bid.cost_per_million_tokens
+    return None if cost is None else Q.NamedBid(
+        id=bid.id, cost_per_million_tokens=cost, currency=bid.currency, time_to_train_days=bid.time_to_train_days,
+        days_to_finish=_finish(bid), misses_deadline=_misses(bid))
+
+
+def _recommended_bid(bid: BidResult) -> Q.RecommendedBid | None:
+    cost = bid.cost_per_million_tokens
+    return None if cost is None else Q.RecommendedBid(
+        id=bid.id, cost_per_million_tokens=cost, currency=bid.currency, time_to_train_days=bid.time_to_train_days,
+        days_to_finish=_finish(bid), misses_deadline=_misses(bid), vendor=bid.vendor, upfront_capex=bid.upfront_capex,
+        lead_time_days=bid.delivery.lead_time_days if bid.delivery is not None else 0.0)
+
+
+def _gap(runner: BidResult, winner: BidResult) -> Q.CostGap | None:
+    other, chosen = runner.cost_per_million_tokens, winner.cost_per_million_tokens
+    if other is None or chosen is None:
         return None
-    runner = next((by_id[i] for i in doc.ranking if i != winner.id and _costed(by_id.get(i))), None)
-    late = next((fl for fl in winner.flags if fl.code == "misses-deadline"), None)
-    deadline = doc.workload.deadline_days
-    return RecommendationFacts(
-        winner=winner, runner_up=runner, deadline_days=deadline,
-        meets_deadline=None if deadline is None else late is None,
-        days_to_finish=late.numbers.get("days_to_finish") if late else None,
-        misses_deadline=late is not None,
-        flags=[str(fl.code) for fl in winner.flags if fl.code != "misses-deadline"])
+    if abs(chosen) < RELATIVE_FLOOR:
+        return Q.CostGap(percent=None, amount=other - chosen)
+    return Q.CostGap(percent=float((other / chosen - 1) * 100), amount=None)
 
 
-def recommendation(doc: QuoteDocument, f: Formatter) -> str | None:
-    """The recommendation written in the report's language from the same facts as the English one
-    (:func:`recommendation_facts`), the winner's P10–P90 bands and the sensitivity rows; None in
-    English (the document's own sentence is printed) or when there is no recommended bid."""
-    if not own_language(f):
-        return None
-    facts = recommendation_facts(doc)
-    if facts is None:
-        return None
-    winner, runner = facts.winner, facts.runner_up
-    m, ccy = f.msg, winner.currency or f.currency
-    parts = [m("rec.lead", bid=winner.id, vendor=f.text(winner.vendor),
-               usd_mtok=f.rate(winner.cost_per_million_tokens, ccy), days=f.days(winner.time_to_train_days))]
-    if facts.meets_deadline is not None:
-        parts.append(m("rec.deadline_met", deadline=f.days(facts.deadline_days)) if facts.meets_deadline
-                     else m("rec.deadline_missed", deadline=f.days(facts.deadline_days),
-                            finish=f.number(facts.days_to_finish, 1)))
-    if runner is not None and runner.cost_per_million_tokens is not None and winner.cost_per_million_tokens:
-        more = float(runner.cost_per_million_tokens) / float(winner.cost_per_million_tokens) - 1
-        parts.append(m("rec.runner_up" if more >= 0 else "rec.runner_up_less", bid=runner.id,
-                       usd_mtok=f.rate(runner.cost_per_million_tokens, runner.currency or ccy),
-                       more=f.percent(abs(more)), days=f.days(runner.time_to_train_days)))
-    codes = facts.flags
-    if codes:
-        parts.append(m("rec.flags", bid=winner.id, flags=m("rec.list_sep").join(codes)))
-    else:
-        parts.append(m("rec.no_other_flags" if facts.misses_deadline else "rec.no_flags", bid=winner.id))
-    unc = winner.uncertainty
+def _band(bid: BidResult) -> Q.BandFacts | None:
+    unc = bid.uncertainty
     cost = unc.cost_per_million_tokens if unc is not None else None
-    if unc is not None and cost is not None:
-        time = unc.time_to_train_days
-        parts.append(m("rec.band", cost_lo=f.rate(cost.p10, ccy), cost_hi=f.rate(cost.p90, ccy),
-                       days_lo=f.number(time.p10, 1), days_hi=f.days(time.p90)))
-    parts.append(_sensitivity_sentence(winner, doc, f))
-    parts.append(constraints_line(doc, f))
-    return m("rec.join").join(p for p in parts if p)
+    if unc is None or cost is None:
+        return None
+    quantum = unc.precision.time_to_train_days if unc.precision is not None else 0.0
+    places = max(0, -math.floor(math.log10(quantum))) if quantum > 0 else 1
+    return Q.BandFacts(cost_p10=cost.p10, cost_p90=cost.p90, days_p10=unc.time_to_train_days.p10,
+                       days_p90=unc.time_to_train_days.p90, day_places=places)
 
 
-def recommended_line(doc: QuoteDocument, f: Formatter) -> str:
-    """One line naming the recommended bid and why, from :func:`recommendation_facts` (the same
-    facts in every language); empty when there is no recommended bid."""
-    facts = recommendation_facts(doc)
-    if facts is None:
-        return ""
-    winner, m = facts.winner, f.msg
-    rate = f.rate(winner.cost_per_million_tokens, winner.currency or f.currency)
-    cheapest = _cheapest(doc, {b.id: b for b in doc.bids})
-    deadline = f.days(facts.deadline_days) if facts.deadline_days is not None else ""
-    if facts.meets_deadline is False:
-        why = m("rec.why_none_on_time", usd_mtok=rate, deadline=deadline)
-    elif cheapest is not None and cheapest != winner.id:
-        why = m("rec.why_on_time", usd_mtok=rate, deadline=deadline, cheapest=cheapest)
-    elif facts.runner_up is None:
-        why = m("rec.why_only", usd_mtok=rate)
-    else:
-        why = m("rec.why_cheapest", usd_mtok=rate)
-    return m("summary.recommended", bid=winner.id, why=why)
+def _flips(doc: QuoteDocument) -> list[Q.FlipFact]:
+    """The rows that change the recommended bid, each move once, in the order of the bids and their rows."""
+    found: dict[tuple[object, ...], Q.FlipFact] = {}
+    for bid in doc.bids:
+        for row in bid.sensitivity:
+            move = (bid.id if row.scope == "bid" else None, row.factor, row.change, row.step, row.subject, row.setting)
+            if row.winner_changes:
+                found.setdefault(move, Q.FlipFact(bid=bid.id, factor=row.factor, change=row.change, step=row.step,
+                                                  subject=row.subject, setting=row.setting, scope=row.scope))
+    return list(found.values())
 
 
-CONSTRAINT_CODES = ("misses-deadline", "over-budget", "over-net-cost")
+def _held(bid: BidResult, codes: tuple[str, ...], reasons: bool) -> Q.HeldBid:
+    held = [fl for fl in bid.flags if fl.code in codes]
+    return Q.HeldBid(id=bid.id, codes=[str(fl.code) for fl in held], reasons=[fl.reason for fl in held] if reasons else [])
 
 
-def constraints_line(doc: QuoteDocument, f: Formatter) -> str:
-    """The bids the ranking puts after those that meet every hard constraint, each with the
-    constraints it misses (in the report's language); empty when no costed bid misses one."""
+def derived_facts(doc: QuoteDocument) -> Q.RecommendationFacts:
+    """FALLBACK for a document without ``recommendation.facts`` (saved before they were recorded):
+    the same facts derived from its fields (the recommended bid, the ranking, the flags, the bands
+    and the sensitivity rows). A document that has the facts never comes here."""
     by_id = {b.id: b for b in doc.bids}
-    late = []
-    for bid_id in doc.ranking:
-        bid = by_id.get(bid_id)
-        codes = [str(fl.code) for fl in (bid.flags if bid is not None else []) if fl.code in CONSTRAINT_CODES]
-        if _costed(bid) and codes:
-            late.append(f.msg("rank.after_item", bid=bid_id,
-                              missed=f.msg("reason.join").join(f.msg(f"constraint.{c}") for c in codes)))
-    return f.msg("summary.ranked_after", bids="; ".join(late)) if late else ""
+    ranked = [by_id[i] for i in doc.ranking if i in by_id]
+    found = by_id.get(doc.recommendation.bid) if doc.recommendation.bid is not None else None
+    winner = found if _costed(found) else None
+    runner = None if winner is None else next((b for b in ranked if b.id != winner.id and _costed(b)), None)
+    cheapest = None if winner is None else _cheapest(doc, by_id)
+    flags = winner.flags if winner is not None else []
+    doubted = {"impossible", "implausible", "optimistic"} & {str(fl.code) for fl in flags}
+    other: CostBasis = SECOND_VIEW[doc.cost_basis]
+    return Q.RecommendationFacts(
+        compared=len(doc.bids), basis=doc.cost_basis, winner=None if winner is None else _recommended_bid(winner),
+        deadline_days=None if winner is None else doc.workload.deadline_days,
+        cheapest=None if cheapest is None or winner is None or cheapest == winner.id else _named_bid(by_id[cheapest]),
+        runner_up=None if runner is None else _named_bid(runner),
+        gap=None if runner is None or winner is None else _gap(runner, winner),
+        flags=[Q.FlagFact(code=str(fl.code), reason=fl.reason) for fl in flags if fl.code != "misses-deadline"],
+        modeled_step_time=winner is not None and winner.step_time_basis == "modeled" and bool(doubted),
+        band=None if winner is None else _band(winner), flips=_flips(doc), tested=tested_factors(doc),
+        uncosted=[_held(b, UNCOSTED_CODES, False) for b in ranked if not _costed(b)],
+        constrained=[_held(b, CONSTRAINT_CODES, True) for b in ranked
+                     if _costed(b) and any(fl.code in CONSTRAINT_CODES for fl in b.flags)],
+        other_basis=other, other_order=[i for i in doc.rankings.get(other, []) if _costed(by_id.get(i))])
 
 
 def _converts(doc: QuoteDocument) -> bool:
@@ -296,14 +380,14 @@ def fx_warning(doc: QuoteDocument, f: Formatter) -> str:
     return f.msg("fx.warning", reasons=f.msg("reason.join").join(parts)) if parts else ""
 
 
-def factor_text(row: SensitivityRow, f: Formatter) -> str:
+def factor_text(row: SensitivityRow | Q.FlipFact, f: Formatter) -> str:
     """The factor a row moved, in the reader's words (an exchange rate names its currency)."""
     if row.subject:
         return f.msg("factor.fx_of", currency=f.text(row.subject))
     return f.msg.get(f"factor.{row.factor}", str(row.factor))
 
 
-def change_text(row: SensitivityRow, f: Formatter) -> str:
+def change_text(row: SensitivityRow | Q.FlipFact, f: Formatter) -> str:
     """How a row moved its factor: a percentage, a slip in days, a reuse share or the basis tried."""
     if row.setting:
         return f.msg.get(f"basis.{row.setting}", str(row.setting))
@@ -315,7 +399,7 @@ def change_text(row: SensitivityRow, f: Formatter) -> str:
     return f.percent(step, 0)
 
 
-def move_text(row: SensitivityRow, bid_id: str, f: Formatter) -> str:
+def move_text(row: SensitivityRow | Q.FlipFact, bid_id: str, f: Formatter) -> str:
     """One move that a sensitivity row tried, naming the bid when the input was that bid's own."""
     if row.setting:
         return f.msg("move.basis", basis=change_text(row, f))
@@ -325,14 +409,8 @@ def move_text(row: SensitivityRow, bid_id: str, f: Formatter) -> str:
 
 def decision_movers(doc: QuoteDocument, f: Formatter) -> list[str]:
     """Every move that changes the recommended bid, each once, in the order of the bids and their
-    rows (the document's ``sensitivity_summary.winner_changes_under``, in the report's language)."""
-    found: list[str] = []
-    for bid in doc.bids:
-        for row in bid.sensitivity:
-            text = move_text(row, str(bid.id), f)
-            if row.winner_changes and text not in found:
-                found.append(text)
-    return found
+    rows (the recommendation's facts, in the report's language)."""
+    return [move_text(flip, flip.bid, f) for flip in recommendation_facts(doc).flips]
 
 
 def tested_factors(doc: QuoteDocument) -> list[str]:
@@ -348,14 +426,14 @@ def tested_factors(doc: QuoteDocument) -> list[str]:
     return order
 
 
-def _sensitivity_sentence(winner: BidResult, doc: QuoteDocument, f: Formatter, limit: int = 4) -> str:
-    """What the English recommendation says of the sensitivity, from the rows: the moves that change
-    the recommended bid (the first ``limit``, and how many more), or the factors tried."""
-    if not winner.sensitivity:
-        return ""
-    movers = decision_movers(doc, f)
+def _sensitivity_sentence(facts: Q.RecommendationFacts, f: Formatter, limit: int = 4) -> str:
+    """What the English recommendation says of the sensitivity: the moves that change the
+    recommended bid (the first ``limit``, and how many more), or the factors tried."""
+    movers = [move_text(flip, flip.bid, f) for flip in facts.flips]
     if not movers:
-        factors = f.msg("rec.list_sep").join(f.msg.get(f"factor.{k}", k) for k in tested_factors(doc))
+        if not facts.tested:
+            return ""
+        factors = f.msg("rec.list_sep").join(f.msg.get(f"factor.{k}", k) for k in facts.tested)
         return f.msg("rec.stable", factors=factors)
     more = f.msg("rec.more", count=f.integer(len(movers) - limit)) if len(movers) > limit else ""
     return f.msg("rec.unstable", changes=f.msg("rec.list_sep").join(movers[:limit]) + more)

@@ -81,7 +81,7 @@ LAYERS = (
     {"catalog"},                                                              # 3
     {"inputs"},                                                               # 4
     {"model", "measure", "economics"},                                        # 5 pure cores
-    {"compare", "backtest", "acceptance"},                                    # 6
+    {"compare", "recommendation", "backtest", "acceptance"},                  # 6
     {"document"},                                                             # 7
     {"pipeline", "sweep"},                                                    # 8 wiring the cores
     {"report", "compare_rounds"},                                             # 9

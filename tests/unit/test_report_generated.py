@@ -12,7 +12,8 @@ import pytest
 from procure.document import QuoteDocument, load_quote, validate_quote
 from procure.document.bid import Flag
 from procure.report.formatting import Formatter
-from procure.report.generated import flag_reason, recommendation, recommendation_facts
+from procure.report.generated import (constraints_line, derived_facts, flag_reason, recommendation,
+                                      recommendation_facts)
 
 CASES = Path(__file__).resolve().parents[1] / "cases"
 CASE_DOCS = sorted(CASES.glob("*/expected/result.json"))
@@ -27,25 +28,59 @@ def _typed(doc: dict) -> QuoteDocument:
     return validate_quote(doc, "edited")
 
 
-def _english_runner_up(doc: dict) -> str | None:
-    match = re.search(r"The runner-up, (\S+?), costs", doc["recommendation"]["text"])
+def _english_runner_up(text: str) -> str | None:
+    match = re.search(r"The runner-up, (\S+?), costs", text)
     return match.group(1) if match else None
 
 
 @pytest.mark.parametrize("path", CASE_DOCS, ids=lambda p: p.parent.parent.name)
-def test_zh_tw_and_english_name_the_same_winner_and_runner_up(path):
-    doc = _doc(path)
-    facts = recommendation_facts(_typed(doc))
-    if facts is None:
-        assert doc["recommendation"]["bid"] is None
+def test_the_document_records_the_facts_its_fields_give(path):
+    """Every case folder's document carries the facts the comparison decided; a document saved
+    without them (the fallback) derives the very same record from its fields."""
+    doc = load_quote(path.read_bytes(), str(path))
+    facts = doc.recommendation.facts
+    assert facts is not None and recommendation_facts(doc) is facts
+    assert derived_facts(doc) == facts
+    assert (facts.winner.id if facts.winner else None) == doc.recommendation.bid
+
+
+def _without_facts(doc: QuoteDocument) -> QuoteDocument:
+    return doc.model_copy(update={"recommendation": doc.recommendation.model_copy(update={"facts": None})})
+
+
+@pytest.mark.parametrize("path", CASE_DOCS, ids=lambda p: p.parent.parent.name)
+def test_zh_tw_and_english_state_the_same_facts(path):
+    """For every case folder, the English text and the zh-TW paragraph state the record's winner,
+    runner-up and gap, flags, band and the bids ranked after; zh-TW is the same with the facts
+    derived (a document saved without them)."""
+    doc = load_quote(path.read_bytes(), str(path))
+    facts, en = doc.recommendation.facts, doc.recommendation.text
+    zh_format = Formatter("zh-TW", doc.currency)
+    zh = recommendation(doc, zh_format)
+    assert zh == recommendation(_without_facts(doc), zh_format)
+    winner = facts.winner
+    if winner is None:
+        assert zh is None and en.startswith("No bid")
         return
-    assert facts.winner.id == doc["recommendation"]["bid"]
+    assert en.startswith(f"Recommend {winner.id} ({winner.vendor}) at {winner.cost_per_million_tokens:.4f} ")
+    assert zh.startswith(f"建議採用 {winner.id}（")
     runner = facts.runner_up
-    assert (runner.id if runner else None) == _english_runner_up(doc)
-    zh = recommendation(_typed(doc), Formatter("zh-TW", doc["currency"]))
-    assert zh is not None and facts.winner.id in zh
-    if runner is not None:
-        assert f"次佳的 {runner.id} " in zh
+    assert (runner.id if runner else None) == _english_runner_up(en)
+    if runner is not None and facts.gap.percent is not None:
+        shown = f"{abs(facts.gap.percent):.1f}%"
+        assert f"({shown} {'more' if facts.gap.percent >= 0 else 'less'})" in en
+        assert f"次佳的 {runner.id} " in zh and zh_format.percent(abs(facts.gap.percent) / 100) in zh
+    codes = [flag.code for flag in facts.flags]
+    if codes:
+        assert f"Flags on {winner.id}: {'; '.join(f'{fl.code} ({fl.reason})' for fl in facts.flags)}." in en
+        assert f"{winner.id} 帶有標記：{'、'.join(codes)}" in zh
+    else:
+        assert f"{winner.id} carries no flags" in en and winner.id in zh
+    if facts.band is not None:
+        assert f"{facts.band.cost_p10}–{facts.band.cost_p90} {winner.currency}" in en
+        assert zh_format.rate(facts.band.cost_p10, winner.currency) in zh
+    for held in facts.constrained:
+        assert f"{held.id} ({'; '.join(held.reasons)})" in en and held.id in constraints_line(doc, zh_format)
 
 
 _EN_VERDICT = re.compile(r"(It finishes|No costed bid finishes) within the ([\d.]+)-day deadline")
@@ -91,8 +126,10 @@ def test_zh_tw_states_the_flag_limits_english_states(path):
 
 
 def _two_bid_doc() -> dict:
-    """A document whose recommended bid is not first in the ranking (the cheapest misses the deadline)."""
+    """The example's document to edit: its recorded facts are dropped, as the edits would make them
+    stale, so what is asserted is the fallback that derives them from the edited fields."""
     doc = copy.deepcopy(_doc(CASES / "example" / "expected" / "result.json"))
+    doc["recommendation"].pop("facts")
     costed = [b for b in doc["bids"] if b.get("cost_per_million_tokens") is not None]
     assert len(costed) >= 2
     return doc
@@ -133,6 +170,16 @@ def test_the_deadline_verdict_counts_the_lead_time_and_the_late_flag_is_not_call
     late = next(b for b in typed.bids if b.id == winner["id"])
     reason = flag_reason(late.flags[0], late, typed, Formatter("zh-TW", doc["currency"]))
     assert "交付前置時間" in reason
+
+
+def test_zh_tw_states_the_recorded_deadline_verdict_not_one_of_its_own():
+    """With the facts recorded, zh-TW states their verdict (here edited to missed), whatever the flags say."""
+    doc = _doc(CASES / "example" / "expected" / "result.json")
+    winner = doc["recommendation"]["facts"]["winner"]
+    winner["misses_deadline"], winner["days_to_finish"] = True, 123.4
+    zh = recommendation(_typed(doc), Formatter("zh-TW", doc["currency"]))
+    assert "無法在 120.0 天 的期限內完成" in zh and "第 123.4 天" in zh and "可在" not in zh
+    assert "除了未能趕上期限之外" not in zh          # the example's winner has another flag: it is listed
 
 
 def test_impossible_states_the_measured_gemm_ceiling_as_english_does():
@@ -181,6 +228,8 @@ def test_terminal_html_and_json_name_the_same_recommended_bid(path):
 
 def test_a_late_cheaper_bid_is_named_as_the_reason_the_recommendation_is_not_first():
     doc = _doc(CASES / "example" / "expected" / "result.json")
+    assert doc["recommendation"]["facts"]["cheapest"] is None      # on present value the winner is the cheapest
+    doc["recommendation"].pop("facts")                               # the basis is edited: the facts are derived
     # own-h100 misses the deadline; the cheapest on the run basis, it is the reason given there
     late = next(b["id"] for b in doc["bids"] if any(f["code"] == "misses-deadline" for f in b["flags"]))
     assert doc["recommendation"]["bid"] != late and doc["ranking"][-1] == late       # constraints first

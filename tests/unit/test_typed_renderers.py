@@ -36,7 +36,7 @@ VIEW_NAMES = ("view", "row")
 STRING_KEY_READS = {
     ("generated.py", "_impossible_reason", "numbers"): "a flag's numbers: a dict field whose keys are data",
     ("generated.py", "flag_reason", "numbers"): "a flag's numbers: a dict field whose keys are data",
-    ("generated.py", "recommendation_facts", "numbers"): "a flag's numbers: a dict field whose keys are data",
+    ("generated.py", "_finish", "numbers"): "a flag's numbers: a dict field whose keys are data",
     ("__init__.py", "produce", "paths"): "the output files by format name, not the document",
     ("__init__.py", "produce", "rendered"): "the rendered bytes by format name, not the document",
 }
