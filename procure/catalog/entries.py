@@ -6,7 +6,7 @@ from datetime import date
 from decimal import Decimal
 from typing import Literal, Optional, Union
 
-from pydantic import Field, field_validator
+from pydantic import Field, ValidationInfo, field_validator, model_validator
 
 from procure.catalog.arch_entries import (ArchitectureSpec, AttentionWindowSpec, MLASpec,  # noqa: F401
                                            MoESpec)
@@ -99,9 +99,24 @@ class AddersEntry(Strict):
 
 
 class FacilityEntry(Strict):
-    power_usd_per_kwh: Price = Field(description="Electricity price per kWh, in the book's `currency` (USD in a USD book; a book in another currency states it in that one).")
+    power_per_kwh: Optional[Price] = Field(None, description="Electricity price per kWh, in the book's `currency`.")
+    power_usd_per_kwh: Optional[Price] = Field(None, description="The older name of `power_per_kwh`, read only in a book whose `currency` is USD (the name says USD).")
     pue: Pue = Field(description="Power usage effectiveness.")
     colo_per_kw_month: Money = Field(description="Colocation price per kW of IT load per month.")
+
+    @model_validator(mode="after")
+    def _one_power_price(self) -> "FacilityEntry":
+        if (self.power_per_kwh is None) == (self.power_usd_per_kwh is None):
+            raise ValueError("state the power price once, as `power_per_kwh` (in the book's currency)")
+        return self
+
+    @property
+    def price_per_kwh(self) -> Decimal:
+        """The power price per kWh in the book's currency, whichever name stated it."""
+        price = self.power_per_kwh if self.power_per_kwh is not None else self.power_usd_per_kwh
+        if price is None:               # the validator refuses such an entry
+            raise ValueError("a facility entry without a power price")
+        return price
 
 
 class PriceLineEntry(SourcedEntry):
@@ -130,6 +145,16 @@ class PriceBookEntry(SourcedEntry):
     facility: Optional[FacilityEntry] = Field(None, description="Facility figures of a purchase book.")
     facility_source: SourceList = Field("", description="Sources of the facility figures.")
     lines: list[PriceLineEntry] = Field(min_length=1, description="One line per (accelerator, term).")
+
+    @field_validator("facility")
+    @classmethod
+    def _power_price_in_the_books_currency(cls, facility: Optional[FacilityEntry],
+                                           info: ValidationInfo) -> Optional[FacilityEntry]:
+        currency = info.data.get("currency")
+        if facility is not None and facility.power_usd_per_kwh is not None and currency not in (None, "USD"):
+            raise ValueError(f"the book is in {currency} but `power_usd_per_kwh` says USD: state the price in "
+                             f"{currency} as `power_per_kwh`")
+        return facility
 
 
 class FxTableEntry(Strict):

@@ -89,7 +89,7 @@ def _price_book(e: PriceBookEntry) -> PriceBook:
         id=e.id, provider=e.provider, kind=e.kind, currency=e.currency, effective=e.effective, lines=lines,
         storage_per_gpu_hour=e.adders.storage_per_gpu_hour, network_per_gpu_hour=e.adders.network_per_gpu_hour,
         support_fraction=e.adders.support_fraction,
-        power_per_kwh=facility.power_usd_per_kwh if facility else None,
+        power_per_kwh=facility.price_per_kwh if facility else None,
         pue=facility.pue if facility else None, colo_per_kw_month=facility.colo_per_kw_month if facility else None,
         sourced=_sourced(e))
 

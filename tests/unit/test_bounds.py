@@ -53,7 +53,7 @@ def _book_line(**terms: Any) -> dict[str, Any]:
 
 
 def _facility(**terms: Any) -> dict[str, Any]:
-    return {"power_usd_per_kwh": "0.1", "pue": "1.3", "colo_per_kw_month": "150", **terms}
+    return {"power_per_kwh": "0.1", "pue": "1.3", "colo_per_kw_month": "150", **terms}
 
 
 # Each value is fed to the inline field and to the same figure in every other source.
@@ -68,7 +68,7 @@ SOURCES: dict[str, list[tuple[Any, Any]]] = {
                    (PriceLineEntry, lambda v: _book_line(life_years=v))],
     "price": [(PricingSpec, lambda v: {"usd_per_gpu_hour": v}),
               (PriceLineEntry, lambda v: _book_line(term="on-demand", price_per_gpu_hour=v)),
-              (FacilityEntry, lambda v: _facility(power_usd_per_kwh=v)),
+              (FacilityEntry, lambda v: _facility(power_per_kwh=v)),
               (FxTableEntry, lambda v: {"as_of": "2026-01-01", "rates": {"EUR": v}, "source": "a test"})],
 }
 
