@@ -156,14 +156,14 @@ def recommendation_facts(doc: QuoteDocument) -> Q.RecommendationFacts:
 
 def recommendation(doc: QuoteDocument, f: Formatter) -> str | None:
     """The recommendation written in the report's language from :func:`recommendation_facts`, the
-    facts the English text was written from; None in English (the document's own text is printed)
-    or when there is no recommended bid."""
+    facts the English text was written from (which bids were left out when none can be costed);
+    None in English (the document's own text is printed)."""
     if not own_language(f):
         return None
     facts = recommendation_facts(doc)
     winner = facts.winner
     if winner is None:
-        return None
+        return _no_winner_text(facts, f)
     m, ccy = f.msg, winner.currency or f.currency
     parts = [m("rec.lead", bid=winner.id, vendor=f.text(winner.vendor),
                usd_mtok=f.rate(winner.cost_per_million_tokens, ccy), days=f.days(winner.time_to_train_days)),
@@ -190,6 +190,15 @@ def _deadline_text(facts: Q.RecommendationFacts, winner: Q.RecommendedBid, f: Fo
     if not winner.misses_deadline:
         return f.msg("rec.deadline_met", deadline=deadline)
     return f.msg("rec.deadline_missed", deadline=deadline, finish=f.number(winner.days_to_finish, 1))
+
+
+def _no_winner_text(facts: Q.RecommendationFacts, f: Formatter) -> str:
+    """No bid to compare, or none with a cost: which bids, and why each is left out."""
+    if facts.compared == 0:
+        return f.msg("rec.no_bids")
+    left = [f.msg("rec.uncosted_item", bid=held.id, codes=f.msg("rec.list_sep").join(held.codes))
+            for held in facts.uncosted]
+    return f.msg("rec.none_costed", bids=f.msg("rec.list_sep").join(left))
 
 
 def _runner_up_text(facts: Q.RecommendationFacts, ccy: str, f: Formatter) -> str:

@@ -263,3 +263,25 @@ def test_the_json_fx_warning_and_the_summary_warning_agree(path):
     typed = _typed(doc)
     assert bool(fx.get("warning")) == bool(fx_warning(typed, Formatter("en", doc["currency"])))
     assert bool(fx.get("warning")) == bool(fx_warning(typed, Formatter("zh-TW", doc["currency"])))
+
+
+def test_zh_tw_says_which_bids_could_not_be_costed_when_none_can():
+    """No recommended bid: zh-TW names the same uncosted bids and codes as the English, in its own words."""
+    from procure.document.quote import HeldBid
+
+    doc = load_quote((CASES / "moe-and-infeasible" / "expected" / "result.json").read_bytes(), "x")
+    facts = doc.recommendation.facts
+    assert facts is not None
+    held = [HeldBid(id="tiny-l40s", codes=["infeasible"], reasons=[]),
+            HeldBid(id="h800-2048", codes=["price-missing"], reasons=[])]
+    none = facts.model_copy(update={"winner": None, "runner_up": None, "gap": None, "cheapest": None,
+                                    "band": None, "uncosted": held})
+    doc = doc.model_copy(update={"recommendation": doc.recommendation.model_copy(
+        update={"bid": None, "text": "No bid can be costed. Not costed: tiny-l40s (infeasible), "
+                                     "h800-2048 (price-missing).", "facts": none})})
+    zh = recommendation(doc, Formatter("zh-TW", doc.currency))
+    assert zh == "沒有任何投標能計算成本。未計成本：tiny-l40s（infeasible）、h800-2048（price-missing）。"
+    assert recommendation(doc, Formatter("en", doc.currency)) is None       # English prints the document's text
+    empty = doc.model_copy(update={"recommendation": doc.recommendation.model_copy(
+        update={"facts": none.model_copy(update={"compared": 0, "uncosted": []})})})
+    assert recommendation(empty, Formatter("zh-TW", doc.currency)) == "沒有可比較的投標。"
