@@ -34,7 +34,9 @@ force-balanced and dropless, and every family's step-time error is written for t
 Monte Carlo and procure.model.step_time_band: its bias is the mean of log(measured / predicted)
 over its fit runs; its spread is cross-validated by leaving one source family out at a time
 (each fold refits every group with ``--all``'s procedure on the rest and predicts the left-out
-source's runs), so the band is as wide as the error on a source the fit never saw.
+source's runs), so the band is as wide as the error on a source the fit never saw. The RMS of the
+per-source mean errors (``unseen_stack.sigma_log``) is added in quadrature for a bid whose stack
+and release year no scored fit run used (``unseen_stack.fitted_stacks``).
 """
 
 from __future__ import annotations
@@ -53,10 +55,11 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from procure.backtest import Unpredictable, backtest, read_vtrain_csv, run_case  # noqa: E402
+from procure.backtest import Unpredictable, backtest, read_vtrain_csv, run_case, run_software  # noqa: E402
 from procure.catalog.calibration import SCHEMA as CALIBRATION_SCHEMA, knobs_from_document  # noqa: E402
 from procure.catalog.knobs import AccelKnobs, Knobs  # noqa: E402
 from procure.catalog.load import default_catalog  # noqa: E402
+from procure.catalog.software import stack_year  # noqa: E402
 from procure.model.batch import case_knobs, evaluate_prepared, prepare  # noqa: E402
 from procure.backtest.published_run import PublishedRun  # noqa: E402
 from procure.backtest.runs import read_runs  # noqa: E402
@@ -439,7 +442,21 @@ def _rms(values: list[float]) -> float:
     return math.sqrt(float(np.mean(np.square(values))))
 
 
-def step_time_errors(knobs: Knobs, data: list[Data], cat: Any) -> dict[str, dict[str, Any]]:
+def between_source_spread(held: dict[str, list[tuple[str, float]]]) -> float:
+    """RMS of the per-source mean errors over the families with two or more source families: how
+    far, on average, a source the fit never saw lands."""
+    means = [float(np.mean([e for f, e in rows if f == fold]))
+             for rows in held.values() for fold in sorted({f for f, _ in rows}) if len({f for f, _ in rows}) > 1]
+    return _rms(means) if means else 0.0
+
+
+def fitted_stacks(data: list[Data]) -> list[str]:
+    """'<stack> <release year>' of every scored fit run that states its software."""
+    return sorted({stack_year(sw) for d in _scored(data) for r in d.runs if (sw := run_software(r)) is not None})
+
+
+def step_time_errors(knobs: Knobs, data: list[Data], cat: Any,
+                     held: dict[str, list[tuple[str, float]]] | None = None) -> dict[str, dict[str, Any]]:
     """Per evaluation family: the bias is the mean of log(measured / predicted) over its fit runs
     (the shipped knobs' own residuals centre the band); the spread is how far a run from a source
     family the fit never saw lands: the RMS of the leave-one-source-family-out errors when the
@@ -450,10 +467,8 @@ def step_time_errors(knobs: Knobs, data: list[Data], cat: Any) -> dict[str, dict
     for d in _scored(data):
         for fam, err in _log_errors(d.runs, knobs, cat):
             own.setdefault(fam, []).append(err)
-    held = cross_validated(data, cat)
-    source_means = [float(np.mean([e for f, e in held[fam] if f == fold]))
-                    for fam in held for fold in {f for f, _ in held[fam]} if len({f for f, _ in held[fam]}) > 1]
-    between = _rms(source_means) if source_means else 0.0
+    held = cross_validated(data, cat) if held is None else held
+    between = between_source_spread(held)
     out = {}
     for fam, values in sorted(own.items()):
         v, n = np.array(values), len(values)
@@ -490,7 +505,9 @@ def document(knobs: Knobs, data: list[Data], cat: Any) -> dict[str, Any]:
         result = backtest(d.runs, cat.accelerators, knobs=rounded, check_memory=False)
         if result["mape"] is not None:
             doc["fit_mape"][d.name] = round(float(result["mape"]), 4)
-    doc["step_time_errors"] = step_time_errors(rounded, data, cat)
+    held = cross_validated(data, cat)
+    doc["step_time_errors"] = step_time_errors(rounded, data, cat, held)
+    doc["unseen_stack"] = {"sigma_log": round(between_source_spread(held), 4), "fitted_stacks": fitted_stacks(data)}
     doc["moe_imbalance"] = fit_moe_imbalance(rounded, data)
     return doc
 

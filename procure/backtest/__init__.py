@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from procure.catalog.software import SoftwareStack, known_versions, resolve_software
+from procure.catalog.software import SoftwareStack, known_versions, resolve_software, stack_year
 from procure.catalog.types import MLA, Accelerator, AttentionWindow, ModelArch, MoE, Network, Sourced
 from procure.model import param_count
 from procure.model.batch import Case, batch_rows
@@ -315,7 +315,7 @@ def _band(row: dict[str, Any], case: Case, knobs: Knobs | None) -> None:
     if predicted is None:
         return
     found = knobs or Knobs()
-    error = found.error_for(str(row["family"]), found.fitted_for(case.accel.id))
+    error = found.error_for(str(row["family"]), found.fitted_for(case.accel.id), stack_year(case.software))
     low, high = error.quantile(predicted, BAND[0]), error.quantile(predicted, BAND[1])
     row["p10_step_time_s"], row["p90_step_time_s"] = low, high
     row["inside_band"] = low <= row["measured_step_time_s"] <= high

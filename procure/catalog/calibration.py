@@ -36,9 +36,12 @@ def knobs_from_model(doc: CalibrationDocument) -> Knobs:
     by_id = {str(i): _accel_knobs(b, default) for i, b in doc.accelerators.items()}
     errors = {fam: StepTimeError(fam, float(e.bias), float(e.sigma_log), int(e.n))
               for fam, e in doc.step_time_errors.items()}
+    unseen = doc.unseen_stack
     return Knobs(default=default, by_accelerator=by_id, fitted_on=tuple(doc.fitted_on),
                  fitted_at=doc.fitted_at, fit_mape={k: float(v) for k, v in doc.fit_mape.items()},
-                 step_time_errors=errors)
+                 step_time_errors=errors,
+                 unseen_stack_sigma_log=float(unseen.sigma_log) if unseen else 0.0,
+                 fitted_stacks=frozenset(unseen.fitted_stacks) if unseen else frozenset())
 
 
 def knobs_from_document(doc: dict[str, Any], source: str = "calibration document") -> Knobs:

@@ -72,6 +72,16 @@ class ImbalanceBlock(Strict):
     log_rms: Finite = Field(ge=0.0)             # of log(predicted / measured slowdown) over the pairs
 
 
+class UnseenStackBlock(Strict):
+    """The extra spread of a run on a stack and release year no fit run used."""
+
+    sigma_log: Finite = Field(ge=0.0, le=3.0, description=(
+        "RMS of the per-source mean log errors when a source family is left out of the fit (the "
+        "families with two or more sources): how far a source the fit never saw lands on average."))
+    fitted_stacks: list[str] = Field(default_factory=list, description=(
+        "`<stack> <release year>` of every scored fit run that states its software."))
+
+
 class CalibrationDocument(Strict):
     schema_: Literal["procure.calibration/v1"] = Field(alias="schema")
     fitted_on: list[str] = Field(default_factory=list)
@@ -81,6 +91,7 @@ class CalibrationDocument(Strict):
     default: KnobBlock = KnobBlock()
     accelerators: dict[str, KnobBlock] = Field(default_factory=dict)
     step_time_errors: dict[str, ErrorBlock] = Field(default_factory=dict)
+    unseen_stack: Optional[UnseenStackBlock] = None
     moe_imbalance: Optional[ImbalanceBlock] = None
 
     @field_validator("fitted_at", mode="before")

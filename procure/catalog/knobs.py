@@ -32,9 +32,15 @@ class StepTimeError:
     bias: float                 # mean of log(measured / predicted)
     sigma_log: float            # spread of log(measured / predicted)
     n: int                      # runs it was estimated from (0: a prior, not a fit)
+    # "<stack> <release year>" of the run when no fit run used that stack in that year: the spread
+    # then includes the between-source spread (empty: the fit saw it, or the run states no stack)
+    unseen_stack: str = ""
 
     def to_dict(self) -> dict[str, Any]:
-        return {"family": self.family, "bias": self.bias, "sigma_log": self.sigma_log, "n": self.n}
+        out: dict[str, Any] = {"family": self.family, "bias": self.bias, "sigma_log": self.sigma_log, "n": self.n}
+        if self.unseen_stack:
+            out["unseen_stack"] = self.unseen_stack
+        return out
 
     def quantile(self, predicted_s: float, q: float) -> float:
         """Quantile ``q`` of the step time a measurement will show around ``predicted_s``."""
@@ -122,6 +128,8 @@ class Knobs:
     fitted_at: str = ""
     fit_mape: Mapping[str, float] = field(default_factory=dict)
     step_time_errors: Mapping[str, StepTimeError] = field(default_factory=dict)
+    unseen_stack_sigma_log: float = 0.0                     # added in quadrature for a stack/year never fitted
+    fitted_stacks: frozenset[str] = frozenset()             # "<stack> <release year>" of the fit runs
 
     def for_accelerator(self, accel_id: str, step_time_cv: float | None = None) -> AccelKnobs:
         """The accelerator's knobs; ``step_time_cv`` (a workload's assumption) overrides the fitted one."""
@@ -132,11 +140,16 @@ class Knobs:
         """Whether the accelerator has knobs fitted on its own runs (else its error is the prior)."""
         return accel_id in self.by_accelerator and self.by_accelerator[accel_id].fitted
 
-    def error_for(self, family: str, fitted: bool) -> StepTimeError:
-        """The family's fitted error; a part without its own fit gets the wide prior."""
+    def error_for(self, family: str, fitted: bool, stack: str = "") -> StepTimeError:
+        """The family's fitted error; a part without its own fit gets the wide prior. ``stack``:
+        "<stack> <release year>" of the run; one no fit run used widens the spread by the
+        between-source spread (the fit's cross-validation: how far an unseen source lands)."""
         if not fitted:
             return UNCALIBRATED_ERROR
-        return self.step_time_errors.get(family, UNCALIBRATED_ERROR)
+        error = self.step_time_errors.get(family, UNCALIBRATED_ERROR)
+        if error is UNCALIBRATED_ERROR or not stack or not self.fitted_stacks or stack in self.fitted_stacks:
+            return error
+        return replace(error, sigma_log=math.hypot(error.sigma_log, self.unseen_stack_sigma_log), unseen_stack=stack)
 
     def describe(self) -> dict[str, Any]:
         """JSON-ready summary for a report's methodology section."""

@@ -98,6 +98,11 @@ class SoftwareStack:
                 "features": sorted(self.features), "attention_kernel": self.attention_kernel}
 
 
+def stack_year(software: SoftwareStack | None) -> str:
+    """'<stack> <release year>': how the fit's record of stacks and eras names a release ('' for none)."""
+    return f"{software.stack} {software.released.year}" if software is not None else ""
+
+
 def _release(stack: str, e: ReleaseEntry) -> SoftwareStack:
     sources = (e.source,) if isinstance(e.source, str) else tuple(e.source)
     return SoftwareStack(

@@ -104,6 +104,9 @@ class FamilyError(Frozen):
     bias: Real = Field(description="Mean of ln(measured / predicted) on that family's backtests.")
     sigma_log: Real = Field(description="Spread of ln(measured / predicted) on that family's backtests.")
     n: Count = Field(description="Backtest runs behind it (0: a default for an uncalibrated part).")
+    unseen_stack: str = Field("", description="The bid's stack and release year (`<stack> <year>`) when no fit "
+                                              "run used them: the spread then includes the between-source spread. "
+                                              "Empty: the fit saw them, or the bid states no stack.")
 
 
 class Calibration(Frozen):

@@ -68,4 +68,5 @@ def step_time_error(calibration: Calibration | None, fitted_knobs: bool) -> Step
     residuals = calibration.step_time_error
     n = residuals.n
     return StepTimeError(calibrated=calibration.fitted, sigma_log=residuals.sigma_log, bias=residuals.bias,
-                         family=residuals.family, source="model backtests" + (f" (n={n})" if n else ""))
+                         family=residuals.family, source="model backtests" + (f" (n={n})" if n else "")
+                         + (f"; {residuals.unseen_stack} unseen by the fit" if residuals.unseen_stack else ""))

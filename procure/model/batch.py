@@ -130,8 +130,8 @@ def estimate_batch(cases: list[Case], knobs: Knobs | None = None,
     for i, c in enumerate(cases):
         accel_knobs = all_knobs.for_accelerator(c.accel.id)
         est = _row_estimate(prep, res, i, c, accel_knobs.step_time_cv, check_memory)
-        out.append(replace(est, calibration=calibration_info(all_knobs, accel_knobs, c.accel,
-                                                             evaluation_family(c.arch, c.accel, c.workload, c.plan)),
+        family = evaluation_family(c.arch, c.accel, c.workload, c.plan)
+        out.append(replace(est, calibration=calibration_info(all_knobs, accel_knobs, c.accel, family, c.software),
                            software=c.software))
     return out
 

@@ -14,6 +14,7 @@ import math
 from typing import Any
 
 from procure.catalog.knobs import UNCALIBRATED_ERROR, AccelKnobs, Calibration, Knobs, StepTimeError
+from procure.catalog.software import SoftwareStack, stack_year
 from procure.catalog.types import Accelerator, ModelArch
 from procure.model.types import Estimate, PlanSpec, Workload
 
@@ -46,10 +47,12 @@ def evaluation_family(arch: ModelArch, accel: Accelerator, workload: Workload,
 
 
 def calibration_info(knobs: Knobs, accel_knobs: AccelKnobs, accel: Accelerator,
-                     family: str) -> Calibration:
-    """Estimate.calibration: fitted or not, on what, and the family's step-time error."""
+                     family: str, software: SoftwareStack | None = None) -> Calibration:
+    """Estimate.calibration: fitted or not, on what, and the family's step-time error (wider for a
+    stack and release year no fit run used)."""
     fitted = knobs.fitted_for(accel.id) and accel_knobs.fitted
-    return Calibration(accel.id, fitted, tuple(accel_knobs.fitted_on), knobs.error_for(family, fitted))
+    return Calibration(accel.id, fitted, tuple(accel_knobs.fitted_on),
+                       knobs.error_for(family, fitted, stack_year(software)))
 
 
 def _error(est: Estimate) -> StepTimeError:

@@ -127,7 +127,7 @@ def _pick(arch: ModelArch, accel: Accelerator, gpus: int, workload: Workload, re
 def _with_context(est: Estimate, knobs: Knobs, accel_knobs: Any, arch: ModelArch, accel: Accelerator,
                   workload: Workload, spec: PlanSpec, software: SoftwareStack | None) -> Estimate:
     family = evaluation_family(arch, accel, workload, spec)
-    return replace(est, calibration=calibration_info(knobs, accel_knobs, accel, family),
+    return replace(est, calibration=calibration_info(knobs, accel_knobs, accel, family, software),
                    software=software)
 
 

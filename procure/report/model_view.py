@@ -30,9 +30,12 @@ def _calibration(bid: BidResult, f: Formatter) -> str:
         return ""
     err = cal.step_time_error
     key = "model.fitted" if cal.fitted else "model.unfitted"
-    return f.msg(key, accelerator=f.text(cal.accelerator), sources=f.integer(len(cal.fitted_on)),
+    text = f.msg(key, accelerator=f.text(cal.accelerator), sources=f.integer(len(cal.fitted_on)),
                  family=f.text(err.family), bias=f.change(err.bias), sigma=f.percent(err.sigma_log, 0),
                  runs=f.integer(err.n))
+    if err.unseen_stack:      # the spread includes how far a source the fit never saw lands
+        text += " " + f.msg("model.unseen_stack", stack=f.text(err.unseen_stack))
+    return text
 
 
 def _recipe(bid: BidResult, f: Formatter) -> str:

@@ -50,6 +50,21 @@ def test_a_good_file_loads_with_errors_and_fitted_flags(tmp_path):
     assert knobs.error_for("dense-bf16-hopper", fitted=False).family == "uncalibrated"
 
 
+def test_a_stack_and_year_no_fit_run_used_widens_the_spread_by_the_between_source_spread(tmp_path):
+    text = GOOD + "unseen_stack: {sigma_log: 0.08, fitted_stacks: [nemo 2025, megatron-core 2026]}\n"
+    knobs = load_knobs(_write(tmp_path, text))
+    seen = knobs.error_for("dense-bf16-hopper", fitted=True, stack="nemo 2025")
+    assert seen.sigma_log == 0.06 and seen.unseen_stack == ""
+    unseen = knobs.error_for("dense-bf16-hopper", fitted=True, stack="primus 2026")
+    assert unseen.sigma_log == pytest.approx(0.1) and unseen.unseen_stack == "primus 2026"   # hypot(0.06, 0.08)
+    assert unseen.bias == seen.bias                                   # the median does not move
+    assert knobs.error_for("dense-bf16-hopper", fitted=True).sigma_log == 0.06     # no stack stated
+    assert knobs.error_for("dense-bf16-hopper", fitted=False, stack="primus 2026").family == "uncalibrated"
+    older = tmp_path / "older"                # a file without the block: no stack widens anything
+    older.mkdir()
+    assert load_knobs(_write(older, GOOD)).error_for("dense-bf16-hopper", True, "primus 2026").sigma_log == 0.06
+
+
 BROKEN = [
     ("no schema", lambda t: t.replace("schema: procure.calibration/v1\n", ""), "missing-field"),
     ("wrong schema", lambda t: t.replace("calibration/v1", "calibration/v2"), "bad-value"),
