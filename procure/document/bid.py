@@ -102,7 +102,9 @@ class SoftwareRef(Frozen):
 class FamilyError(Frozen):
     family: str = Field(description="Evaluation family whose backtest residuals set the error.")
     bias: Real = Field(description="Mean of ln(measured / predicted) on that family's backtests.")
-    sigma_log: Real = Field(description="Spread of ln(measured / predicted) on that family's backtests.")
+    sigma_log: Real = Field(description="Spread of ln(measured / predicted) for a run from a source the fit never "
+                                        "saw: cross-validated by leaving one source family out at a time (plus "
+                                        "the between-source spread when `unseen_stack` is set).")
     n: Count = Field(description="Backtest runs behind it (0: a default for an uncalibrated part).")
     unseen_stack: str = Field("", description="The bid's stack and release year (`<stack> <year>`) when no fit "
                                               "run used them: the spread then includes the between-source spread. "
