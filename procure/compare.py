@@ -28,8 +28,8 @@ from procure.economics.sensitivity import (BASIS_FACTOR, SENSITIVITY_CHANGES, SL
                                            SensitivityRow, Trial, apply, bid_trials, quote_trials)
 from procure.economics.target import candidate_rows, time_to_target
 from procure.economics.uncertainty import band
-from procure.recommendation import (RELATIVE_FLOOR, BandFacts, CostGap, FlagFact, Flip, HeldBid, NamedBid,
-                                   Recommendation, RecommendationFacts, RecommendedBid, factor_words,
+from procure.recommendation import (CONSTRAINT_CODES, RELATIVE_FLOOR, SECOND_VIEW, UNCOSTED_CODES, BandFacts,
+                                   CostGap, FlagFact, Flip, HeldBid, NamedBid, Recommendation, RecommendationFacts, RecommendedBid, factor_words,
                                    write_recommendation)
 
 INFINITY = float("inf")
@@ -37,12 +37,6 @@ INFINITY = float("inf")
 Rankings = dict[str, tuple[str, ...]]   # cost basis -> bid ids, best first
 RankKey = tuple[int, int, Decimal, float, int]
 
-#: Hard constraints: a bid that breaks one ranks after those that keep it.
-CONSTRAINT_CODES = ("misses-deadline", "over-budget", "over-net-cost")
-
-#: The second view shown beside the ranking basis (and the basis the sensitivity table's last
-#: row ranks every bid on).
-SECOND_VIEW = {"present_value": "run", "run": "present_value", "commitment": "present_value"}
 
 
 class SensitivityTested(TypedDict):
@@ -356,7 +350,7 @@ def _band(chosen: BidEconomics) -> BandFacts | None:
 
 
 def _uncosted_codes(bid: BidEconomics) -> tuple[str, ...]:
-    return tuple(code for code in bid.flag_codes if code in ("infeasible", "price-missing"))
+    return tuple(code for code in bid.flag_codes if code in UNCOSTED_CODES)
 
 
 def _held(bids: tuple[BidEconomics, ...], ranked: list[int]) -> tuple[tuple[HeldBid, ...], tuple[HeldBid, ...]]:

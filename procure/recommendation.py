@@ -24,6 +24,13 @@ class Recommendation(TypedDict):
 
 #: Below a cent per million tokens a bid costs about nothing: the gap to it is stated in money.
 RELATIVE_FLOOR = Decimal("0.01")
+#: Hard constraints: a bid that breaks one ranks after those that keep it.
+CONSTRAINT_CODES = ("misses-deadline", "over-budget", "over-net-cost")
+#: The flags that leave a bid without a cost.
+UNCOSTED_CODES = ("infeasible", "price-missing")
+#: The second view shown beside the ranking basis (and the basis the sensitivity table's last
+#: row ranks every bid on).
+SECOND_VIEW = {"present_value": "run", "run": "present_value", "commitment": "present_value"}
 
 
 @dataclass(frozen=True)

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from decimal import Decimal
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, Optional, cast
 
+from procure.recommendation import SECOND_VIEW
 from procure.report.formatting import Formatter
 
 if TYPE_CHECKING:
@@ -19,7 +20,6 @@ if TYPE_CHECKING:
 
 Basis = Literal["present_value", "run", "commitment"]
 BASES: tuple[Basis, ...] = ("present_value", "run", "commitment")
-SECOND_VIEW: dict[str, Basis] = {"present_value": "run", "run": "present_value", "commitment": "present_value"}
 LineRow = Callable[["CostLine", Formatter, str], dict[str, str]]   # a cost line as the cost table prints it
 
 
@@ -102,7 +102,7 @@ def basis_rows(bid: BidResult, f: Formatter) -> list[dict[str, Any]]:
 
 def other_basis_lines(bid: BidResult, f: Formatter, line_row: LineRow) -> dict[str, Any]:
     """The lines of the basis that does not rank (the ranking basis' lines are the cost table)."""
-    other = SECOND_VIEW.get(str(bid.cost_basis))
+    other = cast(Optional[Basis], SECOND_VIEW.get(str(bid.cost_basis)))
     found = bid.cost_bases.get(other) if other else None
     if found is None or not found.cost_lines:
         return {"title": "", "rows": [], "total": ""}

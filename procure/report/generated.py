@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import math
 from decimal import Decimal
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Literal, cast
 
 from procure.document import quote as Q
 from procure.money import FX_STALE_DAYS
+from procure.recommendation import CONSTRAINT_CODES, RELATIVE_FLOOR, SECOND_VIEW, UNCOSTED_CODES
 from procure.report.formatting import Formatter
 
 if TYPE_CHECKING:
@@ -252,10 +253,8 @@ def _constraints_text(facts: Q.RecommendationFacts, f: Formatter) -> str:
 
 # --- the fallback: facts derived from a document saved before the comparison recorded them ---
 
-CONSTRAINT_CODES = ("misses-deadline", "over-budget", "over-net-cost")
-UNCOSTED_CODES = ("infeasible", "price-missing")
-SECOND_VIEW: dict[CostBasis, CostBasis] = {"present_value": "run", "run": "present_value", "commitment": "present_value"}
-RELATIVE_FLOOR = Decimal("0.01")       # the comparison's: below it the gap is stated in money
+# the comparison's vocabulary (procure.recommendation): hard constraints, uncosted codes, the second
+# view and the floor below which the gap is stated in money
 
 
 def _costed(bid: BidResult | None) -> bool:
@@ -351,7 +350,7 @@ def derived_facts(doc: QuoteDocument) -> Q.RecommendationFacts:
     cheapest = None if winner is None else _cheapest(doc, by_id)
     flags = winner.flags if winner is not None else []
     doubted = {"impossible", "implausible", "optimistic"} & {str(fl.code) for fl in flags}
-    other: CostBasis = SECOND_VIEW[doc.cost_basis]
+    other = cast(CostBasis, SECOND_VIEW[doc.cost_basis])
     return Q.RecommendationFacts(
         compared=len(doc.bids), basis=doc.cost_basis, winner=None if winner is None else _recommended_bid(winner),
         deadline_days=None if winner is None else doc.workload.deadline_days,

@@ -22,6 +22,7 @@ from procure.economics.uncertainty import band
 from procure.inputs.resolve import ResolvedBid
 from procure.model.types import Estimate
 from procure.precision import round_sig
+from procure.recommendation import UNCOSTED_CODES
 from procure.sweep.columns import PLAN_FIELDS, quantized
 from procure.sweep.expand import Chunk, SweepContext, point_id
 
@@ -54,7 +55,7 @@ def _band(econ: BidEconomics, case: Any, ctx: SweepContext, basis: str) -> dict[
 
 def _reason(econ: BidEconomics) -> str | None:
     for flag in econ.flags:
-        if flag.code in ("infeasible", "price-missing"):
+        if flag.code in UNCOSTED_CODES:
             return flag.reason
     return None
 
