@@ -456,7 +456,7 @@ def fitted_stacks(data: list[Data]) -> list[str]:
 
 
 def step_time_errors(knobs: Knobs, data: list[Data], cat: Any,
-                     held: dict[str, list[tuple[str, float]]] | None = None) -> dict[str, dict[str, Any]]:
+                     held: dict[str, list[tuple[str, float]]]) -> dict[str, dict[str, Any]]:
     """Per evaluation family: the bias is the mean of log(measured / predicted) over its fit runs
     (the shipped knobs' own residuals centre the band); the spread is how far a run from a source
     family the fit never saw lands: the RMS of the leave-one-source-family-out errors when the
@@ -467,7 +467,6 @@ def step_time_errors(knobs: Knobs, data: list[Data], cat: Any,
     for d in _scored(data):
         for fam, err in _log_errors(d.runs, knobs, cat):
             own.setdefault(fam, []).append(err)
-    held = cross_validated(data, cat) if held is None else held
     between = between_source_spread(held)
     out = {}
     for fam, values in sorted(own.items()):

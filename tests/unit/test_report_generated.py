@@ -105,13 +105,7 @@ def test_zh_tw_states_the_deadline_verdict_english_states(path):
     assert zh_verdict == en_verdict
 
 
-_LIMITS_NOT_YET_IN_ZH: dict[str, str] = {}     # case folder -> why zh-TW cannot state a limit yet (none now)
-
-
-@pytest.mark.parametrize("path", [
-    pytest.param(p, id=p.parent.parent.name, marks=[pytest.mark.xfail(
-        strict=True, reason=_LIMITS_NOT_YET_IN_ZH[p.parent.parent.name])]
-        if p.parent.parent.name in _LIMITS_NOT_YET_IN_ZH else []) for p in CASE_DOCS])
+@pytest.mark.parametrize("path", CASE_DOCS, ids=lambda p: p.parent.parent.name)
 def test_zh_tw_states_the_flag_limits_english_states(path):
     """For every case folder and every flag: its limits (the percentages: tolerance, MFU and GEMM
     ceilings, headroom; its deadline) in English are in the zh-TW reason too."""

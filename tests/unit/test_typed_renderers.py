@@ -17,6 +17,7 @@ from procure import api
 from procure.document import load_quote
 from procure.jsontext import to_json_bytes
 from procure.report import render_bytes
+from typed_reads import functions, literal_key_reads, parameters
 
 REPO = Path(__file__).resolve().parents[2]
 REPORT = REPO / "procure" / "report"
@@ -63,27 +64,14 @@ class Site:
     name: str
 
 
-def _functions(tree: ast.AST) -> list[ast.FunctionDef | ast.AsyncFunctionDef]:
-    return [node for node in ast.walk(tree) if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))]
-
-
 def _innermost(node: ast.expr, tree: ast.Module) -> str:
     """The name of the innermost function holding ``node`` ('' at module level)."""
     best, span = "", None
-    for fn in _functions(tree):
+    for fn in functions(tree):
         end = fn.end_lineno or fn.lineno
         if fn.lineno <= node.lineno <= end and (span is None or end - fn.lineno < span):
             best, span = fn.name, end - fn.lineno
     return best
-
-
-def _root(node: ast.expr) -> str:
-    """The name a subscript chain starts from: ``a["x"][0]["y"]`` -> a; ``late.numbers`` -> numbers."""
-    while isinstance(node, (ast.Subscript, ast.Call)):
-        node = node.value if isinstance(node, ast.Subscript) else node.func
-    if isinstance(node, ast.Attribute):
-        return node.attr
-    return node.id if isinstance(node, ast.Name) else ""
 
 
 def _is_view(name: str) -> bool:
@@ -95,19 +83,9 @@ def _parsed(file: str) -> ast.Module:
 
 
 def string_key_reads(file: str) -> list[Site]:
-    """Every ``x["literal"]`` and ``x.get("literal")`` in ``file`` (f-strings and other
-    expressions as keys are not literal field names)."""
-    tree, found = _parsed(file), []
-    for node in ast.walk(tree):
-        target = None
-        if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant) and isinstance(node.slice.value, str):
-            target = node.value
-        elif (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "get"
-              and node.args and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str)):
-            target = node.func.value
-        if target is not None:
-            found.append(Site(file, _innermost(node, tree), node.lineno, _root(target)))
-    return found
+    """Every ``x["literal"]`` and ``x.get("literal")`` in ``file``."""
+    tree = _parsed(file)
+    return [Site(file, _innermost(node, tree), node.lineno, name) for node, name in literal_key_reads(tree)]
 
 
 def test_no_view_reads_the_document_by_string_keys():
@@ -138,10 +116,9 @@ def _mentions_any(annotation: ast.expr | None) -> bool:
 def any_parameters(file: str) -> list[Site]:
     """Parameters annotated ``Any``, ``dict[str, Any]``, ``Mapping[...]`` or anything holding ``Any``."""
     found = []
-    for fn in _functions(_parsed(file)):
-        args = fn.args
-        for arg in [*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg]:
-            if arg is not None and _mentions_any(arg.annotation) and not _is_view(arg.arg):
+    for fn in functions(_parsed(file)):
+        for arg in parameters(fn):
+            if _mentions_any(arg.annotation) and not _is_view(arg.arg):
                 found.append(Site(file, fn.name, arg.lineno, arg.arg))
     return found
 

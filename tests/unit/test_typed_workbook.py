@@ -15,6 +15,7 @@ from procure.document.bid import Plan
 from procure.jsontext import to_json_bytes
 from procure.report.bid_view import PLAN_KEYS
 from procure.report.xlsx_report import render_xlsx
+from typed_reads import functions, literal_key_reads, parameters
 
 REPO = Path(__file__).resolve().parents[2]
 MODULES = sorted((REPO / "procure" / "report").glob("xlsx_*.py"))
@@ -39,35 +40,9 @@ LITERAL_KEY_TABLES = {
 DOCUMENT_PARAMETERS = {"doc": "QuoteDocument", "bid": "BidResult", "line": "CostLine", "tax": "TaxSummary"}
 
 
-def _functions(tree: ast.AST):
-    return [n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
-
-
-def _parameters(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> list[ast.arg]:
-    args = fn.args
-    return [*args.posonlyargs, *args.args, *args.kwonlyargs, *filter(None, (args.vararg, args.kwarg))]
-
-
-def _root(node: ast.expr) -> str:
-    """The name of the table looked up: ``FMT`` of ``FMT["int"]``, ``scalars`` of ``block.scalars[...]``."""
-    if isinstance(node, ast.Name):
-        return node.id
-    if isinstance(node, ast.Attribute):
-        return node.attr
-    return ast.unparse(node)
-
-
 def literal_key_lookups(source: str) -> list[tuple[int, str]]:
     """(line, table) of every ``x["literal"]`` read and ``x.get("literal", ...)`` call."""
-    found = []
-    for node in ast.walk(ast.parse(source)):
-        if (isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Load)
-                and isinstance(node.slice, ast.Constant) and isinstance(node.slice.value, str)):
-            found.append((node.lineno, _root(node.value)))
-        elif (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "get"
-              and node.args and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str)):
-            found.append((node.lineno, _root(node.func.value)))
-    return found
+    return [(node.lineno, table) for node, table in literal_key_reads(ast.parse(source))]
 
 
 def test_the_grep_finds_a_lookup_by_string_key():
@@ -99,8 +74,8 @@ def test_no_workbook_module_turns_the_document_into_plain_data():
 def test_parameters_holding_the_document_are_typed():
     untyped, mistyped, seen = [], [], set()
     for path in MODULES:
-        for fn in _functions(ast.parse(path.read_text(encoding="utf-8"))):
-            for arg in _parameters(fn):
+        for fn in functions(ast.parse(path.read_text(encoding="utf-8"))):
+            for arg in parameters(fn):
                 text = ast.unparse(arg.annotation) if arg.annotation is not None else ""
                 key = (path.name, fn.name, arg.arg)
                 if not text or any(word in text for word in ("Any", "Mapping", "object")) or text == "dict":
