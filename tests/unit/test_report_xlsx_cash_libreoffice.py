@@ -17,7 +17,7 @@ import pytest
 from procure import api
 from procure.document import validate_quote
 from procure.report.xlsx_report import render_xlsx
-from test_report_xlsx_libreoffice import (CASES, SOFFICE, _books_with, _case_copy, _line, fresh_quote, libreoffice,
+from test_report_xlsx_libreoffice import (CASES, SOFFICE, _books_with, _case_copy, _edit_fx, _line, fresh_quote, libreoffice,
                                           summary, with_inputs)
 
 REL_TOL = Decimal("1e-4")           # 0.01 %
@@ -35,14 +35,6 @@ def _assumption(tmp: Path, case: str, key: str, value: str) -> Path:
         text.replace("\nbids:\n", f"\nassumptions:\n{line}bids:\n")
     cluster.write_text(text, encoding="utf-8")
     return cluster
-
-
-def _fx(tmp: Path):
-    def edit(fx: dict) -> None:
-        table = next(t for t in fx["tables"] if str(t["as_of"]) == "2026-06-30")
-        table["rates"]["TWD"] = "28.5"
-    books = _books_with(tmp / "fx", "fx.yaml", edit)
-    return "eur-and-missing", {"fx_TWD": 28.5}, fresh_quote(CASES / "eur-and-missing" / "cluster.yaml", books)
 
 
 OWN_H200 = """  - id: own-h200
@@ -99,7 +91,7 @@ EDITS = {
                              fresh_quote(_assumption(tmp, "example", "cost_of_capital", "0.02"))),
     "haircut": lambda tmp: ("example", {"in_resale_haircut": 0.45},
                             fresh_quote(_assumption(tmp, "example", "resale_haircut", "0.45"))),
-    "fx": _fx,
+    "fx": _edit_fx,
     "target-price": _target_price,
 }
 
