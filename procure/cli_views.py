@@ -163,18 +163,22 @@ def render_whole_backtest(result: Result, console: Console) -> None:
     """Whole runs: published and predicted GPU-hours (millions) with the P10-P90 band, then the
     summaries; the plans are in the JSON."""
     columns = [Column("run", justify="left"), Column("published"), Column("predicted"), Column("P10-P90"),
-               Column("ratio"), Column("MFU"), Column("goodput"), Column("in band", justify="left", wrap=True)]
+               Column("ratio"), Column("MFU"), Column("goodput"), Column("run MFU"), Column("published run MFU"),
+               Column("in band", justify="left", wrap=True)]
     rows = []
     for run in result["runs"]:
         if run.get("predicted_gpu_hours") is None:
-            rows.append([run["id"], _millions(run["published_gpu_hours"]), EN.na, "", "", "", "",
+            rows.append([run["id"], _millions(run["published_gpu_hours"]), EN.na, "", "", "", "", "", "",
                          str(run.get("reason") or "")])
             continue
         rows.append([run["id"], _millions(run["published_gpu_hours"]), _millions(run["predicted_gpu_hours"]),
                      f"{_millions(run['p10_gpu_hours'])}-{_millions(run['p90_gpu_hours'])}",
                      EN.sig(run["ratio"], 3), _share(run["mfu"]), _share(run["goodput"]),
+                     _share(run.get("run_mfu")), _share(run.get("published_mfu")),
                      "yes" if run["inside_band"] else "no"])
     print_table(console, columns, rows, title=("whole-run backtest, million GPU-hours", "bold"))
+    print_line(console, "MFU: the model's, per step; run MFU: over the whole run, every loss included, "
+               "as predicted and as the published figure implies")
     summary_columns = [Column("split", justify="left"), Column("family", justify="left"), Column("runs"),
                        Column("MAPE"), Column("median ratio"), Column("signed error"), Column("in band")]
     groups = [(g["split"], g["family"], g) for g in result["groups"]]
@@ -182,6 +186,19 @@ def render_whole_backtest(result: Result, console: Console) -> None:
     lines = [[split, family, EN.integer(g["n"]), _share(g["mape"]), _ratio(g["median_ratio"]), _signed(g["bias"]),
               _share(g["coverage"])] for split, family, g in groups]
     print_table(console, summary_columns, lines, title="by split and family (in band: inside P10-P90)", key=(0, 1))
+    _render_source_families(result.get("source_families") or [], console)
+
+
+def _render_source_families(families: list[dict[str, Any]], console: Console) -> None:
+    """How far one source's figures scatter around the model: a spread no shared correction removes."""
+    if not families:
+        return
+    columns = [Column("source family", justify="left"), Column("split", justify="left"), Column("runs"),
+               Column("spread"), Column("published run MFU")]
+    rows = [[f["source_family"], f["split"], EN.integer(f["n"]), EN.sig(f["log_spread"], 2),
+             f"{_share(f['published_mfu_min'])}-{_share(f['published_mfu_max'])}"] for f in families]
+    print_table(console, columns, rows, title="within each source family (spread: standard deviation of "
+                "ln published/predicted)", key=(0,))
 
 
 def _ratio(value: Any) -> str:

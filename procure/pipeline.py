@@ -442,7 +442,10 @@ def predict_whole_run(cluster: Path, knobs: Knobs) -> tuple[dict[str, Any] | Non
     if run is None:
         return None, "a phase has no feasible plan"
     error = est.calibration.step_time_error if est.calibration is not None else None
-    return {"gpu_hours": run.gpu_hours, "time_to_train_days": run.time_to_train_days,
+    # The run's model FLOPs in GPU-hours at the accelerator's peak: what any GPU-hour figure for
+    # this run is divided into to give the MFU it implies (goodput-free: losses add hours, not FLOPs).
+    peak_hours = sum((p.mfu or 0.0) * p.gpu_hours for p in run.phases) * run.goodput.fraction
+    return {"gpu_hours": run.gpu_hours, "peak_gpu_hours": peak_hours, "time_to_train_days": run.time_to_train_days,
             "goodput": run.goodput.fraction, "mfu": run.phases[0].mfu, "step_time_s": est.step_time_s,
             "gpus": rb.bid.gpus, "accelerator": rb.accelerator.id, "plan": dict(est.plan or {}),
             "step_family": None if error is None else error.family,

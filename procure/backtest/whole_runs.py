@@ -137,9 +137,13 @@ def compare_run(run: WholeRun, predicted: dict[str, Any] | None, reason: str | N
     median = hours * math.exp(predicted.get("bias_log", 0.0))    # the fitted median shift, when there is one
     p10, p90 = band(median, predicted["sigma_log"])
     ratio = hours / run.published.hours
+    peak = predicted.get("peak_gpu_hours")
     return {**row, **predicted, "predicted_gpu_hours": hours, "band_median_gpu_hours": median,
             "p10_gpu_hours": p10, "p90_gpu_hours": p90,
-            "ratio": ratio, "error": ratio - 1.0, "inside_band": p10 <= run.published.hours <= p90}
+            "ratio": ratio, "error": ratio - 1.0, "inside_band": p10 <= run.published.hours <= p90,
+            # whole-run MFU (every loss included) that the prediction and the published figure imply
+            "run_mfu": None if peak is None else peak / hours,
+            "published_mfu": None if peak is None else peak / run.published.hours}
 
 
 def summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
@@ -153,10 +157,29 @@ def summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
             "coverage": sum(1 for r in done if r["inside_band"]) / len(done)}
 
 
+def source_family_spread(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Per source family of two or more predicted runs: how far its published figures scatter
+    around the model (the standard deviation of ln(published / predicted), which no correction
+    shared by the family can remove) and the range of whole-run MFU the figures imply."""
+    out = []
+    for name in sorted({r["source_family"] for r in rows}):
+        done = [r for r in rows if r["source_family"] == name and r.get("predicted_gpu_hours") is not None]
+        if len(done) < 2:
+            continue
+        logs = [math.log(r["published_gpu_hours"] / r["predicted_gpu_hours"]) for r in done]
+        implied = [r["published_mfu"] for r in done if r.get("published_mfu") is not None]
+        out.append({"source_family": name, "split": done[0]["split"], "n": len(done),
+                    "log_spread": statistics.stdev(logs),
+                    "published_mfu_min": min(implied) if implied else None,
+                    "published_mfu_max": max(implied) if implied else None})
+    return out
+
+
 def grouped(rows: list[dict[str, Any]]) -> dict[str, Any]:
-    """The summary overall, per split, and per split and family."""
+    """The summary overall, per split, per split and family, and each source family's spread."""
     keys = sorted({(r["split"], r["family"]) for r in rows})
     return {"all": summary(rows),
             "by_split": {s: summary([r for r in rows if r["split"] == s]) for s in ("fit", "holdout")},
             "groups": [{"split": s, "family": f, **summary([r for r in rows if (r["split"], r["family"]) == (s, f)])}
-                       for s, f in keys]}
+                       for s, f in keys],
+            "source_families": source_family_spread(rows)}

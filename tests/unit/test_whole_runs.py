@@ -11,7 +11,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from procure.backtest.whole_runs import band, grouped, read_whole_runs, summary
+from procure.backtest.whole_runs import (WholeRun, band, compare_run, grouped, read_whole_runs,
+                                         source_family_spread, summary)
 from procure.errors import InputError
 from procure.inputs.bundle import load_inputs
 from procure.resources import catalog_dir
@@ -76,9 +77,11 @@ def test_a_band_never_excludes_its_own_median(median, sigma):
 
 
 def test_summary_statistics_are_worked_by_hand():
-    rows = [{"split": "fit", "family": "f", "predicted_gpu_hours": 90.0, "ratio": 0.9, "error": -0.1, "inside_band": True},
-            {"split": "fit", "family": "f", "predicted_gpu_hours": 120.0, "ratio": 1.2, "error": 0.2, "inside_band": False},
-            {"split": "holdout", "family": "g", "predicted_gpu_hours": None}]
+    rows = [{"split": "fit", "family": "f", "source_family": "s", "predicted_gpu_hours": 90.0, "ratio": 0.9,
+             "error": -0.1, "inside_band": True},
+            {"split": "fit", "family": "f", "source_family": "t", "predicted_gpu_hours": 120.0, "ratio": 1.2,
+             "error": 0.2, "inside_band": False},
+            {"split": "holdout", "family": "g", "source_family": "u", "predicted_gpu_hours": None}]
     s = summary(rows)
     assert s["n"] == 2 and s["mape"] == pytest.approx(0.15) and s["bias"] == pytest.approx(0.05)
     assert s["median_ratio"] == pytest.approx(1.05) and s["coverage"] == 0.5
@@ -138,3 +141,30 @@ def test_step_backtest_prints_each_runs_p10_p90_and_band_coverage():
     for split, stats in result["by_split"].items():
         rows = [r for r in banded if (r.get("split") or "unsplit") == split]
         assert stats["coverage"] == pytest.approx(sum(r["inside_band"] for r in rows) / len(rows))
+
+
+def test_a_published_figure_is_read_as_the_whole_run_mfu_it_implies():
+    """A run whose model FLOPs take 100 GPU-hours at peak: predicted at 250 and published at 400
+    GPU-hours, the prediction implies a 40% whole-run MFU and the figure 25%."""
+    run = WholeRun.model_validate({
+        "id": "r", "name": "r", "cluster": "r.yaml", "source_family": "lab", "split": "fit",
+        "family": "dense-a100", "sources": [{"url": "u", "where": "w", "checked": "2026-12-04"}],
+        "published": {"gpu_hours": 400, "where": "table 1", "includes": ["pretraining"]}})
+    row = compare_run(run, {"gpu_hours": 250.0, "peak_gpu_hours": 100.0, "sigma_log": 0.1}, None)
+    assert row["run_mfu"] == pytest.approx(0.40) and row["published_mfu"] == pytest.approx(0.25)
+    assert compare_run(run, {"gpu_hours": 250.0, "sigma_log": 0.1}, None)["published_mfu"] is None
+
+
+def test_a_source_familys_spread_is_worked_by_hand():
+    """ln(published / predicted) of e and e^3 is 1 and 3: standard deviation sqrt(2); a family of
+    one run has no spread and is left out."""
+    def row(family, published, predicted, implied):
+        return {"source_family": family, "split": "fit", "published_gpu_hours": published,
+                "predicted_gpu_hours": predicted, "published_mfu": implied}
+
+    rows = [row("a", math.e, 1.0, 0.3), row("a", math.e ** 3, 1.0, 0.1), row("b", 2.0, 1.0, 0.2),
+            {"source_family": "a", "split": "fit", "published_gpu_hours": 5.0, "predicted_gpu_hours": None}]
+    (spread,) = source_family_spread(rows)
+    assert spread["source_family"] == "a" and spread["n"] == 2
+    assert spread["log_spread"] == pytest.approx(math.sqrt(2.0))
+    assert (spread["published_mfu_min"], spread["published_mfu_max"]) == (0.1, 0.3)
