@@ -63,7 +63,7 @@ def _is_sweep_file(path: Path) -> bool:
 
 @each_file_once
 def estimate(path: Path | str, bid_id: str | None = None, allow_paths: list[Path] | None = None) -> dict[str, Any]:
-    from procure.pipeline import TunedRecipes, critical_batch, estimate_run, gather
+    from procure.pipeline import TunedRecipes, critical_batch, estimate_run, gather, real_run
 
     inputs = load_inputs(path, allow_paths)
     if bid_id is not None and bid_id not in {b.bid.id for b in inputs.bids}:
@@ -82,6 +82,8 @@ def estimate(path: Path | str, bid_id: str | None = None, allow_paths: list[Path
         entry.update(est.to_dict())
         # the run the quote would cost: the model's step time (logs are the quote's), goodput, phases
         entry["run"] = run.to_dict() if run else None
+        # the same run as published whole runs go (run-level losses and the real-run gap they show)
+        entry["real_run"] = real_run(inputs, rb, stack, est, run, gathered.run_losses)
         # the nearest published tuned recipe of this model: its plan and measured step time next to
         # the search's best plan at the recipe's own scale (the quote prints the same comparison)
         entry["tuned_recipe"] = recipes.compare(rb, est)

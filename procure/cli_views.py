@@ -85,6 +85,7 @@ def render_estimate(result: Result, console: Console) -> None:
         print_line(console, _search_line(bid.get("search")), indent=2)
         _render_recipe(bid.get("tuned_recipe"), console)
         _render_run(bid.get("run"), console)
+        _render_real_run(bid.get("real_run"), console)
 
 
 # How far below a tuned recipe's measured step time the search's best may fall before the two plans
@@ -144,6 +145,18 @@ def _render_run(run: Result | None, console: Console) -> None:
             print_pairs(console, [("phase", str(phase["name"])), ("step", f"{_seconds(phase['step_time_s'])} s"),
                                   ("days", EN.sig(phase["time_to_train_days"], 3)),
                                   ("GPU-hours", EN.integer(round(phase["gpu_hours"])))], indent=4)
+
+
+def _render_real_run(real: Result | None, console: Console) -> None:
+    """The same run as published whole runs went: they took longer than the model's steps say."""
+    if not real:
+        return
+    print_pairs(console, [("as published runs go", f"{EN.sig(real['time_to_train_days'], 3)} days"),
+                          ("GPU-hours", f"{EN.integer(round(real['gpu_hours']))} (P10-P90 "
+                                        f"{EN.integer(round(real['p10_gpu_hours']))}-"
+                                        f"{EN.integer(round(real['p90_gpu_hours']))})")], indent=2)
+    print_line(console, f"published whole pre-training runs took {EN.sig(real['real_run_factor'], 3)} times the "
+               f"model's time (median of {EN.integer(real['fit_runs'])} fitted runs, losses apart)", indent=2)
 
 
 def _search_line(search: Result | None) -> str:

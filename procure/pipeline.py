@@ -6,6 +6,7 @@ long a plan search took.
 
 from __future__ import annotations
 
+import math
 import time
 from dataclasses import dataclass, replace
 from decimal import Decimal
@@ -20,6 +21,7 @@ from procure.model.types import Estimate, PlanSpec, Workload
 
 if TYPE_CHECKING:   # only `quote` needs the economics and the document: `estimate` starts without them
     from procure.backtest.published_run import PublishedRun
+    from procure.backtest.run_losses import FittedRunLosses
     from procure.document.quote import QuoteDocument
     from procure.economics.inputs import Assumptions, BidCase, Commitment, MemoryShortfall, Performance
     from procure.economics.runtime import RunTime
@@ -180,6 +182,7 @@ class Gathered:
     tuned_recipes: tuple[PublishedRun, ...]
     measured: tuple[MeasuredBid | None, ...]
     software: tuple[SoftwareStack, ...]
+    run_losses: FittedRunLosses | None = None      # fitted on published whole runs (estimate reads it)
 
 
 def gather(inputs: Inputs, *, logs: bool = True) -> Gathered:
@@ -191,7 +194,16 @@ def gather(inputs: Inputs, *, logs: bool = True) -> Gathered:
 
     return Gathered(knobs=load_knobs(), tuned_recipes=tuple(tuned_recipes()),
                     measured=tuple(measure(rb) if logs else None for rb in inputs.bids),
-                    software=tuple(software(inputs, rb) for rb in inputs.bids))
+                    software=tuple(software(inputs, rb) for rb in inputs.bids),
+                    run_losses=None if logs else shipped_run_losses())
+
+
+def shipped_run_losses() -> FittedRunLosses | None:
+    """The run-level losses and real-run gap fitted on the shipped whole-run corpus."""
+    from procure.backtest.run_losses import fitted_next_to
+    from procure.resources import catalog_dir
+
+    return fitted_next_to(catalog_dir() / "whole_runs" / "runs.yaml")
 
 
 class TunedRecipes:
@@ -429,9 +441,7 @@ def predict_whole_run(cluster: Path, knobs: Knobs) -> tuple[dict[str, Any] | Non
     """A published run stated as a cluster.yaml (one bid), predicted as ``procure estimate`` would:
     the model's step time for the stated or searched plan, the goodput and phases of the quote,
     and the step-time error of the run's family (None and the reason when no plan fits)."""
-    from procure.catalog.knobs import UNCALIBRATED_ERROR
     from procure.inputs.bundle import load_inputs
-    from procure.model import param_count
 
     inputs = load_inputs(cluster)
     rb = inputs.bids[0]
@@ -441,6 +451,15 @@ def predict_whole_run(cluster: Path, knobs: Knobs) -> tuple[dict[str, Any] | Non
         return None, est.reason
     if run is None:
         return None, "a phase has no feasible plan"
+    return whole_run_prediction(inputs, rb, stack, est, run), None
+
+
+def whole_run_prediction(inputs: Inputs, rb: ResolvedBid, stack: SoftwareStack, est: Estimate,
+                         run: RunTime) -> dict[str, Any]:
+    """What the whole-run fit and band read of a bid's estimate and the run it implies."""
+    from procure.catalog.knobs import UNCALIBRATED_ERROR
+    from procure.model import param_count
+
     error = est.calibration.step_time_error if est.calibration is not None else None
     # The run's model FLOPs in GPU-hours at the accelerator's peak: what any GPU-hour figure for
     # this run is divided into to give the MFU it implies (goodput-free: losses add hours, not FLOPs).
@@ -452,7 +471,24 @@ def predict_whole_run(cluster: Path, knobs: Knobs) -> tuple[dict[str, Any] | Non
             "sigma_log": (error or UNCALIBRATED_ERROR).sigma_log,
             "params": param_count(inputs.arch), "stack": stack.stack, "stack_features": sorted(stack.features),
             "year": inputs.cluster.as_of.year,
-            "gpus_per_node": rb.system.gpus_per_node if rb.system else rb.accelerator.scale_up_domain}, None
+            "gpus_per_node": rb.system.gpus_per_node if rb.system else rb.accelerator.scale_up_domain}
+
+
+def real_run(inputs: Inputs, rb: ResolvedBid, stack: SoftwareStack, est: Estimate, run: RunTime | None,
+             fitted: FittedRunLosses | None) -> dict[str, Any] | None:
+    """The run as published whole runs go: the model's compute hours with the run-level goodput and
+    the real-run gap fitted on the whole-run corpus, and the band (None without a run or a fit)."""
+    from procure.backtest.run_losses import apply_run_losses
+    from procure.backtest.whole_runs import band
+
+    if run is None or fitted is None or not est.feasible:
+        return None
+    real = apply_run_losses(whole_run_prediction(inputs, rb, stack, est, run), fitted)
+    median = real["gpu_hours"] * math.exp(real["bias_log"])
+    p10, p90 = band(median, real["sigma_log"])
+    return {"gpu_hours": real["gpu_hours"], "time_to_train_days": real["time_to_train_days"],
+            "goodput": real["goodput"], "real_run_factor": real["real_run_factor"],
+            "p10_gpu_hours": p10, "p90_gpu_hours": p90, "fit_runs": len(fitted.fit_runs)}
 
 
 def run_whole_backtest(path: Path) -> dict[str, Any]:

@@ -920,11 +920,16 @@ COMMAND_NOTES = {
                  "JSON: `{\"schema\": \"procure.validate/v1\", \"ok\": bool, \"problems\": [{\"source\", \"line\", "
                  "\"col\", \"code\", \"message\", \"severity\"}]}`."],
     "estimate": ["Under each bid's terms: the time to train, goodput and GPU-hours of the run at the model's "
-                 "step time, and per phase where the workload has phases (the quote's own figures).",
+                 "step time, and per phase where the workload has phases (the quote's own figures). Then the "
+                 "same run as published whole pre-training runs went: the model's compute hours with the "
+                 "run-level losses and the real-run gap fitted on the whole-run corpus "
+                 "(`hardware_catalog/whole_runs/`; published runs took about a third longer than the model's "
+                 "steps say), with its P10-P90 GPU-hours.",
                  "JSON: `procure.estimate/v1`, one entry per bid with `plan`, `step_time_s`, `terms`, "
                  "`memory_gib`, `feasible`, `search`, `runners_up` and `run` (`time_to_train_days`, `gpu_hours`, "
                  "`goodput`, and per phase `name`, `step_time_s`, `mfu`, `time_to_train_days`, `gpu_hours`; null "
-                 "when no plan fits) and `tuned_recipe`: the nearest published tuned recipe of the same model, "
+                 "when no plan fits), `real_run` (`time_to_train_days`, `gpu_hours`, `p10_gpu_hours`, `p90_gpu_hours`, "
+                 "`goodput`, `real_run_factor`, `fit_runs`) and `tuned_recipe`: the nearest published tuned recipe of the same model, "
                  "sequence and precision (`recipe_id`, `recipe_plan`, `recipe_measured_step_time_s`, "
                  "`recipe_predicted_step_time_s`) with the search's best plan at the recipe's own scale "
                  "(`search_plan_at_recipe_scale`, `search_step_time_at_recipe_scale_s`, `search_to_measured`); "
@@ -943,7 +948,8 @@ COMMAND_NOTES = {
                  "`log_spread`, the standard deviation of ln(published / predicted), and the range of "
                  "`published_mfu`). With "
                  "a `fitted_run_losses.yaml` next to the index (written by `python benchmarks/refit_runs.py` from "
-                 "the fit split only), the GPU-hours use the run-level goodput (`goodput_terms`: interruptions, "
+                 "the fit split only), the GPU-hours use the real-run gap (`real_run_factor`: the fit runs' median "
+                 "ln(published / predicted) left after the losses, so `model_gpu_hours` is the model's own), the run-level goodput (`goodput_terms`: interruptions, "
                  "checkpoint stalls, evaluations, data stalls, instabilities) and the band its cross-validated "
                  "error (`band_median_gpu_hours`, `sigma_parts`); `run_losses` names the fitted values."],
     "ingest": ["`procure ingest --list-formats` lists the formats `--log-format` takes.",

@@ -64,3 +64,26 @@ def test_estimate_shows_the_tuned_recipe_and_the_searched_plan_side_by_side(tmp_
     shown = console.export_text()
     assert f"tuned recipe {recipe['recipe_id']}" in shown and "recipe plan" in shown
     assert "search plan" in shown and "of measured" in shown
+
+
+def test_estimate_shows_the_run_as_published_whole_runs_go(both):
+    """Next to the model's run, the run at the pace published whole runs kept: the model's
+    compute hours with the run-level goodput and the real-run gap fitted on the whole-run corpus,
+    inside its own band."""
+    import math
+
+    from procure.pipeline import shipped_run_losses
+
+    fitted = shipped_run_losses()
+    assert fitted is not None
+    estimated, _ = both
+    for bid in estimated["bids"]:
+        run, real = bid["run"], bid["real_run"]
+        assert (real is not None) == (run is not None), bid["id"]
+        if real is None:
+            continue
+        compute_hours = run["gpu_hours"] * run["goodput"]["fraction"]
+        assert real["real_run_factor"] == pytest.approx(math.exp(fitted.real_run_gap_log))
+        assert real["gpu_hours"] == pytest.approx(compute_hours * real["real_run_factor"] / real["goodput"])
+        assert real["p10_gpu_hours"] < real["gpu_hours"] * math.exp(fitted.bias_pooled) < real["p90_gpu_hours"]
+        assert real["fit_runs"] == len(fitted.fit_runs)
