@@ -83,7 +83,8 @@ def estimate(path: Path | str, bid_id: str | None = None, allow_paths: list[Path
         # the run the quote would cost: the model's step time (logs are the quote's), goodput, phases
         entry["run"] = run.to_dict() if run else None
         # the same run as published whole runs go (run-level losses and the real-run gap they show)
-        entry["real_run"] = real_run(inputs, rb, stack, est, run, gathered.run_losses)
+        real = real_run(inputs, rb, stack, est, run, gathered.run_losses)
+        entry["real_run"] = real.to_dict() if real else None
         # the nearest published tuned recipe of this model: its plan and measured step time next to
         # the search's best plan at the recipe's own scale (the quote prints the same comparison)
         entry["tuned_recipe"] = recipes.compare(rb, est)

@@ -21,7 +21,7 @@ from procure.model.types import Estimate, PlanSpec, Workload
 
 if TYPE_CHECKING:   # only `quote` needs the economics and the document: `estimate` starts without them
     from procure.backtest.published_run import PublishedRun
-    from procure.backtest.run_losses import FittedRunLosses
+    from procure.backtest.run_losses import FittedRunLosses, RealRun
     from procure.document.quote import QuoteDocument
     from procure.economics.inputs import Assumptions, BidCase, Commitment, MemoryShortfall, Performance
     from procure.economics.runtime import RunTime
@@ -195,7 +195,7 @@ def gather(inputs: Inputs, *, logs: bool = True) -> Gathered:
     return Gathered(knobs=load_knobs(), tuned_recipes=tuple(tuned_recipes()),
                     measured=tuple(measure(rb) if logs else None for rb in inputs.bids),
                     software=tuple(software(inputs, rb) for rb in inputs.bids),
-                    run_losses=None if logs else shipped_run_losses())
+                    run_losses=shipped_run_losses())
 
 
 def shipped_run_losses() -> FittedRunLosses | None:
@@ -400,12 +400,24 @@ def build_document(inputs: Inputs, progress: Progress | None = None, basis: str 
             curve = scaling(inputs, rb, stack, est, knobs, batch)
             promised = commitment(inputs, rb, stack, est, batch, measured, knobs)
             phases = phase_estimates(inputs, rb, stack, knobs)
-            outcomes.append(BidOutcome(rb, est, measured, curve, recipes.compare(rb, est), batch, promised, phases))
-            cases.append(bid_case(inputs, rb, est, measured, curve, knobs, phases, batch=batch, promised=promised))
+            case = bid_case(inputs, rb, est, measured, curve, knobs, phases, batch=batch, promised=promised)
+            outcomes.append(BidOutcome(rb, est, measured, curve, recipes.compare(rb, est), batch, promised, phases,
+                                       quote_real_run(inputs, rb, stack, est, case, assumptions, gathered)))
+            cases.append(case)
             if progress:
                 progress(done, len(inputs.bids))
     comparison = compare(cases, assumptions, ranking_basis(inputs, basis))
     return quote_document(inputs, outcomes, comparison, assumptions, knobs, critical)
+
+
+def quote_real_run(inputs: Inputs, rb: ResolvedBid, stack: SoftwareStack, est: Estimate, case: BidCase,
+                   assumptions: Assumptions, gathered: Gathered) -> RealRun | None:
+    """A modeled bid's run as published whole runs went (a measured step time is a real run's own)."""
+    from procure.economics.runtime import run_time
+
+    if case.performance.basis != "modeled":
+        return None
+    return real_run(inputs, rb, stack, est, run_time(case, assumptions), gathered.run_losses)
 
 
 def run_backtest(path: Path) -> dict[str, Any]:
@@ -475,10 +487,10 @@ def whole_run_prediction(inputs: Inputs, rb: ResolvedBid, stack: SoftwareStack, 
 
 
 def real_run(inputs: Inputs, rb: ResolvedBid, stack: SoftwareStack, est: Estimate, run: RunTime | None,
-             fitted: FittedRunLosses | None) -> dict[str, Any] | None:
+             fitted: FittedRunLosses | None) -> RealRun | None:
     """The run as published whole runs go: the model's compute hours with the run-level goodput and
     the real-run gap fitted on the whole-run corpus, and the band (None without a run or a fit)."""
-    from procure.backtest.run_losses import apply_run_losses
+    from procure.backtest.run_losses import RealRun, apply_run_losses
     from procure.backtest.whole_runs import band
 
     if run is None or fitted is None or not est.feasible:
@@ -486,9 +498,9 @@ def real_run(inputs: Inputs, rb: ResolvedBid, stack: SoftwareStack, est: Estimat
     real = apply_run_losses(whole_run_prediction(inputs, rb, stack, est, run), fitted)
     median = real["gpu_hours"] * math.exp(real["bias_log"])
     p10, p90 = band(median, real["sigma_log"])
-    return {"gpu_hours": real["gpu_hours"], "time_to_train_days": real["time_to_train_days"],
-            "goodput": real["goodput"], "real_run_factor": real["real_run_factor"],
-            "p10_gpu_hours": p10, "p90_gpu_hours": p90, "fit_runs": len(fitted.fit_runs)}
+    return RealRun(time_to_train_days=real["time_to_train_days"], gpu_hours=real["gpu_hours"],
+                   p10_gpu_hours=p10, p90_gpu_hours=p90, goodput=real["goodput"],
+                   real_run_factor=real["real_run_factor"], fit_runs=len(fitted.fit_runs))
 
 
 def run_whole_backtest(path: Path) -> dict[str, Any]:

@@ -47,6 +47,21 @@ MIN_FAMILY_RUNS = 3                  # fewer fit runs in a run family: its band 
 ASYNC_CHECKPOINT_FEATURE = "async_checkpoint"
 
 
+@dataclass(frozen=True)
+class RealRun:
+    """A run as published whole pre-training runs went (``pipeline.real_run``)."""
+    time_to_train_days: float
+    gpu_hours: float
+    p10_gpu_hours: float
+    p90_gpu_hours: float
+    goodput: float
+    real_run_factor: float          # published runs' time over the model's, losses apart (fitted)
+    fit_runs: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return {k: getattr(self, k) for k in self.__dataclass_fields__}
+
+
 def checkpoints_asynchronously(predicted: dict[str, Any]) -> bool:
     return ASYNC_CHECKPOINT_FEATURE in predicted.get("stack_features", ())
 

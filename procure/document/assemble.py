@@ -64,6 +64,7 @@ class BidOutcome:
     batch: BatchChoice | None = None
     commitment: Commitment | None = None
     phases: list[tuple[Any, Estimate]] = field(default_factory=list)   # (PhaseSpec, its estimate)
+    real_run: Any = None        # RealRun: the run as published whole runs went (modeled bids)
 
 
 def quote_document(inputs: Inputs, outcomes: list[BidOutcome], comparison: Comparison,
@@ -318,6 +319,7 @@ def _bid(inputs: Inputs, outcome: BidOutcome, econ: BidEconomics) -> B.BidResult
         mfu=tp and tp.mfu, hfu=tp and tp.hfu,
         goodput=econ.goodput and _read(B.Goodput, econ.goodput),
         time_to_train_days=econ.time_to_train_days, billed_hours=econ.billed_hours, energy_mwh=econ.energy_mwh,
+        real_run=outcome.real_run and _read(B.RealRun, outcome.real_run),
         currency=econ.currency,
         cost_lines=[_read(B.CostLine, line) for line in econ.cost_lines],
         total_cost=econ.total_cost, residual_value=econ.residual_value,

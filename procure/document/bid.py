@@ -329,6 +329,22 @@ class Goodput(Frozen):
                                                  "of the time failures and checkpoints leave.")
 
 
+class RealRun(Frozen):
+    """The bid's run as published whole pre-training runs went: the model's compute hours with the
+    run-level losses and the real-run gap fitted on the whole-run corpus
+    (hardware_catalog/whole_runs/; benchmarks/refit_runs.py), and its band. The costs above use
+    the model's own time; this is the reading of what labs' runs took."""
+    time_to_train_days: Real
+    gpu_hours: Real
+    p10_gpu_hours: Real
+    p90_gpu_hours: Real
+    goodput: Real = Field(description="The run-level goodput (interruptions, checkpoint stalls, evaluations, "
+                                      "data stalls, instabilities).")
+    real_run_factor: Real = Field(description="Published whole runs' time over the model's, losses apart: "
+                                              "exp of the fit runs' median ln(published / predicted).")
+    fit_runs: Count = Field(description="How many published whole runs the factor was fitted on.")
+
+
 class CostLine(Frozen):
     key: str
     label: str
@@ -642,6 +658,8 @@ class BidResult(Frozen):
                                                            "days (the token factor is 1 at the workload's batch).")
     billed_hours: Optional[Amount]
     energy_mwh: Optional[Amount]
+    real_run: Optional[RealRun] = Field(None, description="A modeled bid's run as published whole runs went "
+                                        "(null for a measured step time, which is a real run's own).")
     currency: str
     cost_lines: list[CostLine]
     total_cost: Optional[Amount] = Field(description="Sum of the cost lines, report currency.")

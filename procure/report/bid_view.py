@@ -209,10 +209,22 @@ def _economics(bid: BidResult, doc: QuoteDocument, f: Formatter) -> list[tuple[s
         (m("metric.job_mtti"), f.na if mtti is None else m("unit.hours", value=f.sig(mtti, 3))),
         (m("metric.checkpoint_interval"), f.minutes(gp.checkpoint_interval_min if gp is not None else None)),
         (m("metric.time_to_train"), f.days(bid.time_to_train_days)),
+        *_real_run(bid, f),
         (m("metric.billed_hours"), f.hours(bid.billed_hours)),
         (m("metric.energy"), f.na if bid.energy_mwh is None else m("unit.mwh", value=f.number(bid.energy_mwh, 1))),
         (m("metric.mfu_convention"), generated.known_text(doc.mfu_convention, f)),
     ]
+
+
+def _real_run(bid: BidResult, f: Formatter) -> list[tuple[str, str]]:
+    """The run as published whole runs went, next to the model's (a modeled bid only)."""
+    real, m = bid.real_run, f.msg
+    if real is None:
+        return []
+    return [(m("metric.real_run_time"), m("real_run.days", days=f.days(real.time_to_train_days),
+                                          factor=f.sig(real.real_run_factor, 3), runs=f.integer(real.fit_runs))),
+            (m("metric.real_run_gpu_hours"), m("real_run.gpu_hours", hours=f.integer(real.gpu_hours),
+                                               low=f.integer(real.p10_gpu_hours), high=f.integer(real.p90_gpu_hours)))]
 
 
 def _line_label(line: CostLine, f: Formatter) -> str:
