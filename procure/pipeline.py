@@ -182,7 +182,7 @@ class Gathered:
     tuned_recipes: tuple[PublishedRun, ...]
     measured: tuple[MeasuredBid | None, ...]
     software: tuple[SoftwareStack, ...]
-    run_losses: FittedRunLosses | None = None      # fitted on published whole runs (estimate reads it)
+    run_losses: FittedRunLosses | None = None      # fitted on published whole runs (the real-run view)
 
 
 def gather(inputs: Inputs, *, logs: bool = True) -> Gathered:

@@ -25,6 +25,7 @@ from procure.compare import Comparison
 from procure.document import bid as B
 from procure.document import quote as Q
 from procure.document.base import Frozen
+from procure.backtest.run_losses import RealRun
 from procure.economics.bid import BidEconomics
 from procure.sources.once import file_digest
 from procure.errors import Diagnostic, InputError
@@ -64,7 +65,7 @@ class BidOutcome:
     batch: BatchChoice | None = None
     commitment: Commitment | None = None
     phases: list[tuple[Any, Estimate]] = field(default_factory=list)   # (PhaseSpec, its estimate)
-    real_run: Any = None        # RealRun: the run as published whole runs went (modeled bids)
+    real_run: RealRun | None = None     # the run as published whole runs went (modeled bids)
 
 
 def quote_document(inputs: Inputs, outcomes: list[BidOutcome], comparison: Comparison,
