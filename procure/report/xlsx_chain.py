@@ -219,6 +219,14 @@ def _days(c: Context) -> Expr:
     return c.m("training_s") / 86400
 
 
+def _real_run_days(c: Context) -> Expr:
+    """The time to train at the pace published whole runs kept (Inputs: their pace over the model's)."""
+    pace = c.optional(c.inp, "real_run_pace")
+    if pace is None:
+        raise Missing("real_run_pace")
+    return c.m("time_to_train_days") * pace
+
+
 def _used_hours(c: Context) -> Expr:
     return call("ROUNDUP", c.m("training_s") / 3600, 2)
 
@@ -419,6 +427,9 @@ ROWS: tuple[Row, ...] = (
     Row("training_s", "Wall-clock training time", "s", FMT["int"], "train tokens / tokens per second / goodput",
         _training_s, _training_s),
     Row("time_to_train_days", "Time to train", "days", FMT["days"], "wall-clock seconds / 86,400", _days, _days),
+    Row("real_run_days", "Time to train as published runs went", "days", FMT["days"],
+        "time to train × published runs' pace (Inputs); the costs use the time to train above",
+        _real_run_days, _real_run_days),
     Row("used_hours", "Hours used", "h", FMT["num2"], "wall-clock hours rounded up to 0.01 h (a started 36 s is billed)",
         _used_hours, _used_hours),
     Row("days_to_finish", "Days to finish", "days", FMT["days"], "lead time + hours used / 24",

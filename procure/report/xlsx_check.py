@@ -23,6 +23,7 @@ from procure.report.xlsx_summary import SUMMARY_SHEET, Layout, summary_layout
 
 FLOAT_REL_TOL = Decimal("5e-6")      # half a unit in the sixth significant digit
 MFU_REL_TOL = Decimal("2e-5")        # MFU is rebuilt from model FLOPs kept at six digits
+REAL_RUN_REL_TOL = Decimal("2e-5")   # the model's days and the pace, each kept at six digits
 RATE_REL_TOL = Decimal("1e-15")      # converted rates: 28 digits in the document, 34 here
 EXACT = Decimal(0)
 # the Cash flow sheet discounts each month's net cash to the cent, the economics each flow: a cent a flow
@@ -42,6 +43,9 @@ CHAIN_FIGURES: tuple[tuple[str, str, Callable[[BidResult], Figure], Decimal], ..
     ("mfu", "mfu", lambda b: b.mfu, MFU_REL_TOL),
     ("goodput", "goodput.fraction", lambda b: b.goodput.fraction if b.goodput is not None else None, FLOAT_REL_TOL),
     ("time_to_train_days", "time_to_train_days", lambda b: b.time_to_train_days, FLOAT_REL_TOL),
+    # rebuilt from two six-digit figures (the model's days and the pace): three roundings
+    ("real_run_days", "real_run.time_to_train_days",
+     lambda b: b.real_run.time_to_train_days if b.real_run is not None else None, REAL_RUN_REL_TOL),
     ("billed_hours", "billed_hours", lambda b: b.billed_hours, EXACT),
     ("energy_mwh", "energy_mwh", lambda b: b.energy_mwh, EXACT),
     ("book_value", "residual_value", lambda b: b.residual_value, EXACT),

@@ -20,6 +20,7 @@ from procure.document.bid import BidResult, CostLine
 from procure.document.quote import PhaseSummary, SourceRow, TaxSummary
 from procure.economics.goodput import MAX_LOST_FRACTION
 from procure.money import FX_SIGNIFICANT_DIGITS, D
+from procure.precision import round_sig
 from procure.report.xlsx_cells import FMT, INPUT_FILL, NOTE, PLAIN, Book, Content, Sheet, Style, money_format, style
 from procure.report.xlsx_formula import Expr, Name
 
@@ -355,7 +356,20 @@ def bid_rows(doc: QuoteDocument, bid: BidResult, names: Names) -> list[InputRow]
     rows += step_time_rows(doc, bid, row)
     rows += batch_rows(doc, bid, row)
     rows += phase_step_rows(doc, bid, row)
+    rows += real_run_rows(bid, row)
     return rows
+
+
+def real_run_rows(bid: BidResult, row: RowMaker) -> list[InputRow]:
+    """The pace of published whole runs against the model's time to train (a modeled bid only)."""
+    real, days = bid.real_run, bid.time_to_train_days
+    if real is None or not days:
+        return []
+    pace = D(repr(round_sig(real.time_to_train_days / days, 6)))
+    return [row("real_run_pace", "Published runs' pace: their time to train over the model's", pace, "×",
+                f"published whole pre-training runs took {real.real_run_factor:.3g} × the model's time, losses apart "
+                f"(median of {real.fit_runs} fitted runs, hardware_catalog/whole_runs); with the run-level goodput",
+                num_format=FMT["num3"])]
 
 
 def own_batch(doc: QuoteDocument, bid: BidResult) -> bool:

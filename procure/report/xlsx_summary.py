@@ -53,7 +53,8 @@ def layout(currency: str, bases: tuple[str, ...], timed: bool = False, present_v
     ranked = [("ranked", "Ranked on (per million tokens, with the value of time)")] if timed else []
     columns = [("rank", "Rank"), ("bid", "Bid"), ("vendor", "Vendor"), ("accelerator", "Accelerator"),
                ("gpus", "GPUs"), ("step", "Step time (s)"), ("mfu", "MFU"), ("goodput", "Goodput"),
-               ("days", "Time to train (days)"), ("lead", "Lead time (days)"), ("finish", "Days to finish"),
+               ("days", "Time to train (days)"), ("real_days", "Time to train as published runs went (days)"),
+               ("lead", "Lead time (days)"), ("finish", "Days to finish"),
                ("deadline", "Deadline (days)"), ("meets", "Meets deadline"),
                ("billed", "Billed hours"), ("total", "Total cost"), ("per_mtok", per_mtok)] + ranked
     columns += [("missed", "Constraints missed"),
@@ -230,6 +231,7 @@ def _bid_row(sheet: Sheet, row: int, chain: Chain, lay: Layout, names: Names, de
               Style(fill=RECOMMENDED_FILL) if recommended else PLAIN)
     cells = [("step", "base", "step_time_s", FMT["num3"]), ("mfu", "base", "mfu", FMT["pct"]),
              ("goodput", "base", "goodput", FMT["pct"]), ("days", "base", "time_to_train_days", FMT["days"]),
+             ("real_days", "base", "real_run_days", FMT["days"]),
              ("scn_step", "scenario", "step_time_s", FMT["num3"]),
              ("scn_days", "scenario", "time_to_train_days", FMT["days"])]
     for key, case, chain_key, fmt in cells:

@@ -411,3 +411,25 @@ def test_both_cost_bases_are_blocks_of_the_same_chain(documents):
     lines = next(s for s in book.sheets if s.name == "Cost lines")
     cases = {c.content for (r, col), c in lines.cells.items() if col == 1 and r > 0}
     assert cases == {"Base, run basis", "Base, commitment basis", "Scenario, run basis", "Scenario, commitment basis"}
+
+
+def test_the_time_to_train_as_published_runs_went_follows_the_model_s(documents, workbooks):
+    """A modeled bid's Summary row carries the time to train at published runs' pace: its model
+    time to train times a named input (their pace over the model's, with its source); a measured
+    bid has none."""
+    doc, wb = documents["example"], load(workbooks["example"])
+    ws = wb["Summary"]
+    head, rows = summary_rows(ws)
+    column = head.index("Time to train as published runs went (days)") + 1
+    for bid in doc.bids:
+        cell = ws.cell(rows[bid.id], column).value
+        if bid.real_run is None:
+            assert cell == "n/a", bid.id
+            continue
+        slug = bid.id.replace("-", "_").lower()
+        assert cell == f"=base_{slug}_real_run_days"
+        defined = wb.defined_names[f"base_{slug}_real_run_days"].attr_text
+        sheet, ref = defined.split("!")
+        formula = wb[sheet.strip("'")][ref.replace("$", "")].value
+        assert formula == f"=base_{slug}_time_to_train_days*bid_{slug}_real_run_pace"
+    assert any(b.real_run is None for b in doc.bids) and any(b.real_run for b in doc.bids)
