@@ -119,6 +119,7 @@ def ranking_row(bid: BidResult, f: Formatter) -> dict[str, Any]:
         "accel_gpus": f"{f.text(acc.name or acc.id)} × {f.integer(bid.gpus)}" + _idle(bid, f),
         "step_time": f.seconds(bid.step_time_s),
         "days": f.days(bid.time_to_train_days),
+        "real_days": f.days(bid.real_run.time_to_train_days) if bid.real_run is not None else f.na,
         "total_cost": f.money(bid.total_cost, currency),
         "usd_mtok": f.rate(bid.cost_per_million_tokens, currency),
         "mfu": f.percent(bid.mfu),

@@ -21,7 +21,8 @@ if TYPE_CHECKING:
 SEVERITY_STYLE = {"error": "bold red", "warning": "yellow", "info": "cyan"}
 RANKING = (("col.rank", "rank", False), ("col.bid", "id", False), ("col.vendor", "vendor", True),
            ("col.accel_gpus", "accel_gpus", True), ("col.step_time", "step_time", False),
-           ("col.time_to_train", "days", False), ("col.total_cost", "total_cost", False),
+           ("col.time_to_train", "days", False), ("col.real_run_days", "real_days", False),
+           ("col.total_cost", "total_cost", False),
            ("col.usd_mtok", "usd_mtok", False), ("col.mfu", "mfu", False))
 
 
