@@ -368,7 +368,7 @@ def real_run_rows(bid: BidResult, row: RowMaker) -> list[InputRow]:
     pace = D(repr(round_sig(real.time_to_train_days / days, 6)))
     return [row("real_run_pace", "Published runs' pace: their time to train over the model's", pace, "×",
                 f"published whole pre-training runs took {real.real_run_factor:.3g} × the model's time, losses apart "
-                f"(median of the {real.fit_runs} published runs procure's whole-run corpus fits), with the run-level goodput",
+                f"(the median over {real.fit_runs} published runs), with the run-level goodput",
                 num_format=FMT["num3"])]
 
 
