@@ -6,7 +6,6 @@ long a plan search took.
 
 from __future__ import annotations
 
-import math
 import time
 from dataclasses import dataclass, replace
 from decimal import Decimal
@@ -491,13 +490,12 @@ def real_run(inputs: Inputs, rb: ResolvedBid, stack: SoftwareStack, est: Estimat
     """The run as published whole runs go: the model's compute hours with the run-level goodput and
     the real-run gap fitted on the whole-run corpus, and the band (None without a run or a fit)."""
     from procure.backtest.run_losses import RealRun, apply_run_losses
-    from procure.backtest.whole_runs import band
+    from procure.backtest.whole_runs import shifted_band
 
     if run is None or fitted is None or not est.feasible:
         return None
     real = apply_run_losses(whole_run_prediction(inputs, rb, stack, est, run), fitted)
-    median = real["gpu_hours"] * math.exp(real["bias_log"])
-    p10, p90 = band(median, real["sigma_log"])
+    _median, p10, p90 = shifted_band(real["gpu_hours"], real["bias_log"], real["sigma_log"])
     return RealRun(time_to_train_days=real["time_to_train_days"], gpu_hours=real["gpu_hours"],
                    p10_gpu_hours=p10, p90_gpu_hours=p90, goodput=real["goodput"],
                    real_run_factor=real["real_run_factor"], fit_runs=len(fitted.fit_runs))

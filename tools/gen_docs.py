@@ -923,8 +923,7 @@ COMMAND_NOTES = {
                  "step time, and per phase where the workload has phases (the quote's own figures). Then the "
                  "same run as published whole pre-training runs went: the model's compute hours with the "
                  "run-level losses and the real-run gap fitted on the whole-run corpus "
-                 "(`hardware_catalog/whole_runs/`; published runs took about a third longer than the model's "
-                 "steps say), with its P10-P90 GPU-hours.",
+                 "(`hardware_catalog/whole_runs/`; the factor is printed with it), with its P10-P90 GPU-hours.",
                  "JSON: `procure.estimate/v1`, one entry per bid with `plan`, `step_time_s`, `terms`, "
                  "`memory_gib`, `feasible`, `search`, `runners_up` and `run` (`time_to_train_days`, `gpu_hours`, "
                  "`goodput`, and per phase `name`, `step_time_s`, `mfu`, `time_to_train_days`, `gpu_hours`; null "

@@ -126,6 +126,12 @@ def band(median: float, sigma_log: float) -> tuple[float, float]:
     return median * math.exp(-Z90 * sigma_log), median * math.exp(Z90 * sigma_log)
 
 
+def shifted_band(hours: float, bias_log: float, sigma_log: float) -> tuple[float, float, float]:
+    """A prediction's band: its median (shifted by the fitted bias, when there is one), P10, P90."""
+    median = hours * math.exp(bias_log)
+    return (median, *band(median, sigma_log))
+
+
 def compare_run(run: WholeRun, predicted: dict[str, Any] | None, reason: str | None) -> dict[str, Any]:
     """One run's row: published and predicted GPU-hours, their ratio and the band."""
     row: dict[str, Any] = {"id": run.id, "name": run.name, "split": run.split, "family": run.family,
@@ -134,8 +140,7 @@ def compare_run(run: WholeRun, predicted: dict[str, Any] | None, reason: str | N
     if predicted is None:
         return {**row, "predicted_gpu_hours": None, "reason": reason}
     hours = predicted["gpu_hours"]
-    median = hours * math.exp(predicted.get("bias_log", 0.0))    # the fitted median shift, when there is one
-    p10, p90 = band(median, predicted["sigma_log"])
+    median, p10, p90 = shifted_band(hours, predicted.get("bias_log", 0.0), predicted["sigma_log"])
     ratio = hours / run.published.hours
     peak = predicted.get("peak_gpu_hours")
     return {**row, **predicted, "predicted_gpu_hours": hours, "band_median_gpu_hours": median,
